@@ -1,0 +1,1 @@
+//! Protocol conformance and integration tests (one binary, one module per area).

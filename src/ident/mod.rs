@@ -1,0 +1,1 @@
+//! Identifiers: handles, CORDRA identifiers, `hdl:` URIs and URNs. No I/O.

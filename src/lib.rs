@@ -1,0 +1,18 @@
+//! # handle-resolver
+//!
+//! A client for the Handle System's native binary protocol (RFC 3650/3651/3652), the protocol
+//! behind handle.net, DOI and CORDRA identifiers.
+//!
+//! ## Layout
+//! The layers, each using only those before it:
+//! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
+//! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values.
+//! - [`transport`]: tokio UDP and TCP.
+//! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod ident;
+pub mod resolver;
+pub mod transport;
+pub mod wire;

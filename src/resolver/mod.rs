@@ -1,0 +1,1 @@
+//! The resolver: global resolution procedure, site choice, referrals and caching.

@@ -1,0 +1,1 @@
+//! Transports: tokio UDP and TCP over the wire codec.

@@ -1,0 +1,35 @@
+//! Configurable decode limits (PROTOCOL.md §1.3). Every length and count read from the wire
+//! is checked against these before anything is allocated or indexed.
+
+/// Default cap on `MessageLength` (the reference server's value).
+pub const MAX_MESSAGE_LENGTH: usize = 256 * 1024;
+/// Default cap on the number of values in one message.
+pub const MAX_VALUES: usize = 2048;
+/// Default cap on a handle's length in bytes.
+pub const MAX_HANDLE_LENGTH: usize = 2048;
+/// Default cap on any other array or string (the reference library's `MAX_ARRAY_SIZE`).
+pub const MAX_ARRAY: usize = 1024 * 1024;
+
+/// Limits applied while decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted `MessageLength` (header + body + credential).
+    pub max_message_length: usize,
+    /// Largest accepted value count in one message.
+    pub max_values: usize,
+    /// Longest accepted handle, in bytes.
+    pub max_handle_length: usize,
+    /// Longest accepted other string or array.
+    pub max_array: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_message_length: MAX_MESSAGE_LENGTH,
+            max_values: MAX_VALUES,
+            max_handle_length: MAX_HANDLE_LENGTH,
+            max_array: MAX_ARRAY,
+        }
+    }
+}

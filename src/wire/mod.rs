@@ -1,0 +1,26 @@
+//! The sans-IO wire codec (RFC 3652 as today's servers speak it; see `PROTOCOL.md`).
+//!
+//! Bytes in, typed messages out, and back. Nothing here touches sockets, tokio or the clock.
+//!
+//! Layout:
+//! - [`reader`] / [`writer`]: bounded, panic-free primitives;
+//! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
+//! - [`value`]: handle values as they travel;
+//! - [`limits`]: the caps applied to every length and count.
+
+pub mod codes;
+pub mod envelope;
+pub mod error;
+pub mod header;
+pub mod limits;
+pub mod reader;
+pub mod value;
+pub mod writer;
+
+pub use codes::{OpCode, OpFlags, ResponseCode};
+pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use header::{Header, HEADER_LEN};
+pub use limits::Limits;
+pub use reader::Reader;
+pub use value::{HandleValue, Permissions, Ttl, ValueReference};

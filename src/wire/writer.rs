@@ -1,0 +1,48 @@
+//! Helpers to append wire primitives to a [`BytesMut`].
+
+use bytes::{BufMut, BytesMut};
+
+use super::error::EncodeError;
+
+/// Converts a length to the wire's `int4`, refusing anything Java would read as negative.
+pub fn wire_len(field: &'static str, len: usize) -> Result<u32, EncodeError> {
+    if len > i32::MAX as usize {
+        Err(EncodeError::TooLong { field, len })
+    } else {
+        Ok(len as u32)
+    }
+}
+
+/// Appends `int4 len ‖ bytes`.
+pub fn put_bytes(out: &mut BytesMut, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
+    out.put_u32(wire_len(field, b.len())?);
+    out.put_slice(b);
+    Ok(())
+}
+
+/// Appends an int list: `int4 count ‖ count × int4`.
+pub fn put_u32_list(out: &mut BytesMut, field: &'static str, v: &[u32]) -> Result<(), EncodeError> {
+    out.put_u32(wire_len(field, v.len())?);
+    for x in v {
+        out.put_u32(*x);
+    }
+    Ok(())
+}
+
+/// Appends a string list: `int4 count ‖ count × (int4 len ‖ bytes)`.
+pub fn put_bytes_list<T: AsRef<[u8]>>(
+    out: &mut BytesMut,
+    field: &'static str,
+    v: &[T],
+) -> Result<(), EncodeError> {
+    out.put_u32(wire_len(field, v.len())?);
+    for x in v {
+        put_bytes(out, field, x.as_ref())?;
+    }
+    Ok(())
+}
+
+/// Writes a `u32` at `at` (used to patch a length after the field was written).
+pub fn patch_u32(out: &mut BytesMut, at: usize, v: u32) {
+    out[at..at + 4].copy_from_slice(&v.to_be_bytes());
+}
