@@ -32,12 +32,3 @@ pub trait Exchange: Send + Sync + 'static {
     fn exchange<'a>(&'a self, server: SocketAddr, kind: TransportKind, request: &'a Message, options: &'a ExchangeOptions)
         -> futures::future::BoxFuture<'a, Result<Message, TransportError>>;
 }
-#[derive(Debug, Default)]
-pub struct NetTransport;
-impl NetTransport { pub fn new() -> NetTransport { NetTransport } }
-impl Exchange for NetTransport {
-    fn exchange<'a>(&'a self, _server: SocketAddr, _kind: TransportKind, _request: &'a Message, _options: &'a ExchangeOptions)
-        -> futures::future::BoxFuture<'a, Result<Message, TransportError>> {
-        Box::pin(async { Err(TransportError::Io(std::io::ErrorKind::Unsupported, "stub".into())) })
-    }
-}
