@@ -26,5 +26,3 @@ pub use reader::Reader;
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};
 pub mod message;
 pub use message::{request_digest, Body, ChallengeBody, Credential, DigestAlgorithm, ErrorBody, GetSiteInfoRequest, Message, ReferralBody, RequestDigest, ResolutionRequest, ResolutionResponse, SiteInfoResponse};
-pub mod site;
-pub use site::{verify_message, HashOption, Interface, InterfaceType, Protocol, PublicKey, ServerInfo, SignatureError, SiteInfo};
