@@ -24,5 +24,3 @@ pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
 pub use reader::Reader;
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};
-pub mod message;
-pub use message::{request_digest, Body, ChallengeBody, Credential, DigestAlgorithm, ErrorBody, GetSiteInfoRequest, Message, ReferralBody, RequestDigest, ResolutionRequest, ResolutionResponse, SiteInfoResponse};
