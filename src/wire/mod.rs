@@ -6,6 +6,7 @@
 //! - [`reader`] / [`writer`]: bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
+//! - [`fragments`]: UDP fragmentation and reassembly;
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count.
 
@@ -15,6 +16,7 @@ pub mod credential;
 pub mod digest;
 pub mod envelope;
 pub mod error;
+pub mod fragments;
 pub mod header;
 pub mod limits;
 pub mod message;
@@ -31,6 +33,9 @@ pub use credential::Credential;
 pub use digest::{request_digest, DigestAlgorithm, RequestDigest};
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use fragments::{
+    fragment, PartialMessage, Reassembler, ReassemblerConfig, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
 pub use message::Message;
