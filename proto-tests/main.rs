@@ -1,1 +1,5 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
+
+mod conformance;
+mod support;
+mod values;
