@@ -6,21 +6,35 @@
 //! - [`reader`] / [`writer`]: bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`value`]: handle values as they travel;
-//! - [`limits`]: the caps applied to every length and count.
+//! - [`limits`]: the caps applied to every length and count;
+//! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
+//!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc).
 
+pub mod admin;
 pub mod codes;
 pub mod envelope;
 pub mod error;
+pub mod hash;
 pub mod header;
 pub mod limits;
+pub mod loc;
+pub mod pubkey;
 pub mod reader;
+pub mod site;
+pub mod typed;
 pub mod value;
 pub mod writer;
 
+pub use admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 pub use codes::{OpCode, OpFlags, ResponseCode};
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use hash::{handle_hash, hash_part, server_index};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
+pub use loc::{LocError, Location, Locations};
+pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
+pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
+pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};
