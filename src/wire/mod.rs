@@ -5,19 +5,24 @@
 //! Layout:
 //! - [`reader`] / [`writer`]: bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
+//! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
 //!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc).
 
 pub mod admin;
+pub mod body;
 pub mod codes;
+pub mod credential;
+pub mod digest;
 pub mod envelope;
 pub mod error;
 pub mod hash;
 pub mod header;
 pub mod limits;
 pub mod loc;
+pub mod message;
 pub mod pubkey;
 pub mod reader;
 pub mod site;
@@ -26,13 +31,20 @@ pub mod value;
 pub mod writer;
 
 pub use admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
+pub use body::{
+    Body, ChallengeBody, ErrorBody, GetSiteInfoRequest, ReferralBody, ResolutionRequest,
+    ResolutionResponse, SiteInfoResponse,
+};
 pub use codes::{OpCode, OpFlags, ResponseCode};
+pub use credential::Credential;
+pub use digest::{request_digest, DigestAlgorithm, RequestDigest};
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use hash::{handle_hash, hash_part, server_index};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
 pub use loc::{LocError, Location, Locations};
+pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
 pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
