@@ -6,6 +6,7 @@
 //! - [`reader`] / [`writer`]: bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
+//! - [`fragments`]: UDP fragmentation and reassembly;
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
@@ -18,6 +19,7 @@ pub mod credential;
 pub mod digest;
 pub mod envelope;
 pub mod error;
+pub mod fragments;
 pub mod hash;
 pub mod header;
 pub mod limits;
@@ -40,6 +42,9 @@ pub use credential::Credential;
 pub use digest::{request_digest, DigestAlgorithm, RequestDigest};
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use fragments::{
+    fragment, PartialMessage, Reassembler, ReassemblerConfig, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+};
 pub use hash::{handle_hash, hash_part, server_index};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
