@@ -5,7 +5,7 @@
 //!   [`TransportKind`], and [`NetTransport`], the real transport;
 //! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
 //! - `tcp`: one framed connection per request;
-//! - [`error`]: [`TransportError`].
+//! - [`error`]: the error type, [`TransportError`].
 
 pub mod error;
 pub mod exchange;

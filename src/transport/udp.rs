@@ -28,8 +28,7 @@ use super::exchange::{
     encode_with_request_id, random_request_id, ExchangeOptions, MAX_UDP_REQUEST_FRAGMENTS,
 };
 use crate::wire::{
-    fragment, Envelope, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN,
-    MAX_FRAGMENT_PAYLOAD,
+    fragment, Envelope, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
 };
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
@@ -430,7 +429,9 @@ impl Shared {
                     let _ = p.tx.send(answer);
                 }
             }
-            Ok(_) => debug!(%from, request_id = id, "dropped reassembled udp message: not a response"),
+            Ok(_) => {
+                debug!(%from, request_id = id, "dropped reassembled udp message: not a response")
+            }
             Err(e) => {
                 debug!(%from, request_id = id, error = %e, "dropped undecodable reassembled udp message")
             }
