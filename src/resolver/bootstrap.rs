@@ -1,0 +1,578 @@
+//! Root (global) service information: the built-in GHR sites, the reference client's binary
+//! `root_info` file and its JSON `bootstrap_handles` file (PROTOCOL.md §11.4).
+//!
+//! The global sites are the HS_SITE / HS_SITE.6 values of `0.NA/0.NA`, plus, recursively, the
+//! sites of every HS_SERV service handle listed there.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::IpAddr;
+
+use base64ct::{Base64, Encoding};
+use bytes::Bytes;
+use serde_json::Value as Json;
+use thiserror::Error;
+
+use crate::wire::value::decode_values;
+use crate::wire::{
+    DecodeError, EncodeError, HandleValue, HashOption, Interface, InterfaceType, Limits,
+    Permissions, Protocol, ProtocolVersion, Reader, ServerInfo, SiteInfo, Ttl,
+};
+
+use super::sites::{extend_unique, server_record, Site, UNKNOWN_SERIAL};
+
+/// The root handle, whose HS_SITE values are the global service information.
+pub const ROOT_HANDLE: &str = "0.NA/0.NA";
+/// Most service-handle hops followed while reading a bootstrap file.
+const MAX_BOOTSTRAP_DEPTH: usize = 20;
+
+/// A bootstrap file could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BootstrapError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+    /// The binary `root_info` does not decode.
+    #[error("root_info: {0}")]
+    Decode(#[from] DecodeError),
+    /// `root_info`'s total length does not match the file.
+    #[error("root_info: total length {declared} but {actual} bytes follow it")]
+    Length {
+        /// The length the file declares.
+        declared: u32,
+        /// The bytes after the length field.
+        actual: usize,
+    },
+    /// The JSON file is not JSON, or not in a shape this reader knows.
+    #[error("bootstrap_handles: {0}")]
+    Json(String),
+    /// A site given in JSON could not be encoded.
+    #[error("bootstrap_handles: {0}")]
+    Encode(#[from] EncodeError),
+    /// The information holds no usable site.
+    #[error("no root site in the bootstrap information")]
+    NoSites,
+}
+
+/// One row of the built-in table: description, IPv4 address, primary.
+const BUILTIN: [(&str, [u8; 4], bool); 13] = [
+    ("CNRI", [38, 100, 138, 131], true),
+    ("East coast root mirror", [132, 151, 1, 179], false),
+    ("GWDG", [134, 76, 10, 100], false),
+    ("IDF GHR", [38, 100, 138, 153], true),
+    ("ATI MPA", [41, 231, 118, 2], true),
+    ("Saudi Arabia GHR", [86, 111, 195, 107], true),
+    ("Smart Africa - RURA", [196, 12, 152, 22], true),
+    ("Russia MPA 77", [212, 193, 120, 1], true),
+    ("GWDG MPA21", [134, 76, 30, 197], true),
+    ("CHC MPA", [119, 90, 34, 34], true),
+    ("86.ARS.HK", [47, 90, 103, 77], false),
+    ("ARS@CIC", [124, 193, 169, 170], false),
+    ("ITU MPA GHR 11", [156, 106, 193, 155], true),
+];
+
+/// The global root sites as of the reference client's 2019 snapshot (PROTOCOL.md §11.4):
+/// single-server sites, protocol 2.10, hash by handle, TCP 2641 (admin + query), UDP 2641
+/// (query), HTTP 8000. Their keys are not built in (so certified resolution needs a root
+/// given by file or a refresh), alternate IPv6 addresses are left out, and the serial is sent
+/// as unknown. The resolver refreshes them from `0.NA/0.NA` when a server says they are out
+/// of date.
+pub fn builtin_root_sites() -> Vec<Site> {
+    BUILTIN
+        .iter()
+        .map(|(desc, ip, primary)| {
+            let mut server = server_record(1, IpAddr::from(*ip), Bytes::new(), 2641, 2641);
+            server.interfaces.push(Interface {
+                kind: InterfaceType::AdminAndQuery,
+                protocol: Protocol::Http,
+                port: 8000,
+            });
+            let mut site = Site::new(SiteInfo {
+                data_format_version: 1,
+                protocol_version: ProtocolVersion::V2_10,
+                serial: 0,
+                primary: *primary,
+                multi_primary: true,
+                primary_mask: if *primary { 0xC0 } else { 0x40 },
+                hash_option: HashOption::ByHandle,
+                hash_filter: Bytes::new(),
+                attributes: vec![(
+                    Bytes::from_static(b"desc"),
+                    Bytes::from_static(desc.as_bytes()),
+                )],
+                servers: vec![server],
+            });
+            site.request_serial = UNKNOWN_SERIAL;
+            site
+        })
+        .collect()
+}
+
+/// Reads the reference client's binary `root_info`: `int4 totalLen (= file size − 4) ‖ int4
+/// valueCount ‖ values` (the values of `0.NA/0.NA`).
+pub fn read_root_info(bytes: &[u8], limits: &Limits) -> Result<Vec<HandleValue>, BootstrapError> {
+    let mut r = Reader::new(Bytes::copy_from_slice(bytes));
+    let declared = r.u32("root_info.total_length")?;
+    if usize::try_from(declared).ok() != Some(r.remaining()) {
+        return Err(BootstrapError::Length {
+            declared,
+            actual: r.remaining(),
+        });
+    }
+    let values = decode_values(&mut r, "root_info.values", limits)?;
+    r.finish("root_info")?;
+    Ok(values)
+}
+
+/// The sites among `0.NA/0.NA`'s values (HS_SITE and HS_SITE.6; HS_SERV values need the
+/// network, or [`root_sites_from_handles`]).
+pub fn root_sites_from_values(values: &[HandleValue], limits: &Limits) -> Vec<Site> {
+    let mut sites = Vec::new();
+    extend_unique(
+        &mut sites,
+        values
+            .iter()
+            .filter(|v| v.is_type("HS_SITE") || v.is_type("HS_SITE.6"))
+            .filter_map(|v| Site::from_value(v, limits)),
+    );
+    sites
+}
+
+/// The global sites from a set of handles (as read from `bootstrap_handles`): the sites of
+/// `0.NA/0.NA` plus those of every HS_SERV handle reachable from it within the set.
+pub fn root_sites_from_handles(
+    handles: &BTreeMap<String, Vec<HandleValue>>,
+    limits: &Limits,
+) -> Vec<Site> {
+    let mut sites = Vec::new();
+    let mut visited = HashSet::new();
+    let mut todo = vec![(ROOT_HANDLE.to_string(), 0usize)];
+    while let Some((handle, depth)) = todo.pop() {
+        if depth > MAX_BOOTSTRAP_DEPTH || !visited.insert(handle.to_ascii_uppercase()) {
+            continue;
+        }
+        let Some(values) = handles
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&handle))
+            .map(|(_, v)| v)
+        else {
+            continue;
+        };
+        extend_unique(&mut sites, root_sites_from_values(values, limits));
+        for v in values.iter().filter(|v| v.is_type("HS_SERV")) {
+            todo.push((String::from_utf8_lossy(&v.data).into_owned(), depth + 1));
+        }
+    }
+    sites
+}
+
+/// Reads a `bootstrap_handles` JSON file into handle → values.
+///
+/// Assumed shape (the reference library's format could not be checked here, so the reader is
+/// tolerant): handle records in the handle.net REST API shape, each `{"handle": "...",
+/// "values": [...]}`, given as a JSON array of records, as an object mapping handle → record
+/// or handle → values array, or as an object with a `"handles"` array. A value is `{"index":
+/// n, "type": "T", "data": D, "ttl"?: n, "timestamp"?: n}` where D is a string (UTF-8 data) or
+/// `{"format": F, "value": V}` with F = `string`/`text` (V text), `base64`, `hex`, or `site`
+/// (V a site object: `protocolVersion` "2.10", `serialNumber`, `primaryMask`
+/// {`primary`,`multiPrimary`} or a number, `hashOption` number or name, `attributes`
+/// [{`name`,`value`}], `servers` [{`serverId`, `address`, `publicKey` {`format`
+/// base64|hex, `value`}, `interfaces` [{`query`, `admin`, `protocol` "UDP"/"TCP"/... or
+/// number, `port`}]}]). Values in an unknown format are skipped; a JWK `publicKey` is
+/// kept as "no key".
+pub fn read_bootstrap_handles(
+    json: &str,
+) -> Result<BTreeMap<String, Vec<HandleValue>>, BootstrapError> {
+    let doc: Json = serde_json::from_str(json).map_err(|e| BootstrapError::Json(e.to_string()))?;
+    let mut out = BTreeMap::new();
+    match &doc {
+        Json::Array(records) => {
+            for r in records {
+                add_record(&mut out, None, r)?;
+            }
+        }
+        Json::Object(map) => {
+            if let Some(Json::Array(records)) = map.get("handles") {
+                for r in records {
+                    add_record(&mut out, None, r)?;
+                }
+            } else if map.contains_key("values") {
+                add_record(&mut out, None, &doc)?;
+            } else {
+                for (handle, r) in map {
+                    add_record(&mut out, Some(handle), r)?;
+                }
+            }
+        }
+        _ => {
+            return Err(BootstrapError::Json(
+                "expected an object or an array".into(),
+            ))
+        }
+    }
+    Ok(out)
+}
+
+fn add_record(
+    out: &mut BTreeMap<String, Vec<HandleValue>>,
+    key: Option<&String>,
+    record: &Json,
+) -> Result<(), BootstrapError> {
+    let (handle, values) = match record {
+        Json::Array(values) => (key.cloned(), values),
+        Json::Object(map) => {
+            let handle = map
+                .get("handle")
+                .and_then(Json::as_str)
+                .map(str::to_string)
+                .or_else(|| key.cloned());
+            match map.get("values") {
+                Some(Json::Array(values)) => (handle, values),
+                _ => return Err(BootstrapError::Json("record without a values array".into())),
+            }
+        }
+        _ => {
+            return Err(BootstrapError::Json(
+                "record is neither object nor array".into(),
+            ))
+        }
+    };
+    let handle = handle.ok_or_else(|| BootstrapError::Json("record without a handle".into()))?;
+    let mut parsed = Vec::new();
+    for v in values {
+        if let Some(v) = json_value(v)? {
+            parsed.push(v);
+        }
+    }
+    out.entry(handle).or_insert_with(Vec::new).extend(parsed);
+    Ok(())
+}
+
+fn json_u32(v: Option<&Json>) -> Option<u32> {
+    v.and_then(Json::as_u64).and_then(|n| u32::try_from(n).ok())
+}
+
+fn json_str<'a>(v: Option<&'a Json>) -> Option<&'a str> {
+    v.and_then(Json::as_str)
+}
+
+fn json_value(v: &Json) -> Result<Option<HandleValue>, BootstrapError> {
+    let bad = |what: &str| BootstrapError::Json(format!("value: {what}"));
+    let index = json_u32(v.get("index")).ok_or_else(|| bad("missing index"))?;
+    let type_name = json_str(v.get("type")).ok_or_else(|| bad("missing type"))?;
+    let data = match v.get("data") {
+        Some(Json::String(s)) => Some(Bytes::from(s.clone())),
+        Some(Json::Object(d)) => {
+            let format = d.get("format").and_then(Json::as_str).unwrap_or("string");
+            data_bytes(format, d.get("value"))?
+        }
+        None => Some(Bytes::new()),
+        Some(_) => return Err(bad("data is neither a string nor an object")),
+    };
+    let Some(data) = data else {
+        return Ok(None);
+    };
+    let mut value = HandleValue::new(index, Bytes::from(type_name.to_string()), data);
+    if let Some(ttl) = json_u32(v.get("ttl")) {
+        value.ttl = Ttl::Relative(ttl);
+    }
+    if let Some(ts) = json_u32(v.get("timestamp")) {
+        value.timestamp = ts;
+    }
+    if let Some(p) = json_u32(v.get("permissions")).and_then(|p| u8::try_from(p).ok()) {
+        value.permissions = Permissions(p);
+    }
+    Ok(Some(value))
+}
+
+fn decode_binary(format: &str, value: Option<&Json>) -> Result<Bytes, BootstrapError> {
+    let text = json_str(value)
+        .ok_or_else(|| BootstrapError::Json(format!("{format} data without a string value")))?;
+    let raw = if format.eq_ignore_ascii_case("hex") {
+        hex::decode(text).map_err(|e| BootstrapError::Json(format!("hex: {e}")))?
+    } else {
+        Base64::decode_vec(text.trim()).map_err(|e| BootstrapError::Json(format!("base64: {e}")))?
+    };
+    Ok(Bytes::from(raw))
+}
+
+fn data_bytes(format: &str, value: Option<&Json>) -> Result<Option<Bytes>, BootstrapError> {
+    Ok(Some(match format.to_ascii_lowercase().as_str() {
+        "string" | "text" => Bytes::from(json_str(value).unwrap_or_default().to_string()),
+        "base64" | "hex" => decode_binary(format, value)?,
+        "site" => match value {
+            Some(site) => json_site(site)?.encode()?,
+            None => return Err(BootstrapError::Json("site data without a value".into())),
+        },
+        _ => return Ok(None),
+    }))
+}
+
+fn json_site(v: &Json) -> Result<SiteInfo, BootstrapError> {
+    let bad = |what: &str| BootstrapError::Json(format!("site: {what}"));
+    let protocol_version = match v.get("protocolVersion") {
+        Some(Json::String(s)) => {
+            let (a, b) = s.split_once('.').ok_or_else(|| bad("protocolVersion"))?;
+            ProtocolVersion::new(
+                a.parse().map_err(|_| bad("protocolVersion"))?,
+                b.parse().map_err(|_| bad("protocolVersion"))?,
+            )
+        }
+        Some(o @ Json::Object(_)) => ProtocolVersion::new(
+            json_u32(o.get("major"))
+                .and_then(|n| u8::try_from(n).ok())
+                .unwrap_or(2),
+            json_u32(o.get("minor"))
+                .and_then(|n| u8::try_from(n).ok())
+                .unwrap_or(10),
+        ),
+        _ => ProtocolVersion::V2_10,
+    };
+    let (primary, multi_primary) = match v.get("primaryMask") {
+        Some(Json::Number(n)) => {
+            let m = n.as_u64().unwrap_or(0);
+            (m & 0x80 != 0, m & 0x40 != 0)
+        }
+        Some(o @ Json::Object(_)) => (
+            o.get("primary").and_then(Json::as_bool).unwrap_or(false),
+            o.get("multiPrimary")
+                .and_then(Json::as_bool)
+                .unwrap_or(false),
+        ),
+        _ => (
+            v.get("primary").and_then(Json::as_bool).unwrap_or(false),
+            v.get("multiPrimary")
+                .and_then(Json::as_bool)
+                .unwrap_or(false),
+        ),
+    };
+    let hash_option = match v.get("hashOption") {
+        Some(Json::Number(n)) => match n.as_u64() {
+            Some(0) => HashOption::ByPrefix,
+            Some(1) => HashOption::BySuffix,
+            Some(2) => HashOption::ByHandle,
+            Some(x) => HashOption::Other(u8::try_from(x).unwrap_or(u8::MAX)),
+            None => return Err(bad("hashOption")),
+        },
+        Some(Json::String(s)) => {
+            let s = s.to_ascii_uppercase();
+            if s.contains("PREFIX") || s.ends_with("_NA") {
+                HashOption::ByPrefix
+            } else if s.contains("SUFFIX") || s.contains("LOCAL") {
+                HashOption::BySuffix
+            } else {
+                HashOption::ByHandle
+            }
+        }
+        _ => HashOption::ByHandle,
+    };
+    let attributes = v
+        .get("attributes")
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|kv| {
+                    Some((
+                        Bytes::from(json_str(kv.get("name"))?.to_string()),
+                        Bytes::from(json_str(kv.get("value")).unwrap_or_default().to_string()),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut servers = Vec::new();
+    for s in v
+        .get("servers")
+        .and_then(Json::as_array)
+        .ok_or_else(|| bad("servers"))?
+    {
+        servers.push(json_server(s)?);
+    }
+    Ok(SiteInfo {
+        data_format_version: 1,
+        protocol_version,
+        serial: json_u32(v.get("serialNumber"))
+            .and_then(|n| u16::try_from(n).ok())
+            .unwrap_or(1),
+        primary,
+        multi_primary,
+        primary_mask: (if primary { 0x80 } else { 0 }) | (if multi_primary { 0x40 } else { 0 }),
+        hash_option,
+        hash_filter: Bytes::from(
+            json_str(v.get("hashFilter"))
+                .unwrap_or_default()
+                .to_string(),
+        ),
+        attributes,
+        servers,
+    })
+}
+
+fn json_server(s: &Json) -> Result<ServerInfo, BootstrapError> {
+    let bad = |what: &str| BootstrapError::Json(format!("server: {what}"));
+    let address: IpAddr = json_str(s.get("address"))
+        .ok_or_else(|| bad("address"))?
+        .parse()
+        .map_err(|_| bad("address is not an IP address"))?;
+    let public_key = match s.get("publicKey") {
+        Some(Json::Object(k)) => {
+            let format = k.get("format").and_then(Json::as_str).unwrap_or("");
+            if format.eq_ignore_ascii_case("base64") || format.eq_ignore_ascii_case("hex") {
+                decode_binary(format, k.get("value"))?
+            } else {
+                Bytes::new()
+            }
+        }
+        _ => Bytes::new(),
+    };
+    let mut server = server_record(
+        json_u32(s.get("serverId")).unwrap_or(1),
+        address,
+        public_key,
+        0,
+        0,
+    );
+    server.interfaces.clear();
+    for i in s
+        .get("interfaces")
+        .and_then(Json::as_array)
+        .ok_or_else(|| bad("interfaces"))?
+    {
+        let protocol = match i.get("protocol") {
+            Some(Json::String(p)) => match p.to_ascii_uppercase().as_str() {
+                "UDP" => Protocol::Udp,
+                "TCP" => Protocol::Tcp,
+                "HTTP" => Protocol::Http,
+                "HTTPS" => Protocol::Https,
+                _ => return Err(bad("unknown interface protocol")),
+            },
+            Some(Json::Number(n)) => match n.as_u64() {
+                Some(0) => Protocol::Udp,
+                Some(1) => Protocol::Tcp,
+                Some(2) => Protocol::Http,
+                Some(3) => Protocol::Https,
+                _ => return Err(bad("unknown interface protocol")),
+            },
+            _ => return Err(bad("interface protocol")),
+        };
+        let query = i.get("query").and_then(Json::as_bool).unwrap_or(true);
+        let admin = i.get("admin").and_then(Json::as_bool).unwrap_or(false);
+        let kind = match (admin, query) {
+            (true, true) => InterfaceType::AdminAndQuery,
+            (true, false) => InterfaceType::Admin,
+            (false, true) => InterfaceType::Query,
+            (false, false) => InterfaceType::OutOfService,
+        };
+        let port = json_u32(i.get("port")).ok_or_else(|| bad("interface port"))?;
+        server.interfaces.push(Interface {
+            kind,
+            protocol,
+            port,
+        });
+    }
+    Ok(server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::{BufMut, BytesMut};
+
+    #[test]
+    fn builtin_table_has_the_documented_sites() {
+        let sites = builtin_root_sites();
+        assert_eq!(sites.len(), 13);
+        let cnri = &sites[0];
+        assert_eq!(cnri.description().as_deref(), Some("CNRI"));
+        assert!(cnri.is_primary());
+        let server = cnri.server_for(b"0.NA/10.1045").unwrap();
+        assert_eq!(server.address.to_string(), "38.100.138.131");
+        assert_eq!(
+            server.socket_addr(Protocol::Udp, false).unwrap().port(),
+            2641
+        );
+        assert_eq!(sites.iter().filter(|s| !s.is_primary()).count(), 4);
+        assert!(sites.iter().all(|s| s.request_serial == UNKNOWN_SERIAL));
+    }
+
+    fn root_info_file(values: &[HandleValue]) -> Vec<u8> {
+        let mut body = BytesMut::new();
+        crate::wire::value::encode_values(&mut body, "values", values).unwrap();
+        let mut out = BytesMut::new();
+        // int4 totalLen = everything after this field.
+        out.put_u32(body.len() as u32);
+        out.extend_from_slice(&body);
+        out.to_vec()
+    }
+
+    #[test]
+    fn reads_a_root_info_file() {
+        let values = vec![
+            HandleValue::new(1, "HS_SERV", "0.GHR/20"),
+            HandleValue::new(100, "HS_ADMIN", vec![0u8, 1]),
+        ];
+        let file = root_info_file(&values);
+        assert_eq!(read_root_info(&file, &Limits::default()).unwrap(), values);
+    }
+
+    #[test]
+    fn rejects_root_info_with_a_wrong_total_length_or_trailing_bytes() {
+        let mut file = root_info_file(&[HandleValue::new(1, "URL", "x")]);
+        file.push(0);
+        assert!(matches!(
+            read_root_info(&file, &Limits::default()),
+            Err(BootstrapError::Length { .. })
+        ));
+        assert!(read_root_info(&[0, 0], &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn reads_bootstrap_json_in_every_accepted_shape() {
+        let record = r#"{"handle": "0.NA/0.NA", "values": [
+            {"index": 1, "type": "HS_SERV", "data": {"format": "string", "value": "0.GHR/20"}},
+            {"index": 2, "type": "DESC", "data": "root"},
+            {"index": 3, "type": "BIN", "data": {"format": "base64", "value": "AAEC"}, "ttl": 60},
+            {"index": 4, "type": "HEX", "data": {"format": "hex", "value": "0a0b"}},
+            {"index": 5, "type": "ODD", "data": {"format": "martian", "value": 1}}
+        ]}"#;
+        let shapes = [
+            format!("[{record}]"),
+            format!(r#"{{"handles": [{record}]}}"#),
+            record.to_string(),
+            format!(r#"{{"0.NA/0.NA": {record}}}"#),
+        ];
+        for doc in shapes {
+            let map = read_bootstrap_handles(&doc).unwrap();
+            let values = &map["0.NA/0.NA"];
+            assert_eq!(values.len(), 4, "{doc}");
+            assert_eq!(&values[0].data[..], b"0.GHR/20");
+            assert_eq!(&values[1].data[..], b"root");
+            assert_eq!(&values[2].data[..], &[0, 1, 2]);
+            assert_eq!(values[2].ttl, Ttl::Relative(60));
+            assert_eq!(&values[3].data[..], &[10, 11]);
+        }
+        let map =
+            read_bootstrap_handles(r#"{"0.GHR/1": [{"index": 7, "type": "URL", "data": "u"}]}"#)
+                .unwrap();
+        assert_eq!(map["0.GHR/1"][0].index, 7);
+    }
+
+    #[test]
+    fn rejects_bootstrap_json_it_cannot_read() {
+        for bad in [
+            "",
+            "42",
+            "[1]",
+            r#"[{"handle": "x"}]"#,
+            r#"[{"values": []}]"#,
+            r#"[{"handle": "x", "values": [{"type": "URL"}]}]"#,
+            r#"[{"handle": "x", "values": [{"index": 1, "type": "B", "data": {"format": "base64", "value": "!!"}}]}]"#,
+        ] {
+            assert!(read_bootstrap_handles(bad).is_err(), "{bad}");
+        }
+    }
+}
