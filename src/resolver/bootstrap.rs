@@ -248,7 +248,7 @@ fn add_record(
             parsed.push(v);
         }
     }
-    out.entry(handle).or_insert_with(Vec::new).extend(parsed);
+    out.entry(handle).or_default().extend(parsed);
     Ok(())
 }
 
@@ -256,7 +256,7 @@ fn json_u32(v: Option<&Json>) -> Option<u32> {
     v.and_then(Json::as_u64).and_then(|n| u32::try_from(n).ok())
 }
 
-fn json_str<'a>(v: Option<&'a Json>) -> Option<&'a str> {
+fn json_str(v: Option<&Json>) -> Option<&str> {
     v.and_then(Json::as_str)
 }
 

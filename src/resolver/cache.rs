@@ -97,6 +97,8 @@ struct Entry<T> {
     until: Instant,
 }
 
+type ServiceEntry = Arc<Entry<Arc<Vec<Site>>>>;
+
 struct PerEntry;
 
 impl<K, T> moka::Expiry<K, Arc<Entry<T>>> for PerEntry {
@@ -138,7 +140,7 @@ impl Default for CacheConfig {
 pub struct Caches {
     config: CacheConfig,
     records: Cache<RecordKey, Arc<Entry<CachedAnswer>>>,
-    services: Cache<(String, bool), Arc<Entry<Arc<Vec<Site>>>>>,
+    services: Cache<(String, bool), ServiceEntry>,
 }
 
 impl std::fmt::Debug for Caches {

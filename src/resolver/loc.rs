@@ -69,7 +69,7 @@ fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a L
         .map(|l| weight(l))
         .filter(|w| w.is_finite())
         .sum();
-    if !(total > 0.0) {
+    if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return candidates.first().copied();
     }
     let mut x = rng.gen_range(0.0..total);

@@ -550,4 +550,3 @@ async fn tcp_connection(state: Arc<State>, mut stream: TcpStream) {
 
 /// The loopback address servers bind to.
 pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-
