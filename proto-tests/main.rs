@@ -1,5 +1,6 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
 mod conformance;
+mod resolver;
 mod support;
 mod values;

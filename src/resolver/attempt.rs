@@ -18,6 +18,7 @@ use crate::wire::{
 
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::record::{Hop, HopOutcome};
+use super::selection::srtt_key;
 use super::sites::{query_addr, Site};
 use super::state::{Ctx, Inner, TransportPreference};
 
@@ -213,7 +214,7 @@ impl Inner {
             Ok(r) => r,
             Err(error) => {
                 guard.finish(HopOutcome::Failed(error.to_string()));
-                self.srtt.record_failure(addr.ip());
+                self.srtt.record_failure(srtt_key(server));
                 return Err(ResolveError::Transport {
                     server: addr,
                     kind,
@@ -225,11 +226,11 @@ impl Inner {
             Ok(c) => c,
             Err(e) => {
                 guard.finish(HopOutcome::Rejected(e.to_string()));
-                self.srtt.record_failure(addr.ip());
+                self.srtt.record_failure(srtt_key(server));
                 return Err(e);
             }
         };
-        self.srtt.record_rtt(addr.ip(), rtt);
+        self.srtt.record_rtt(srtt_key(server), rtt);
         let code = response.header.response_code;
         guard.finish(HopOutcome::Response(code));
         let answer = Answer {

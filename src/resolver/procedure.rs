@@ -16,7 +16,7 @@ use super::attempt::{Answer, RequestSpec};
 use super::bootstrap::ROOT_HANDLE;
 use super::error::{ProtocolViolation, ResolveError};
 use super::hedging::race;
-use super::selection::order_sites;
+use super::selection::{order_sites, srtt_key};
 use super::service::{is_prefix_query, prefix_handle, service_flags, SiteKind};
 use super::sites::Site;
 use super::state::{Ctx, Inner};
@@ -37,7 +37,7 @@ impl Inner {
         let delays: Vec<_> = ordered
             .iter()
             .map(|s| {
-                let server = s.server_for(handle).map(|x| x.address);
+                let server = s.server_for(handle).map(srtt_key);
                 self.srtt
                     .hedge_delay(server, self.config.hedge_min, self.config.hedge_max)
             })

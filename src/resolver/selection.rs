@@ -10,14 +10,17 @@
 //! - A random jitter (up to ±[`JITTER`] or ±10 %) spreads load between equally fast sites.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rand::Rng;
 use tokio::time::Instant;
 
-use super::sites::Site;
+use crate::transport::TransportKind;
+use crate::wire::ServerInfo;
+
+use super::sites::{query_addr, Site};
 
 /// SRTT a server gets on a failure (or more, doubling with repeated failures).
 pub const FAILURE_PENALTY: Duration = Duration::from_secs(1);
@@ -44,10 +47,10 @@ impl Entry {
     }
 }
 
-/// Per-server smoothed RTTs (keyed by the server's IP address).
+/// Per-server smoothed RTTs (keyed by the server's query address, see [`srtt_key`]).
 #[derive(Debug, Default)]
 pub struct SrttTable {
-    entries: Mutex<HashMap<IpAddr, Entry>>,
+    entries: Mutex<HashMap<SocketAddr, Entry>>,
 }
 
 impl SrttTable {
@@ -56,7 +59,7 @@ impl SrttTable {
         Self::default()
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut HashMap<IpAddr, Entry>) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<SocketAddr, Entry>) -> R) -> R {
         let mut guard = match self.entries.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
@@ -65,7 +68,7 @@ impl SrttTable {
     }
 
     /// The server's current (decayed) SRTT, `None` when nothing is known.
-    pub fn srtt(&self, server: IpAddr) -> Option<Duration> {
+    pub fn srtt(&self, server: SocketAddr) -> Option<Duration> {
         let now = Instant::now();
         self.with(|m| {
             m.get(&server)
@@ -74,7 +77,7 @@ impl SrttTable {
     }
 
     /// Folds a measured RTT into the server's SRTT.
-    pub fn record_rtt(&self, server: IpAddr, rtt: Duration) {
+    pub fn record_rtt(&self, server: SocketAddr, rtt: Duration) {
         let now = Instant::now();
         let sample = rtt.as_micros() as f64;
         self.with(|m| {
@@ -94,7 +97,7 @@ impl SrttTable {
     }
 
     /// Penalises the server after a failure (timeout, refused, bad answer).
-    pub fn record_failure(&self, server: IpAddr) {
+    pub fn record_failure(&self, server: SocketAddr) {
         let now = Instant::now();
         let floor = FAILURE_PENALTY.as_micros() as f64;
         let cap = MAX_SRTT.as_micros() as f64;
@@ -116,7 +119,7 @@ impl SrttTable {
 
     /// The sort score of a server: decayed SRTT plus jitter; unknown servers score below
     /// 32 µs so they are probed first.
-    pub fn score(&self, server: IpAddr, rng: &mut impl Rng) -> f64 {
+    pub fn score(&self, server: SocketAddr, rng: &mut impl Rng) -> f64 {
         match self.srtt(server) {
             None => rng.gen_range(0.0..32.0),
             Some(d) => {
@@ -129,7 +132,12 @@ impl SrttTable {
 
     /// Hedge delay for a request to `server`: 3 × SRTT bounded to `[min, max]`; `max` for
     /// an unknown server.
-    pub fn hedge_delay(&self, server: Option<IpAddr>, min: Duration, max: Duration) -> Duration {
+    pub fn hedge_delay(
+        &self,
+        server: Option<SocketAddr>,
+        min: Duration,
+        max: Duration,
+    ) -> Duration {
         match server.and_then(|s| self.srtt(s)) {
             None => max,
             Some(srtt) => srtt.saturating_mul(3).clamp(min, max.max(min)),
@@ -147,13 +155,21 @@ impl SrttTable {
     }
 }
 
-fn insert_bounded(m: &mut HashMap<IpAddr, Entry>, key: IpAddr, e: Entry) {
+fn insert_bounded(m: &mut HashMap<SocketAddr, Entry>, key: SocketAddr, e: Entry) {
     if m.len() >= MAX_TRACKED && !m.contains_key(&key) {
         if let Some(oldest) = m.iter().min_by_key(|(_, e)| e.updated).map(|(k, _)| *k) {
             m.remove(&oldest);
         }
     }
     m.insert(key, e);
+}
+
+/// The key of a server in the table: its UDP query address, else its TCP one, else its IP
+/// with port 0 (servers of one host on different ports are told apart).
+pub fn srtt_key(server: &ServerInfo) -> SocketAddr {
+    query_addr(server, TransportKind::Udp)
+        .or_else(|| query_addr(server, TransportKind::Tcp))
+        .unwrap_or_else(|| SocketAddr::new(server.address, 0))
 }
 
 /// Orders `sites` for a request about `handle`: primary sites only when `authoritative`,
@@ -170,7 +186,7 @@ pub fn order_sites(
         .filter(|s| !authoritative || s.is_primary())
         .map(|s| {
             let score = match s.server_for(handle) {
-                Some(server) => table.score(server.address, rng),
+                Some(server) => table.score(srtt_key(server), rng),
                 None => f64::MAX,
             };
             (score, s.clone())
@@ -184,10 +200,10 @@ pub fn order_sites(
 mod tests {
     use super::*;
     use rand::SeedableRng;
-    use std::net::SocketAddr;
+    use std::net::IpAddr;
 
-    fn ip(n: u8) -> IpAddr {
-        IpAddr::from([127, 0, 0, n])
+    fn ip(n: u8) -> SocketAddr {
+        SocketAddr::new(IpAddr::from([127, 0, 0, n]), 2641)
     }
 
     #[tokio::test(start_paused = true)]
@@ -195,12 +211,10 @@ mod tests {
         let t = SrttTable::new();
         t.record_rtt(ip(1), Duration::from_millis(80));
         t.record_rtt(ip(2), Duration::from_millis(10));
-        let sites: Vec<Site> = (1..=3)
-            .map(|n| Site::single(SocketAddr::new(ip(n), 2641)))
-            .collect();
+        let sites: Vec<Site> = (1..=3).map(|n| Site::single(ip(n))).collect();
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         let order = order_sites(&t, &sites, b"x/y", false, &mut rng);
-        let firsts: Vec<IpAddr> = order.iter().map(|s| s.info.servers[0].address).collect();
+        let firsts: Vec<SocketAddr> = order.iter().map(|s| srtt_key(&s.info.servers[0])).collect();
         assert_eq!(firsts, vec![ip(3), ip(2), ip(1)]);
     }
 
@@ -258,7 +272,10 @@ mod tests {
     async fn table_is_bounded() {
         let t = SrttTable::new();
         for i in 0..(MAX_TRACKED as u32 + 10) {
-            t.record_rtt(IpAddr::from(i.to_be_bytes()), Duration::from_millis(1));
+            t.record_rtt(
+                SocketAddr::new(IpAddr::from(i.to_be_bytes()), 1),
+                Duration::from_millis(1),
+            );
         }
         assert_eq!(t.len(), MAX_TRACKED);
     }

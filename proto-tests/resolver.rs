@@ -1,0 +1,11 @@
+//! Resolver tests: the policy on tokio's paused clock with a scripted exchange (`mock`), the
+//! capture replay, and the whole stack against the loopback test server.
+
+mod cache;
+mod certified;
+mod chain;
+mod hedge;
+mod loopback;
+mod mock;
+mod replay;
+mod world;
