@@ -160,9 +160,7 @@ pub enum IdentError {
         text: String,
     },
     /// A `/` inside a local name where the strict URI grammar has none.
-    #[error(
-        "the local name contains '/' here; write it as %2F, or parse leniently (at byte {at})"
-    )]
+    #[error("the local name contains '/'; write it as %2F, or parse leniently (at byte {at})")]
     ExtraPathSegment {
         /// Byte offset of the `/`.
         at: usize,
