@@ -239,7 +239,7 @@ fn decoded(base: usize, raw: &str) -> Span<'_> {
 
 /// Splits `PREFIX/LOCAL` (at `base` in the input); strict: LOCAL may not contain `/`.
 fn split_path(path: &str, base: usize, strict: bool) -> Result<(Span<'_>, Span<'_>), IdentError> {
-    if path.starts_with('/') {
+    if path.is_empty() || path.starts_with('/') {
         return Err(IdentError::EmptyPrefix {
             at: base,
             text: String::new(),
