@@ -1,1 +1,3 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
+
+mod ident;

@@ -69,6 +69,14 @@ pub enum IdentError {
         /// The whole prefix.
         text: String,
     },
+    /// A prefix that would contain `/` (written `%2F` in a URI, or given to a prefix API).
+    #[error("a prefix cannot contain '/', the separator between prefix and suffix (at byte {at})")]
+    SlashInPrefix {
+        /// Byte offset of the `/`.
+        at: usize,
+        /// The prefix.
+        text: String,
+    },
     /// Nothing after the first `/`.
     #[error("the suffix after '/' is empty (at byte {at})")]
     EmptySuffix {
@@ -294,6 +302,7 @@ pub enum ErrorKind {
     MissingSlash,
     EmptyPrefix,
     EmptyPrefixSegment,
+    SlashInPrefix,
     EmptySuffix,
     CordraPrefix,
     CordraSuffixLength,
@@ -331,6 +340,7 @@ impl IdentError {
             E::MissingSlash { .. } => ErrorKind::MissingSlash,
             E::EmptyPrefix { .. } => ErrorKind::EmptyPrefix,
             E::EmptyPrefixSegment { .. } => ErrorKind::EmptyPrefixSegment,
+            E::SlashInPrefix { .. } => ErrorKind::SlashInPrefix,
             E::EmptySuffix { .. } => ErrorKind::EmptySuffix,
             E::CordraPrefix { .. } => ErrorKind::CordraPrefix,
             E::CordraSuffixLength { .. } => ErrorKind::CordraSuffixLength,
@@ -379,6 +389,7 @@ impl IdentError {
             | E::MissingSlash { at, text }
             | E::EmptyPrefix { at, text }
             | E::EmptyPrefixSegment { at, text }
+            | E::SlashInPrefix { at, text }
             | E::EmptySuffix { at, text }
             | E::CordraPrefix { at, text }
             | E::CordraSuffixLength { at, text, .. }

@@ -128,7 +128,7 @@ impl Handle {
             });
         }
         if let Some(i) = prefix.find('/') {
-            return Err(IdentError::EmptySuffix {
+            return Err(IdentError::SlashInPrefix {
                 at: prefix_span.map(i),
                 text: prefix.to_string(),
             });
@@ -161,7 +161,7 @@ impl Handle {
     pub fn for_prefix(prefix: &str) -> Result<Self, IdentError> {
         check_controls(prefix, 0)?;
         if let Some(i) = prefix.find('/') {
-            return Err(IdentError::EmptySuffix {
+            return Err(IdentError::SlashInPrefix {
                 at: i,
                 text: prefix.to_string(),
             });

@@ -56,7 +56,7 @@ fn derived_prefixes_and_prefix_handles() {
     );
     assert_eq!(
         Handle::for_prefix("a/b").unwrap_err().kind(),
-        ErrorKind::EmptySuffix
+        ErrorKind::SlashInPrefix
     );
 }
 
