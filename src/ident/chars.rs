@@ -84,7 +84,28 @@ pub(crate) fn check_percent(s: &str, base: usize) -> Result<(), IdentError> {
     Ok(())
 }
 
-/// Checks a query or fragment against RFC 3986 (`strict`), or only for controls (`!strict`).
+/// RFC 3986 `pchar` other than `%`, plus `/`.
+pub(crate) fn is_path_char(b: u8) -> bool {
+    is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@' | b'/')
+}
+
+/// Strict URI paths: every ASCII character must be in the grammar (non-ASCII is accepted, as
+/// in an IRI, and percent-encoded on output).
+pub(crate) fn check_path(s: &str, base: usize) -> Result<(), IdentError> {
+    match s
+        .char_indices()
+        .find(|&(_, c)| c.is_ascii() && c != '%' && !is_path_char(c as u8))
+    {
+        Some((i, c)) => Err(IdentError::InvalidUriCharacter {
+            at: base.saturating_add(i),
+            text: c.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks a query or fragment against RFC 3986 (`strict`; non-ASCII is accepted as in an
+/// IRI), or only for controls (`!strict`).
 pub(crate) fn check_query(
     s: &str,
     base: usize,
@@ -98,7 +119,7 @@ pub(crate) fn check_query(
     check_percent(s, base)?;
     match s
         .char_indices()
-        .find(|&(_, c)| !(c == '%' || (c.is_ascii() && is_query_char(c as u8))))
+        .find(|&(_, c)| c.is_ascii() && c != '%' && !is_query_char(c as u8))
     {
         Some((i, c)) => {
             let at = base.saturating_add(i);

@@ -135,6 +135,14 @@ pub enum IdentError {
         /// The character.
         text: String,
     },
+    /// An ASCII character outside the URI grammar in a URI path (strict parsing).
+    #[error("character {text:?} is not allowed in a URI path; percent-encode it, or parse leniently (at byte {at})")]
+    InvalidUriCharacter {
+        /// Byte offset of the character.
+        at: usize,
+        /// The character.
+        text: String,
+    },
     /// A `%` not followed by two hex digits.
     #[error("'%' must be followed by two hex digits, found {text:?} (at byte {at})")]
     InvalidPercentEncoding {
@@ -294,38 +302,70 @@ pub enum IdentError {
 /// The kind of an [`IdentError`], without its data (handy for matching in tables and tools).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-#[allow(missing_docs)] // each kind is documented on the IdentError variant of the same name
 pub enum ErrorKind {
+    /// The input is empty.
     Empty,
+    /// Bytes that are not UTF-8 (directly, or after percent-decoding).
     InvalidUtf8,
+    /// A control character (C0, DEL or C1).
     ControlCharacter,
+    /// A handle without `/` between prefix and suffix.
     MissingSlash,
+    /// Nothing before the first `/`.
     EmptyPrefix,
+    /// A prefix with an empty `.`-separated segment (`10..1`, `.10`, `10.`).
     EmptyPrefixSegment,
+    /// A prefix that would contain `/` (written `%2F` in a URI, or given to a prefix API).
     SlashInPrefix,
+    /// Nothing after the first `/`.
     EmptySuffix,
+    /// A CORDRA prefix holds something other than digits and dots.
     CordraPrefix,
+    /// A CORDRA suffix with the wrong number of hex digits.
     CordraSuffixLength,
+    /// A CORDRA suffix with a character that is not a hex digit.
     CordraSuffixNotHex,
+    /// A CORDRA suffix written as a hyphenated UUID.
     CordraHyphenatedUuid,
+    /// A character outside the RFC 3986 query grammar.
     InvalidQuery,
+    /// A character outside the RFC 3986 fragment grammar.
     InvalidFragment,
+    /// An ASCII character outside the URI grammar in a URI path (strict parsing).
+    InvalidUriCharacter,
+    /// A `%` not followed by two hex digits.
     InvalidPercentEncoding,
+    /// A URI scheme this library does not read.
     UnsupportedScheme,
+    /// A URI that needs a scheme has none.
     MissingScheme,
+    /// `hdl://` or `http(s)://` without a host, or a host with characters a host cannot have.
     InvalidAuthority,
+    /// A `/` inside a local name where the strict URI grammar has none.
     ExtraPathSegment,
+    /// A `doi:` whose prefix does not start with `10.`.
     DoiPrefix,
+    /// Text starting with `urn:` that is not `urn:NID:NSS`.
     InvalidUrn,
+    /// A well-formed URN in a namespace other than `fdc` and `urn-3`.
     UnsupportedUrnNamespace,
+    /// A URN part that is missing altogether (too few `:`).
     MissingUrnPart,
+    /// A URN part that is present but empty.
     EmptyUrnPart,
+    /// An fdc ProviderId that is not a domain name with at least one dot.
     InvalidProviderId,
+    /// An fdc DateId with a non-digit or the wrong number of digits.
     DateIdFormat,
+    /// An fdc DateId naming a day that does not exist.
     DateIdNotADate,
+    /// A character not allowed in a URN part.
     UrnCharacter,
+    /// A host name for resolution URLs that is not one.
     InvalidResolverHost,
+    /// A URN was asked for as a handle.
     UrnIsNotAHandle,
+    /// A CORDRA id was required and something else was given.
     NotCordra,
 }
 
@@ -348,6 +388,7 @@ impl IdentError {
             E::CordraHyphenatedUuid { .. } => ErrorKind::CordraHyphenatedUuid,
             E::InvalidQuery { .. } => ErrorKind::InvalidQuery,
             E::InvalidFragment { .. } => ErrorKind::InvalidFragment,
+            E::InvalidUriCharacter { .. } => ErrorKind::InvalidUriCharacter,
             E::InvalidPercentEncoding { .. } => ErrorKind::InvalidPercentEncoding,
             E::UnsupportedScheme { .. } => ErrorKind::UnsupportedScheme,
             E::MissingScheme { .. } => ErrorKind::MissingScheme,
@@ -397,6 +438,7 @@ impl IdentError {
             | E::CordraHyphenatedUuid { at, text }
             | E::InvalidQuery { at, text }
             | E::InvalidFragment { at, text }
+            | E::InvalidUriCharacter { at, text }
             | E::InvalidPercentEncoding { at, text }
             | E::UnsupportedScheme { at, text }
             | E::MissingScheme { at, text }

@@ -6,7 +6,8 @@ use std::str::FromStr;
 use percent_encoding::{utf8_percent_encode, AsciiSet};
 
 use super::chars::{
-    check_controls, check_query, encode_query, scheme_of, split_once_at, Span, DOI_SUFFIX, SEGMENT,
+    check_controls, check_path, check_query, encode_query, scheme_of, split_once_at, Span,
+    DOI_SUFFIX, SEGMENT,
 };
 use super::error::IdentError;
 use super::handle::Handle;
@@ -42,7 +43,9 @@ pub enum UriForm {
 /// percent-encoded). The handle itself is percent-decoded.
 ///
 /// Strict parsing (the default) takes exactly two path segments, PREFIX and LOCAL: a `/` inside
-/// the local name must be written `%2F`. Lenient parsing takes everything after the prefix's `/`.
+/// the local name must be written `%2F`, and ASCII outside the URI grammar (a space, `<`, ...)
+/// must be percent-encoded; non-ASCII is accepted as in an IRI. Lenient parsing takes everything
+/// after the prefix's `/` and accepts any character but controls.
 /// For resolver URLs a first segment is the resolver's own (like `hdl`) when there are three or
 /// more and it has no `.` and is not all digits (prefixes such as `10` or `20.500` never look
 /// like that). `doi:` always takes the rest as the suffix, since DOI suffixes may contain `/`.
@@ -211,6 +214,10 @@ pub(crate) fn parse_parts(
             })
         }
     };
+    if strict {
+        check_path(prefix.raw, prefix.base)?;
+        check_path(local.raw, local.base)?;
+    }
     let prefix_text = prefix.decode()?;
     let local_text = local.decode()?;
     if form == UriForm::Doi && !prefix_text.starts_with("10.") {

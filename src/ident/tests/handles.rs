@@ -197,6 +197,20 @@ fn strict_and_lenient() {
         let uri = HandleUri::parse_with(s, lenient).unwrap();
         assert_eq!(uri.handle().suffix(), suffix, "{s}");
     }
+    // IRIs: non-ASCII is accepted even when strict; ASCII outside the grammar only leniently.
+    let uri = HandleUri::parse("https://hdl.handle.net/10.1045/café?é=1").unwrap();
+    assert_eq!(uri.handle().suffix(), "café");
+    assert_eq!(
+        uri.to_string(),
+        "https://hdl.handle.net/10.1045/caf%C3%A9?%C3%A9=1"
+    );
+    assert_eq!(
+        HandleUri::parse_with("hdl:10.1/a b", lenient)
+            .unwrap()
+            .handle()
+            .suffix(),
+        "a b"
+    );
     // Lenient queries only refuse control characters.
     let uri = HandleUri::parse_with("hdl:10.1/x?a b", lenient).unwrap();
     assert_eq!(uri.query(), Some("a b"));

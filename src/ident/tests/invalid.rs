@@ -33,6 +33,13 @@ const STRICT: &[(&str, K)] = &[
     ("hdl:10.1045/x#a#b", K::InvalidFragment),
     ("hdl:10.1045/a%00b", K::ControlCharacter),
     ("hdl:10..1/x", K::EmptyPrefixSegment),
+    ("hdl:10.1045/a b", K::InvalidUriCharacter),
+    ("hdl:10 .1045/a", K::InvalidUriCharacter),
+    (
+        "https://hdl.handle.net/10.1045/a<b>",
+        K::InvalidUriCharacter,
+    ),
+    ("doi:10.1045/a\\b", K::InvalidUriCharacter),
     ("hdl:10.1%2Fx/y", K::SlashInPrefix),
     ("ftp://example.com/10.1045/x", K::UnsupportedScheme),
     ("info:doi/10.1045/x", K::UnsupportedScheme),
