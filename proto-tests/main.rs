@@ -1,6 +1,7 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
 mod conformance;
+mod ident;
 mod resolver;
 mod support;
 mod values;
