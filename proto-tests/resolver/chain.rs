@@ -157,11 +157,11 @@ async fn typed_outcomes() {
     let sent = w.net.total();
     assert!(matches!(
         r.resolve("").await,
-        Err(ResolveError::InvalidIdentifier { .. })
+        Err(ResolveError::InvalidIdentifier(_))
     ));
     assert!(matches!(
         r.resolve("20.500.1/").await,
-        Err(ResolveError::InvalidIdentifier { .. })
+        Err(ResolveError::InvalidIdentifier(_))
     ));
     let strict = w.builder().strict_cordra(true).build().unwrap();
     assert!(matches!(

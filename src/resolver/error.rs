@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::ident::IdentError;
 use crate::transport::{TransportError, TransportKind};
 use crate::wire::{DecodeError, ResponseCode, SignatureError};
 
@@ -152,14 +153,9 @@ pub enum ResolveError {
         /// The limit that was hit.
         limit: u32,
     },
-    /// The identifier could not be parsed; nothing was sent.
-    #[error("invalid identifier {input:?}: {reason}")]
-    InvalidIdentifier {
-        /// The input as given.
-        input: String,
-        /// Why it was rejected.
-        reason: String,
-    },
+    /// The identifier could not be parsed (or is a URN); nothing was sent.
+    #[error("invalid identifier: {0}")]
+    InvalidIdentifier(#[from] IdentError),
     /// Strict CORDRA mode and the identifier is not a CORDRA id; nothing was sent.
     #[error("{input:?} is not a CORDRA identifier (strict mode)")]
     NotCordra {
@@ -210,7 +206,7 @@ impl ResolveError {
     pub fn is_input_error(&self) -> bool {
         matches!(
             self,
-            ResolveError::InvalidIdentifier { .. }
+            ResolveError::InvalidIdentifier(_)
                 | ResolveError::NotCordra { .. }
                 | ResolveError::Bootstrap(_)
         )
