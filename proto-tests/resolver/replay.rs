@@ -226,7 +226,7 @@ async fn not_found_and_no_values_from_the_captures_are_typed() {
             .resolve(request["handle"].as_str().unwrap())
             .await
             .unwrap_err();
-        assert_eq!(e.is_not_found(), true, "{name}: {e}");
+        assert!(e.is_not_found(), "{name}: {e}");
         assert_eq!(
             matches!(e, handle_resolver::resolver::ResolveError::NotFound { .. }),
             not_found,
