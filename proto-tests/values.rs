@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use handle_resolver::wire::{
-    handle_hash, server_index, signed_data, verify_signature, Envelope, HandleValue, HashOption,
-    Header, Limits, Protocol, ProtocolVersion, PublicKey, Reader, ServerInfo, SignatureError,
-    SiteInfo, TypedValue, ValueFormat, ENVELOPE_LEN, HEADER_LEN,
+    handle_hash, server_index, signed_data, verify_message, verify_signature, Envelope,
+    HandleValue, HashOption, Header, Limits, Message, Protocol, ProtocolVersion, PublicKey, Reader,
+    ServerInfo, SignatureError, SiteInfo, TypedValue, ValueFormat, ENVELOPE_LEN, HEADER_LEN,
 };
 use serde_json::Value as Json;
 
@@ -520,4 +520,98 @@ fn any_one_byte_change_in_the_signed_region_breaks_the_signature() {
         }
     }
     assert!(done.len() >= 6, "{done:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Signatures through the message codec
+
+/// Every signed response decoded with `Message::decode`, with its key name.
+fn signed_messages() -> Vec<(String, Bytes, String)> {
+    let mut out = Vec::new();
+    for (name, msgs) in decoded_files() {
+        let dir = fixtures().join(&name);
+        let mut per_file: HashMap<String, usize> = HashMap::new();
+        for m in msgs {
+            let file = m["file"].as_str().unwrap().to_owned();
+            let nth = *per_file
+                .entry(file.clone())
+                .and_modify(|n| *n += 1)
+                .or_insert(0);
+            if m["signaturePresent"] != Json::Bool(true) {
+                continue;
+            }
+            let key = m["signatureVerifiesWithKeys"][0]
+                .as_str()
+                .map_or("rsa-site".to_owned(), |k| {
+                    k.trim_end_matches(".pubkey.bin").to_owned()
+                });
+            out.push((
+                format!("{name}/{file}"),
+                load_message(&dir, &file, nth),
+                key,
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn verify_message_accepts_every_signed_capture_with_its_key_only() {
+    let keys = all_keys();
+    let signed = signed_messages();
+    assert!(signed.len() >= 15);
+    for (what, buf, key) in &signed {
+        let msg = Message::decode(buf.clone(), &Limits::default()).unwrap();
+        assert_eq!(verify_message(&msg, &keys[key]), Ok(()), "{what}");
+        for (other, k) in &keys {
+            if other != key {
+                assert!(verify_message(&msg, k).is_err(), "{what} with {other}");
+            }
+        }
+        // Re-encoded (built) message: the same signed bytes come back.
+        let mut built = msg.clone();
+        built.signed_bytes = Bytes::new();
+        assert_eq!(verify_message(&built, &keys[key]), Ok(()), "{what} rebuilt");
+        // No credential, or a session MAC: not a signature check.
+        let mut unsigned = msg.clone();
+        unsigned.credential = None;
+        assert_eq!(
+            verify_message(&unsigned, &keys[key]),
+            Err(SignatureError::NoCredential)
+        );
+        let mut mac = msg;
+        if let Some(c) = mac.credential.as_mut() {
+            c.credential_type = Bytes::from_static(b"HS_MAC");
+        }
+        assert!(matches!(
+            verify_message(&mac, &keys[key]),
+            Err(SignatureError::CredentialType(_))
+        ));
+    }
+}
+
+#[test]
+fn verify_message_fails_after_any_one_byte_change_in_the_signed_region() {
+    let keys = all_keys();
+    let mut done = std::collections::HashSet::new();
+    for (what, buf, key) in signed_messages() {
+        let msg = Message::decode(buf.clone(), &Limits::default()).unwrap();
+        let alg = msg.credential.as_ref().unwrap().digest_algorithm.clone();
+        if !done.insert((key.clone(), alg)) {
+            continue;
+        }
+        // Signed: envelope version, suggested version, session id, request id (bytes 0..12;
+        // byte 2 flipped in its suggested-major bit), then header and body.
+        let signed_len = HEADER_LEN + msg.header.body_length as usize;
+        let positions = (0..12).chain(ENVELOPE_LEN..ENVELOPE_LEN + signed_len);
+        let mut bytes = buf.to_vec();
+        for i in positions {
+            bytes[i] ^= 0x01;
+            if let Ok(m) = Message::decode(Bytes::copy_from_slice(&bytes), &Limits::default()) {
+                assert!(verify_message(&m, &keys[&key]).is_err(), "{what} byte {i}");
+            }
+            bytes[i] ^= 0x01;
+        }
+    }
+    assert!(done.len() >= 5, "{done:?}");
 }
