@@ -112,3 +112,23 @@ fn seeds_cover_the_binary_types() {
         assert!(seeds.iter().any(|v| v.is_type(t)), "no {t} seed");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_signatures_never_verify_or_panic(
+        sig in proptest::collection::vec(any::<u8>(), 0..300),
+        alg in prop::sample::select(vec![&b"SHA1"[..], b"SHA-256", b"MD5", &[2u8], b"?"]),
+        data in proptest::collection::vec(any::<u8>(), 0..64),
+    ) {
+        for key in signing_keys().values() {
+            prop_assert!(verify_signature(key, alg, &sig, &data).is_err());
+        }
+    }
+}
+
+fn signing_keys() -> &'static HashMap<String, PublicKey> {
+    static KEYS: std::sync::OnceLock<HashMap<String, PublicKey>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(signatures::all_keys)
+}

@@ -107,7 +107,7 @@ fn signed_responses() -> Vec<Signed> {
     out
 }
 
-fn all_keys() -> HashMap<String, PublicKey> {
+pub(super) fn all_keys() -> HashMap<String, PublicKey> {
     let mut keys = HashMap::new();
     for name in ["root-127.0.0.9", "s0-127.0.0.10", "s1-127.0.0.11"] {
         keys.insert(name.to_owned(), PublicKey::decode(&key_file(name)).unwrap());
