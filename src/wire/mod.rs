@@ -54,7 +54,7 @@ pub use loc::{LocError, Location, Locations};
 pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
-pub use signature::{signed_data, verify_signature, HashAlgorithm, SignatureError};
+pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm, SignatureError};
 pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
 pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};

@@ -2,7 +2,8 @@
 //! version, and the check of a DSA (DER `r, s`) or RSA (PKCS#1 v1.5) signature over them with
 //! SHA-1, SHA-256 or MD5.
 //!
-//! The low-level pieces ([`signed_data`], [`verify_signature`]) need no message type.
+//! The low-level pieces ([`signed_data`], [`verify_signature`]) need no message type;
+//! [`verify_message`] applies them to a decoded [`Message`].
 
 use md5::Md5;
 use sha1::Sha1;
@@ -11,10 +12,12 @@ use signature::hazmat::PrehashVerifier;
 use thiserror::Error;
 
 use super::envelope::ProtocolVersion;
+use super::error::EncodeError;
+use super::message::Message;
 use super::pubkey::{KeyError, PublicKey};
 
-/// Credential type of a public-key signature.
-pub const HS_SIGNED: &[u8] = b"HS_SIGNED";
+pub use super::credential::HS_SIGNED;
+
 /// Legacy credential type, accepted like [`HS_SIGNED`].
 pub const HS_DSAPUBKEY: &[u8] = b"HS_DSAPUBKEY";
 
@@ -39,6 +42,9 @@ pub enum SignatureError {
     /// The signature does not match the data and key.
     #[error("signature mismatch")]
     Mismatch,
+    /// A built (not received) message could not be encoded to find its signed bytes.
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
 }
 
 /// The hash of a signature (PROTOCOL.md §9.3).
@@ -164,6 +170,32 @@ pub fn verify_signature(
             Err(SignatureError::Key(KeyError::WrongType("DSA or RSA")))
         }
     }
+}
+
+/// Checks the signature of a response with the public key of the server it was sent to
+/// (PROTOCOL.md §9.1: the credential's signer field is ignored, as the reference client does).
+///
+/// Requires a credential of type `HS_SIGNED` (or the legacy `HS_DSAPUBKEY`); the signed
+/// bytes are built by [`signed_data`] from the envelope, the credential's signer index
+/// (session counter) and the header and body as received ([`Message::header_and_body`]).
+/// The caller still checks the expiration time and, if it asked for one, the request digest.
+pub fn verify_message(msg: &Message, key: &PublicKey) -> Result<(), SignatureError> {
+    let c = msg
+        .credential
+        .as_ref()
+        .ok_or(SignatureError::NoCredential)?;
+    check_credential_type(&c.credential_type)?;
+    let header_and_body = msg.header_and_body()?;
+    let env = &msg.envelope;
+    let data = signed_data(
+        env.version,
+        env.suggested,
+        env.session_id,
+        env.request_id,
+        c.signer.index,
+        &header_and_body,
+    );
+    verify_signature(key, &c.digest_algorithm, &c.signature, &data)
 }
 
 /// Checks a credential type: `HS_SIGNED` or the legacy `HS_DSAPUBKEY`.
