@@ -129,7 +129,8 @@ impl TestServer {
             serial: config.site_serial,
             primary: config.primary,
             multi_primary: false,
-            primary_mask: 0,
+            // Bit 0x80 = primary (PROTOCOL.md §7.1); kept in step with `primary`.
+            primary_mask: if config.primary { 0x80 } else { 0 },
             hash_option: HashOption::ByHandle,
             hash_filter: Bytes::new(),
             attributes: vec![(
@@ -550,4 +551,3 @@ async fn tcp_connection(state: Arc<State>, mut stream: TcpStream) {
 
 /// The loopback address servers bind to.
 pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-

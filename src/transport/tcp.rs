@@ -13,7 +13,9 @@ use tracing::debug;
 
 use super::error::TransportError;
 use super::exchange::{encode_with_request_id, random_request_id, ExchangeOptions};
-use crate::wire::{DecodeError, DecodeErrorKind, EncodeError, Envelope, Limits, Message, Reader, ENVELOPE_LEN};
+use crate::wire::{
+    DecodeError, DecodeErrorKind, EncodeError, Envelope, Limits, Message, Reader, ENVELOPE_LEN,
+};
 
 /// One TCP exchange: connect, write the request, read one answer, close.
 pub(crate) async fn exchange(
