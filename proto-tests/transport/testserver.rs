@@ -261,3 +261,27 @@ async fn store_file_json_loads_with_self_site() {
     assert_eq!(moved.header.response_code, ResponseCode::PrefixReferral);
     assert!(StoreFile::parse(r#"{"handles": {"a/b": [{"index": 1}]}}"#).is_err());
 }
+
+#[tokio::test]
+async fn sample_store_file_serves_its_own_chain() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/testserver/handles.json"
+    );
+    let file = StoreFile::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let store = Arc::new(file.new_store());
+    let server = TestServer::start(TestServerConfig::new(store.clone()))
+        .await
+        .unwrap();
+    file.fill(&store, &server.site_value(1).data).unwrap();
+    // 0.NA/20.500.1 points at this very server.
+    let prefix = ask(server.addr(), &request("0.NA/20.500.1")).await;
+    let site =
+        SiteInfo::decode(&values_of(&prefix, "HS_SITE")[0].data, &Limits::default()).unwrap();
+    let addr = site.servers[0].socket_addr(Protocol::Udp, false).unwrap();
+    assert_eq!(addr, server.addr());
+    // 20.500.1/1: four values, one of them not public.
+    let answer = ask(addr, &request("20.500.1/1")).await;
+    let idx: Vec<u32> = answer_values(&answer).iter().map(|v| v.index).collect();
+    assert_eq!(idx, vec![1, 2, 3]);
+}
