@@ -2,6 +2,9 @@
 
 mod conformance;
 mod ident;
+#[cfg(feature = "testing")]
 mod resolver;
 mod support;
+#[cfg(feature = "testing")]
+mod transport;
 mod values;

@@ -139,7 +139,8 @@ impl TestNetworkBuilder {
                 serial: 1,
                 primary: s == 0,
                 multi_primary: false,
-                primary_mask: 0,
+                // Bit 0x80 = primary (PROTOCOL.md §7.1); kept in step with `primary`.
+                primary_mask: if s == 0 { 0x80 } else { 0 },
                 hash_option: self.hash_option,
                 hash_filter: Bytes::new(),
                 attributes: vec![(

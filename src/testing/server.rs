@@ -47,6 +47,8 @@ pub struct TestServerConfig {
     pub description: String,
     /// Limits for decoding requests.
     pub limits: Limits,
+    /// Port to bind UDP and TCP to; 0 (default) = a free port.
+    pub port: u16,
 }
 
 impl TestServerConfig {
@@ -64,6 +66,7 @@ impl TestServerConfig {
             primary: true,
             description: "handle-resolver test server".into(),
             limits: Limits::default(),
+            port: 0,
         }
     }
 }
@@ -117,7 +120,14 @@ impl TestServer {
     /// Binds UDP and TCP on one free 127.0.0.1 port and starts serving on the current tokio
     /// runtime (any flavour; on a multi-thread runtime the UDP workers run in parallel).
     pub async fn start(config: TestServerConfig) -> std::io::Result<TestServer> {
-        let (udp, tcp) = bind_pair().await?;
+        let (udp, tcp) = if config.port == 0 {
+            bind_pair().await?
+        } else {
+            (
+                UdpSocket::bind((Ipv4Addr::LOCALHOST, config.port)).await?,
+                TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?,
+            )
+        };
         let addr = udp.local_addr()?;
         let spoof = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let mut server = ServerInfo::new(config.server_id, addr.ip());
@@ -129,7 +139,8 @@ impl TestServer {
             serial: config.site_serial,
             primary: config.primary,
             multi_primary: false,
-            primary_mask: 0,
+            // Bit 0x80 = primary (PROTOCOL.md §7.1); kept in step with `primary`.
+            primary_mask: if config.primary { 0x80 } else { 0 },
             hash_option: HashOption::ByHandle,
             hash_filter: Bytes::new(),
             attributes: vec![(
