@@ -12,8 +12,8 @@ use tracing::debug;
 use crate::transport::{TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
 use crate::wire::{
-    signed_data, verify_signature, Body, Message, OpFlags, ProtocolVersion, PublicKey,
-    ResponseCode, ServerInfo, SignatureError, ENVELOPE_LEN, HEADER_LEN,
+    verify_message, Body, Message, OpFlags, ProtocolVersion, ResponseCode, ServerInfo,
+    ENVELOPE_LEN, HEADER_LEN,
 };
 
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
@@ -312,32 +312,6 @@ impl Inner {
         verify_message(response, &key).map_err(|e| signature(SignatureFailure::Invalid(e)))?;
         Ok(true)
     }
-}
-
-/// Verifies a signed response with `key` (PROTOCOL.md §9.1-9.2): the credential must be a
-/// public-key signature, and the signature must cover the version/session/request prefix of
-/// the response's version plus its header and body as received. The signer field is ignored,
-/// as the RFC says: the key comes from the site information of the server asked.
-pub fn verify_message(msg: &Message, key: &PublicKey) -> Result<(), SignatureError> {
-    let credential = msg
-        .credential
-        .as_ref()
-        .ok_or(SignatureError::NoCredential)?;
-    check_credential_type(&credential.credential_type)?;
-    let data = signed_data(
-        msg.envelope.version,
-        msg.envelope.suggested,
-        msg.envelope.session_id,
-        msg.envelope.request_id,
-        credential.signer.index,
-        &msg.signed_bytes,
-    );
-    verify_signature(
-        key,
-        &credential.digest_algorithm,
-        &credential.signature,
-        &data,
-    )
 }
 
 /// The header + body of an encoded request (what a request digest covers): after the

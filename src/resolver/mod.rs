@@ -42,7 +42,6 @@ pub mod sites;
 pub mod state;
 pub mod target;
 
-pub use attempt::verify_message;
 pub use bootstrap::{
     builtin_root_sites, read_bootstrap_handles, read_root_info, root_sites_from_handles,
     root_sites_from_values, BootstrapError, ROOT_HANDLE,
