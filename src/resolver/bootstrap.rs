@@ -7,15 +7,16 @@
 use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
 
-use base64ct::{Base64, Encoding};
+use base64ct::{Base64, Base64UrlUnpadded, Encoding};
 use bytes::Bytes;
 use serde_json::Value as Json;
 use thiserror::Error;
 
+use crate::wire::pubkey::{DsaKey, RsaKey, RSA_TRAILER};
 use crate::wire::value::decode_values;
 use crate::wire::{
     DecodeError, EncodeError, HandleValue, HashOption, Interface, InterfaceType, Limits,
-    Permissions, Protocol, ProtocolVersion, Reader, ServerInfo, SiteInfo, Ttl,
+    Permissions, Protocol, ProtocolVersion, PublicKey, Reader, ServerInfo, SiteInfo, Ttl,
 };
 
 use super::sites::{extend_unique, server_record, Site, UNKNOWN_SERIAL};
@@ -179,11 +180,12 @@ pub fn root_sites_from_handles(
 /// n, "type": "T", "data": D, "ttl"?: n, "timestamp"?: n}` where D is a string (UTF-8 data) or
 /// `{"format": F, "value": V}` with F = `string`/`text` (V text), `base64`, `hex`, or `site`
 /// (V a site object: `protocolVersion` "2.10", `serialNumber`, `primaryMask`
-/// {`primary`,`multiPrimary`} or a number, `hashOption` number or name, `attributes`
-/// [{`name`,`value`}], `servers` [{`serverId`, `address`, `publicKey` {`format`
-/// base64|hex, `value`}, `interfaces` [{`query`, `admin`, `protocol` "UDP"/"TCP"/... or
-/// number, `port`}]}]). Values in an unknown format are skipped; a JWK `publicKey` is
-/// kept as "no key".
+/// {`primary`,`multiPrimary`} or a number (or top-level `primarySite`/`multiPrimary`),
+/// `hashOption` number or name (default by handle), `attributes` [{`name`,`value`}], `servers`
+/// [{`serverId`, `address`, `publicKey` {`format` base64|hex, `value`} or the REST API's
+/// {`format` key, `value` {`kty` RSA|DSA, base64url numbers}}, `interfaces` [{`query`,
+/// `admin`, `protocol` "UDP"/"TCP"/... or number, `port`}]}]) — the shape the values layer's
+/// `SiteInfo::to_json` writes. Values in an unknown format are skipped.
 pub fn read_bootstrap_handles(
     json: &str,
 ) -> Result<BTreeMap<String, Vec<HandleValue>>, BootstrapError> {
@@ -344,7 +346,10 @@ fn json_site(v: &Json) -> Result<SiteInfo, BootstrapError> {
                 .unwrap_or(false),
         ),
         _ => (
-            v.get("primary").and_then(Json::as_bool).unwrap_or(false),
+            v.get("primarySite")
+                .or_else(|| v.get("primary"))
+                .and_then(Json::as_bool)
+                .unwrap_or(false),
             v.get("multiPrimary")
                 .and_then(Json::as_bool)
                 .unwrap_or(false),
@@ -412,6 +417,35 @@ fn json_site(v: &Json) -> Result<SiteInfo, BootstrapError> {
     })
 }
 
+/// An HS_PUBKEY blob from the REST API's JWK-like key object (`kty` RSA with `n`, `e`, or DSA
+/// with `p`, `q`, `g`, `y`; base64url without padding). Other key types give no key.
+fn jwk_key(v: &Json) -> Result<Bytes, BootstrapError> {
+    let part = |name: &str| -> Result<Bytes, BootstrapError> {
+        let text = json_str(v.get(name))
+            .ok_or_else(|| BootstrapError::Json(format!("key: missing {name}")))?;
+        Base64UrlUnpadded::decode_vec(text.trim_end_matches('='))
+            .map(Bytes::from)
+            .map_err(|e| BootstrapError::Json(format!("key {name}: {e}")))
+    };
+    let key = match json_str(v.get("kty")) {
+        Some("RSA") => PublicKey::Rsa(RsaKey {
+            options: 0,
+            exponent: part("e")?,
+            modulus: part("n")?,
+            trailer: Bytes::from_static(RSA_TRAILER),
+        }),
+        Some("DSA") => PublicKey::Dsa(DsaKey {
+            options: 0,
+            q: part("q")?,
+            p: part("p")?,
+            g: part("g")?,
+            y: part("y")?,
+        }),
+        _ => return Ok(Bytes::new()),
+    };
+    Ok(key.encode()?)
+}
+
 fn json_server(s: &Json) -> Result<ServerInfo, BootstrapError> {
     let bad = |what: &str| BootstrapError::Json(format!("server: {what}"));
     let address: IpAddr = json_str(s.get("address"))
@@ -423,6 +457,8 @@ fn json_server(s: &Json) -> Result<ServerInfo, BootstrapError> {
             let format = k.get("format").and_then(Json::as_str).unwrap_or("");
             if format.eq_ignore_ascii_case("base64") || format.eq_ignore_ascii_case("hex") {
                 decode_binary(format, k.get("value"))?
+            } else if format.eq_ignore_ascii_case("key") {
+                k.get("value").map(jwk_key).transpose()?.unwrap_or_default()
             } else {
                 Bytes::new()
             }
@@ -559,6 +595,83 @@ mod tests {
             read_bootstrap_handles(r#"{"0.GHR/1": [{"index": 7, "type": "URL", "data": "u"}]}"#)
                 .unwrap();
         assert_eq!(map["0.GHR/1"][0].index, 7);
+    }
+
+    /// An RSA HS_PUBKEY blob with Java's leading zero on the modulus: the JWK view drops it,
+    /// so the comparison is on the decoded numbers.
+    fn rsa_blob() -> Bytes {
+        PublicKey::Rsa(RsaKey {
+            options: 0,
+            exponent: Bytes::from_static(&[1, 0, 1]),
+            modulus: Bytes::from_static(&[0xC5, 0x11, 0x7F]),
+            trailer: Bytes::from_static(RSA_TRAILER),
+        })
+        .encode()
+        .unwrap()
+    }
+
+    #[test]
+    fn reads_sites_in_the_rest_api_json_shape() {
+        let mut server = server_record(7, "127.0.0.1".parse().unwrap(), rsa_blob(), 2641, 2642);
+        server.interfaces.push(Interface {
+            kind: InterfaceType::AdminAndQuery,
+            protocol: Protocol::Http,
+            port: 8000,
+        });
+        let site = SiteInfo {
+            data_format_version: 1,
+            protocol_version: ProtocolVersion::V2_10,
+            serial: 15,
+            primary: true,
+            multi_primary: true,
+            primary_mask: 0xC0,
+            hash_option: HashOption::ByHandle,
+            hash_filter: Bytes::new(),
+            attributes: vec![(Bytes::from_static(b"desc"), Bytes::from_static(b"root"))],
+            servers: vec![server],
+        };
+        let other = Site::single("127.0.0.2:9".parse().unwrap())
+            .info
+            .encode()
+            .unwrap();
+        // The values layer's REST view of the site, inside a bootstrap file.
+        let doc = serde_json::json!([{
+            "handle": "0.NA/0.NA",
+            "values": [
+                {"index": 1, "type": "HS_SITE", "data": {"format": "site", "value": site.to_json()}},
+                {"index": 2, "type": "HS_SERV", "data": {"format": "string", "value": "0.GHR/1"}},
+            ],
+        }, {
+            "handle": "0.GHR/1",
+            "values": [{"index": 1, "type": "HS_SITE",
+                "data": {"format": "base64", "value": Base64::encode_string(&other)}}],
+        }]);
+        let map = read_bootstrap_handles(&doc.to_string()).unwrap();
+        let sites = root_sites_from_handles(&map, &Limits::default());
+        assert_eq!(sites.len(), 2);
+        let back = &sites[0].info;
+        assert_eq!(back.servers[0].interfaces, site.servers[0].interfaces);
+        assert_eq!(back.servers[0].address, site.servers[0].address);
+        assert_eq!(back.servers[0].server_id, 7);
+        assert_eq!(
+            back.servers[0]
+                .public_key()
+                .unwrap()
+                .unwrap()
+                .to_rsa()
+                .unwrap(),
+            site.servers[0]
+                .public_key()
+                .unwrap()
+                .unwrap()
+                .to_rsa()
+                .unwrap()
+        );
+        assert_eq!(back.serial, 15);
+        assert!(back.primary && back.multi_primary);
+        assert_eq!(back.protocol_version, ProtocolVersion::V2_10);
+        assert_eq!(back.description().as_deref(), Some("root"));
+        assert_eq!(sites[1].info.servers[0].address.to_string(), "127.0.0.2");
     }
 
     #[test]
