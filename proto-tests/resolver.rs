@@ -4,6 +4,7 @@
 mod cache;
 mod certified;
 mod chain;
+mod cli;
 mod hedge;
 mod loopback;
 mod mock;

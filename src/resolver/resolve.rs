@@ -236,6 +236,26 @@ impl Resolver {
         }
     }
 
+    /// Re-reads the root service information: the HS_SITE / HS_SERV values of `0.NA/0.NA` at
+    /// the current root sites (asked with CT when `certify`, verified with the current root
+    /// keys), which replace the root sites. Returns how many root sites there are now.
+    ///
+    /// With `certify` false this takes the root's keys on trust from its own answer, which is
+    /// how a root given as a bare `HOST:PORT` gets the keys that certified resolution needs.
+    pub async fn refresh_root(&self, certify: bool) -> Result<usize, ResolveError> {
+        let ctx = Ctx::new(super::bootstrap::ROOT_HANDLE);
+        let deadline = self.inner.config.timeout;
+        match tokio::time::timeout(deadline, self.inner.refresh_root(certify, &ctx)).await {
+            Ok(r) => r.map(|()| self.inner.root_sites().len()),
+            Err(_) => Err(ResolveError::Timeout(deadline)),
+        }
+    }
+
+    /// The current root sites.
+    pub fn root_sites(&self) -> Vec<super::sites::Site> {
+        self.inner.root_sites().to_vec()
+    }
+
     /// Forgets every cached answer and service.
     pub fn clear_cache(&self) {
         self.inner.caches.clear();
