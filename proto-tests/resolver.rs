@@ -8,5 +8,6 @@ mod cli;
 mod hedge;
 mod loopback;
 mod mock;
+mod referrals;
 mod replay;
 mod world;

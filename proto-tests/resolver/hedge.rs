@@ -197,3 +197,62 @@ async fn slow_sites_are_avoided_once_measured() {
     }
     assert!(fast >= 16, "fast site chosen {fast}/20 times");
 }
+
+#[tokio::test(start_paused = true)]
+async fn resolve_many_yields_in_completion_order_within_its_concurrency() {
+    let w = World::new(None);
+    let r = w.builder().server(addr(10)).build().unwrap();
+    let store = w.store.clone();
+    w.net.serve(
+        addr(10),
+        Arc::new(move |req, kind| {
+            // "20.500.1/d<ms>" answers after <ms> milliseconds.
+            let h = super::mock::handle_of(req);
+            let ms: u64 = h
+                .rsplit('d')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            match store_server(store.clone(), None, None)(req, kind) {
+                Reply::Answer(m) => Reply::After(Duration::from_millis(ms), m),
+                other => other,
+            }
+        }),
+    );
+    let ids = ["20.500.1/d300", "20.500.1/d100", "20.500.1/d200"];
+    for h in ids {
+        w.store.insert(h, urls(h, 1));
+    }
+    use futures::StreamExt;
+    let t0 = Instant::now();
+    let out: Vec<&str> = r
+        .resolve_many(ids, 3)
+        .map(|(id, res)| {
+            res.unwrap();
+            id
+        })
+        .collect()
+        .await;
+    assert_eq!(out, ["20.500.1/d100", "20.500.1/d200", "20.500.1/d300"]);
+    assert_eq!(t0.elapsed(), Duration::from_millis(300));
+    r.clear_cache();
+    let out: Vec<&str> = r.resolve_many(ids, 1).map(|(id, _)| id).collect().await;
+    assert_eq!(out, ids);
+}
+
+#[tokio::test(start_paused = true)]
+async fn query_sends_one_request_and_returns_the_raw_answer() {
+    use handle_resolver::wire::{Message, ResponseCode};
+    let w = World::new(None);
+    w.store.insert("20.500.1/q", urls("20.500.1/q", 2));
+    w.net
+        .serve(addr(10), store_server(w.store.clone(), None, None));
+    let r = w.resolver();
+    let req = Message::resolution_request("20.500.1/q", vec![], vec![], 42, 0);
+    let answer = r.query(addr(10), &req).await.unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::Success);
+    assert_eq!(w.net.total(), 1);
+    let missing = Message::resolution_request("20.500.1/none", vec![], vec![], 43, 0);
+    let answer = r.query(addr(10), &missing).await.unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::HandleNotFound);
+}

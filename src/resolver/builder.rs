@@ -14,9 +14,10 @@ use crate::transport::{Exchange, ExchangeOptions, NetTransport};
 use crate::wire::{Limits, SiteInfo};
 
 use super::bootstrap::{
-    builtin_root_sites, read_bootstrap_handles, read_root_info, root_sites_from_handles,
-    root_sites_from_values, BootstrapError,
+    builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
+    BootstrapError,
 };
+use super::bootstrap_json::read_bootstrap_handles;
 use super::cache::{CacheConfig, Caches};
 use super::clock::{Clock, SystemClock};
 use super::error::ResolveError;

@@ -17,7 +17,8 @@
 //! Layout:
 //! - [`builder`]: [`ResolverBuilder`] (every option); [`resolve`]: [`Resolver`] and its entry
 //!   points, the cache around them, HS_ALIAS following;
-//! - [`bootstrap`]: built-in root sites, `root_info` and `bootstrap_handles` readers;
+//! - [`bootstrap`]: built-in root sites and the `root_info` reader; [`bootstrap_json`]: the
+//!   `bootstrap_handles` reader;
 //! - [`service`]: service lookup (`0.NA/<prefix>`, HS_SERV chains, referral bodies);
 //! - [`procedure`]: hedged asks, referrals, root refresh; [`attempt`]: one site, UDP → TCP,
 //!   answer checks (expiry, digest, signature);
@@ -27,6 +28,7 @@
 
 pub mod attempt;
 pub mod bootstrap;
+pub mod bootstrap_json;
 pub mod builder;
 pub mod cache;
 pub mod clock;
@@ -43,9 +45,10 @@ pub mod state;
 pub mod target;
 
 pub use bootstrap::{
-    builtin_root_sites, read_bootstrap_handles, read_root_info, root_sites_from_handles,
-    root_sites_from_values, BootstrapError, ROOT_HANDLE,
+    builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
+    BootstrapError, ROOT_HANDLE,
 };
+pub use bootstrap_json::read_bootstrap_handles;
 pub use builder::ResolverBuilder;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
