@@ -223,3 +223,46 @@ async fn ten_thousand_concurrent_resolutions_leave_nothing_pending() {
     assert_eq!(transport.pending_count(), 0);
     assert_eq!(transport.reassembly_bytes(), 0);
 }
+
+#[tokio::test]
+async fn roots_from_root_info_and_bootstrap_handles_files() {
+    let net = network().await;
+    let h = "20.500.1/from-file";
+    net.insert(h, many_values(h));
+    let dir = std::env::temp_dir().join(format!("handle-resolver-roots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // root_info: int4 totalLen (everything after it) ‖ int4 count ‖ values.
+    let mut values = bytes::BytesMut::new();
+    handle_resolver::wire::value::encode_values(&mut values, "values", &net.root_values()).unwrap();
+    let mut root_info = (values.len() as u32).to_be_bytes().to_vec();
+    root_info.extend_from_slice(&values);
+    std::fs::write(dir.join("root_info"), root_info).unwrap();
+    // bootstrap_handles: the root's HS_SITE in the REST API shape.
+    let doc = serde_json::json!([{
+        "handle": "0.NA/0.NA",
+        "values": [{"index": 1, "type": "HS_SITE",
+            "data": {"format": "site", "value": net.root_site().to_json()}}],
+    }]);
+    std::fs::write(dir.join("bootstrap_handles"), doc.to_string()).unwrap();
+    let transport = NetTransport::new();
+    for builder in [
+        Resolver::builder().root_info_file(dir.join("root_info")),
+        Resolver::builder().bootstrap_handles_file(dir.join("bootstrap_handles")),
+    ] {
+        let r = builder
+            .exchange(Arc::new(transport.clone()))
+            .certify(true)
+            .build()
+            .unwrap();
+        let rec = r.resolve(h).await.unwrap();
+        assert_eq!(rec.values, many_values(h));
+        // The root's key came with the file, so the whole chain was verified.
+        assert!(rec.source.certified);
+    }
+    let missing = Resolver::builder()
+        .root_info_file(dir.join("nope"))
+        .build()
+        .unwrap_err();
+    assert!(missing.is_input_error(), "{missing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
