@@ -117,13 +117,14 @@ pub fn encode_with_request_id(request: &Message, request_id: u32) -> Result<Byte
     if request.envelope.request_id == request_id {
         return Ok(encoded);
     }
-    let mut buf = BytesMut::from(&encoded[..]);
+    // `encoded` is the only handle on its buffer, so this takes it over without a copy.
+    let mut buf = BytesMut::from(encoded);
     // Envelope bytes 8..12 hold the request id (PROTOCOL.md §2.1); an encoded message always
     // has its 20-byte envelope, so the slot exists.
     let Some(slot) = buf.get_mut(8..12) else {
         return Err(TransportError::Encode(crate::wire::EncodeError::TooLong {
             field: "envelope",
-            len: encoded.len(),
+            len: buf.len(),
         }));
     };
     slot.copy_from_slice(&request_id.to_be_bytes());
