@@ -21,6 +21,20 @@ use super::reader::Reader;
 use super::writer::wire_len;
 
 /// One protocol message.
+///
+/// ```
+/// use handle_resolver::wire::{Body, Limits, Message};
+///
+/// // PROTOCOL.md §12: resolve every value of 0.NA/10.1045.
+/// let request = Message::resolution_request("0.NA/10.1045", vec![], vec![], 0x1234_5678, 1_700_000_000);
+/// let bytes = request.encode()?;
+/// assert_eq!(bytes.len(), 20 + 52); // envelope + header, body and credential length
+///
+/// let back = Message::decode(bytes, &Limits::default())?;
+/// assert_eq!(back.request_id(), 0x1234_5678);
+/// assert!(matches!(back.body, Body::ResolutionRequest(ref r) if &r.handle[..] == b"0.NA/10.1045"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// The envelope (for a reassembled UDP message: fragment 0's).
