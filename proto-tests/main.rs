@@ -1,4 +1,6 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
+mod conformance;
+mod support;
 #[cfg(feature = "testing")]
 mod transport;
