@@ -410,6 +410,14 @@ fn patched(answer: &Bytes, at: usize, value: u32) -> Bytes {
     b.freeze()
 }
 
+/// The request id of an encoded message (envelope bytes 8..12), 0 if too short.
+fn request_id_of(encoded: &[u8]) -> u32 {
+    encoded
+        .get(8..12)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(0, u32::from_be_bytes)
+}
+
 /// Another request id than `id`, never 0 or 0xFFFFFFFF.
 fn other_id(id: u32) -> u32 {
     match id ^ 0x5A5A_5A5A {
@@ -433,9 +441,7 @@ async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults)
     if f.garbage {
         send(Bytes::from(state.faults.garbage(40)), udp.clone()).await;
     }
-    let id = answer
-        .get(8..12)
-        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let id = request_id_of(&answer);
     if f.wrong_request_id {
         for d in datagrams(&patched(&answer, 8, other_id(id))) {
             send(d, udp.clone()).await;
@@ -531,9 +537,7 @@ async fn tcp_connection(state: Arc<State>, mut stream: TcpStream) {
         if !f.delay.is_zero() {
             tokio::time::sleep(f.delay).await;
         }
-        let id = answer
-            .get(8..12)
-            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let id = request_id_of(&answer);
         if f.garbage {
             answer = Bytes::from(state.faults.garbage(64));
         } else if f.wrong_request_id {

@@ -207,6 +207,9 @@ impl NetTransportBuilder {
 /// from the address the request was sent to; multi-datagram answers are reassembled per
 /// request (fragments of earlier transmissions count). Cheap to clone (shared state).
 ///
+/// Use one `NetTransport` per tokio runtime: its UDP sockets and receive tasks belong to the
+/// runtime of their first exchange and stop with it.
+///
 /// ```no_run
 /// use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
 /// use handle_resolver::wire::Message;
