@@ -49,6 +49,8 @@ pub struct TestServerConfig {
     pub limits: Limits,
     /// Port to bind UDP and TCP to; 0 (default) = a free port.
     pub port: u16,
+    /// Loopback address to bind to: 127.0.0.1 (default) or `::1`.
+    pub ip: IpAddr,
 }
 
 impl TestServerConfig {
@@ -67,6 +69,7 @@ impl TestServerConfig {
             description: "handle-resolver test server".into(),
             limits: Limits::default(),
             port: 0,
+            ip: LOOPBACK,
         }
     }
 }
@@ -93,7 +96,8 @@ struct State {
     tcp_requests: AtomicU64,
 }
 
-/// One test server: UDP and TCP on `127.0.0.1:<port>` (the same port for both). Dropping
+/// One test server: UDP and TCP on `127.0.0.1:<port>` (or `[::1]:<port>`; the same port for
+/// both). Dropping
 /// it stops every task.
 pub struct TestServer {
     state: Arc<State>,
@@ -120,16 +124,22 @@ impl TestServer {
     /// Binds UDP and TCP on one free 127.0.0.1 port and starts serving on the current tokio
     /// runtime (any flavour; on a multi-thread runtime the UDP workers run in parallel).
     pub async fn start(config: TestServerConfig) -> std::io::Result<TestServer> {
+        if !config.ip.is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the test server only binds loopback addresses",
+            ));
+        }
         let (udp, tcp) = if config.port == 0 {
-            bind_pair().await?
+            bind_pair(config.ip).await?
         } else {
             (
-                UdpSocket::bind((Ipv4Addr::LOCALHOST, config.port)).await?,
-                TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?,
+                UdpSocket::bind((config.ip, config.port)).await?,
+                TcpListener::bind((config.ip, config.port)).await?,
             )
         };
         let addr = udp.local_addr()?;
-        let spoof = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let spoof = UdpSocket::bind((config.ip, 0)).await?;
         let mut server = ServerInfo::new(config.server_id, addr.ip());
         server.public_key = config.key.hs_pubkey();
         server.interfaces = interfaces(addr.port());
@@ -289,12 +299,12 @@ pub fn interfaces(port: u16) -> Vec<Interface> {
 }
 
 /// A UDP socket and a TCP listener on the same free loopback port.
-async fn bind_pair() -> std::io::Result<(UdpSocket, TcpListener)> {
+async fn bind_pair(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
     let mut last = None;
     for _ in 0..64 {
-        let udp = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let udp = UdpSocket::bind((ip, 0)).await?;
         let port = udp.local_addr()?.port();
-        match TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await {
+        match TcpListener::bind((ip, port)).await {
             Ok(tcp) => return Ok((udp, tcp)),
             Err(e) => last = Some(e),
         }
