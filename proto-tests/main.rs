@@ -4,3 +4,4 @@ mod conformance;
 mod support;
 #[cfg(feature = "testing")]
 mod transport;
+mod values;

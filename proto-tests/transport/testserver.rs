@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use handle_resolver::testing::key::signed_data;
 use handle_resolver::testing::{
     Referral, Store, StoreFile, TestNetwork, TestServer, TestServerConfig,
 };
 use handle_resolver::transport::{Exchange, NetTransport, TransportKind};
+use handle_resolver::wire::signature::{signed_data, verify_message};
 use handle_resolver::wire::{
     Body, GetSiteInfoRequest, HandleValue, Limits, Message, OpCode, OpFlags, Permissions, Protocol,
     PublicKey, ReferralBody, ResponseCode, SiteInfo,
@@ -165,6 +165,9 @@ async fn certified_answer_is_signed_with_the_server_key() {
             &cred.signature,
         )
         .unwrap();
+        // The library's own check agrees, with the key from the server's HS_SITE.
+        let site_key = server.site_info().servers[0].public_key().unwrap().unwrap();
+        verify_message(&answer, &site_key).unwrap();
         // One changed byte of the signed region and it no longer verifies.
         let mut bad = data.clone();
         *bad.last_mut().unwrap() ^= 1;

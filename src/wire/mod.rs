@@ -10,7 +10,8 @@
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
-//!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc).
+//!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
+//! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks.
 
 pub mod admin;
 pub mod body;
@@ -27,6 +28,7 @@ pub mod loc;
 pub mod message;
 pub mod pubkey;
 pub mod reader;
+pub mod signature;
 pub mod site;
 pub mod typed;
 pub mod value;
@@ -52,6 +54,7 @@ pub use loc::{LocError, Location, Locations};
 pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
+pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm, SignatureError};
 pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
 pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};

@@ -41,7 +41,7 @@ pub struct DsaKey {
     pub y: Bytes,
 }
 
-/// An RSA public key: `e ‖ n` on the wire.
+/// An RSA public key: `e ‖ n ‖ trailer` on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RsaKey {
     /// The reserved options field (0).
@@ -50,7 +50,13 @@ pub struct RsaKey {
     pub exponent: Bytes,
     /// Modulus n.
     pub modulus: Bytes,
+    /// Whatever follows the modulus, kept as is. The reference library writes an empty byte
+    /// array there ([`RSA_TRAILER`]); the field is not in PROTOCOL.md §7.5.
+    pub trailer: Bytes,
 }
+
+/// What the reference library writes after an RSA modulus: an empty byte array.
+pub const RSA_TRAILER: &[u8] = &[0, 0, 0, 0];
 
 /// A public key from an HS_PUBKEY value or a server record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,6 +145,7 @@ impl PublicKey {
                 options,
                 exponent: field("pubkey.rsa.e")?,
                 modulus: field("pubkey.rsa.n")?,
+                trailer: r.rest(),
             })
         } else if key_type.as_ref() == DH_PUB_KEY {
             PublicKey::Dh {
@@ -163,7 +170,14 @@ impl PublicKey {
         let mut out = BytesMut::new();
         let (key_type, options, fields): (&[u8], u16, Vec<&Bytes>) = match self {
             PublicKey::Dsa(k) => (DSA_PUB_KEY, k.options, vec![&k.q, &k.p, &k.g, &k.y]),
-            PublicKey::Rsa(k) => (RSA_PUB_KEY, k.options, vec![&k.exponent, &k.modulus]),
+            PublicKey::Rsa(k) => {
+                put_bytes(&mut out, "pubkey.type", RSA_PUB_KEY)?;
+                out.put_u16(k.options);
+                put_bytes(&mut out, "pubkey.rsa.e", &k.exponent)?;
+                put_bytes(&mut out, "pubkey.rsa.n", &k.modulus)?;
+                out.put_slice(&k.trailer);
+                return Ok(out.freeze());
+            }
             PublicKey::Dh { options, y, p, g } => (DH_PUB_KEY, *options, vec![y, p, g]),
             PublicKey::Other {
                 key_type,
@@ -216,8 +230,8 @@ impl PublicKey {
             .map_err(|_| KeyError::Invalid("RSA"))
     }
 
-    /// Builds an RSA key from a RustCrypto key, the magnitudes written as the reference
-    /// library writes them (with a leading zero byte when the top bit is set).
+    /// Builds an RSA key from a RustCrypto key, written as the reference library writes it
+    /// (a leading zero byte when a magnitude's top bit is set, the empty trailer).
     pub fn from_rsa(key: &rsa::RsaPublicKey) -> PublicKey {
         use rsa::traits::PublicKeyParts;
         let java = |b: Vec<u8>| {
@@ -232,6 +246,7 @@ impl PublicKey {
             options: 0,
             exponent: java(key.e().to_bytes_be()),
             modulus: java(key.n().to_bytes_be()),
+            trailer: Bytes::from_static(RSA_TRAILER),
         })
     }
 
@@ -260,12 +275,25 @@ mod tests {
     use super::*;
 
     /// A tiny RSA blob: type "RSA_PUB_KEY" (int4 11 + 11 bytes), options 0 (2 bytes),
-    /// e = 0x010001 (int4 3 + 3 bytes), n = 0x00C5 (int4 2 + 2 bytes, Java's leading zero).
+    /// e = 0x010001 (int4 3 + 3 bytes), n = 0x00C5 (int4 2 + 2 bytes, Java's leading zero),
+    /// then the reference library's empty trailing byte array (int4 0).
     const TINY_RSA: &[u8] = &[
         0, 0, 0, 11, b'R', b'S', b'A', b'_', b'P', b'U', b'B', b'_', b'K', b'E', b'Y', // type
         0, 0, // options
         0, 0, 0, 3, 1, 0, 1, // e
         0, 0, 0, 2, 0x00, 0xC5, // n
+        0, 0, 0, 0, // trailer
+    ];
+
+    /// A tiny DSA blob: type "DSA_PUB_KEY" (int4 11 + 11 bytes), options 0, then q, p, g, y
+    /// as one-byte arrays 5, 11, 3, 4.
+    const TINY_DSA: &[u8] = &[
+        0, 0, 0, 11, b'D', b'S', b'A', b'_', b'P', b'U', b'B', b'_', b'K', b'E', b'Y', // type
+        0, 0, // options
+        0, 0, 0, 1, 5, // q
+        0, 0, 0, 1, 11, // p
+        0, 0, 0, 1, 3, // g
+        0, 0, 0, 1, 4, // y
     ];
 
     #[test]
@@ -276,6 +304,7 @@ mod tests {
         };
         assert_eq!(r.exponent.as_ref(), &[1, 0, 1]);
         assert_eq!(r.modulus.as_ref(), &[0, 0xC5]);
+        assert_eq!(r.trailer.as_ref(), RSA_TRAILER);
         assert_eq!(k.encode().unwrap().as_ref(), TINY_RSA);
         // A 8-bit modulus is not a usable RSA key.
         assert!(k.to_rsa().is_err());
@@ -284,10 +313,17 @@ mod tests {
 
     #[test]
     fn rejects_trailing_bytes_and_truncation() {
-        let mut long = TINY_RSA.to_vec();
+        let k = PublicKey::decode(TINY_DSA).unwrap();
+        assert!(matches!(&k, PublicKey::Dsa(d) if d.p.as_ref() == [11] && d.y.as_ref() == [4]));
+        assert_eq!(k.encode().unwrap().as_ref(), TINY_DSA);
+        let mut long = TINY_DSA.to_vec();
         long.push(0);
         assert_eq!(PublicKey::decode(&long).unwrap_err().field, "pubkey");
-        for cut in 0..TINY_RSA.len() {
+        for cut in 0..TINY_DSA.len() {
+            assert!(PublicKey::decode(&TINY_DSA[..cut]).is_err(), "cut at {cut}");
+        }
+        // RSA stops being decodable only before the end of the modulus.
+        for cut in 0..TINY_RSA.len() - 4 {
             assert!(PublicKey::decode(&TINY_RSA[..cut]).is_err(), "cut at {cut}");
         }
     }
