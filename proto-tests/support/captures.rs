@@ -127,7 +127,7 @@ fn load(set: &'static str, dir: &Path) -> Scenario {
     names.sort();
     let mut messages = Vec::new();
     // UDP: group by (direction, client port, request id), in file order.
-    let mut udp: Vec<(Direction, String, Vec<u8>, Vec<String>, Vec<Bytes>)> = Vec::new();
+    let mut udp: Vec<UdpGroup> = Vec::new();
     for name in &names {
         let data = Bytes::from(std::fs::read(dir.join(name)).unwrap());
         if name.starts_with("tcp") {
@@ -147,22 +147,28 @@ fn load(set: &'static str, dir: &Path) -> Scenario {
             let id = data.get(8..12).unwrap_or(&data[..]).to_vec();
             match udp
                 .iter_mut()
-                .find(|g| g.0 == direction && g.1 == port && g.2 == id)
+                .find(|g| g.direction == direction && g.port == port && g.request_id == id)
             {
                 Some(g) => {
-                    g.3.push(name.clone());
-                    g.4.push(data);
+                    g.files.push(name.clone());
+                    g.datagrams.push(data);
                 }
-                None => udp.push((direction, port, id, vec![name.clone()], vec![data])),
+                None => udp.push(UdpGroup {
+                    direction,
+                    port,
+                    request_id: id,
+                    files: vec![name.clone()],
+                    datagrams: vec![data],
+                }),
             }
         }
     }
-    for (direction, _, _, files, datagrams) in udp {
+    for g in udp {
         messages.push(Captured {
-            label: files.join(","),
-            direction,
+            label: g.files.join(","),
+            direction: g.direction,
             transport: Transport::Udp,
-            datagrams,
+            datagrams: g.datagrams,
         });
     }
     Scenario {
@@ -172,6 +178,15 @@ fn load(set: &'static str, dir: &Path) -> Scenario {
         decoded,
         messages,
     }
+}
+
+/// Datagrams of one UDP message while grouping.
+struct UdpGroup {
+    direction: Direction,
+    port: String,
+    request_id: Vec<u8>,
+    files: Vec<String>,
+    datagrams: Vec<Bytes>,
 }
 
 fn split_stream(name: &str, direction: Direction, data: Bytes) -> Vec<Captured> {

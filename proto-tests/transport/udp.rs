@@ -275,3 +275,34 @@ async fn udp_in_flight_cap_gives_busy() {
     assert_eq!(rc.unwrap_err(), TransportError::Busy);
     assert_eq!(t.pending_count(), 0);
 }
+
+#[tokio::test]
+async fn ipv6_loopback_uses_its_own_socket() {
+    let mut c = handle_resolver::testing::TestServerConfig::new(super::store());
+    c.ip = "::1".parse().unwrap();
+    let server = match handle_resolver::testing::TestServer::start(c).await {
+        Ok(s) => s,
+        Err(e) => {
+            // Hosts without IPv6 loopback cannot run this test.
+            eprintln!("skipped: cannot bind [::1]: {e}");
+            return;
+        }
+    };
+    assert!(server.addr().is_ipv6());
+    let t = NetTransport::new();
+    for kind in [TransportKind::Udp, TransportKind::Tcp] {
+        let answer = t
+            .exchange(
+                server.addr(),
+                kind,
+                &request("20.500.1/large"),
+                &options(&[2000]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer_values(&answer).len(), 40);
+    }
+    assert!(t.udp_local_addr(server.addr()).unwrap().is_ipv6());
+    assert!(t.udp_local_addr("127.0.0.1:1".parse().unwrap()).is_none());
+    assert_eq!(t.pending_count(), 0);
+}

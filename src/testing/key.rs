@@ -10,9 +10,8 @@ use rsa::{Pkcs1v15Sign, RsaPrivateKey, RsaPublicKey};
 use sha2::{Digest, Sha256};
 
 use crate::wire::credential::HS_SIGNED;
-use crate::wire::{
-    Credential, EncodeError, Envelope, ProtocolVersion, PublicKey, Reader, ENVELOPE_LEN,
-};
+use crate::wire::signature::signed_data;
+use crate::wire::{Credential, EncodeError, Envelope, PublicKey, Reader, ENVELOPE_LEN};
 
 /// The embedded test key, PKCS#1 DER.
 pub const TEST_KEY_DER: &[u8] = include_bytes!(concat!(
@@ -75,37 +74,11 @@ impl TestKey {
     }
 }
 
-/// The bytes a signature of a message of version `v` covers (PROTOCOL.md §9.2): for v ≥ 2.7
-/// a prefix of versions (the suggested one too from 2.8), session id, request id and the
-/// signer index (session counter, 0 here), then header ‖ body; before 2.7 header ‖ body
-/// alone (the 2.6 prefix bug is not reproduced).
-pub fn signed_data(
-    version: ProtocolVersion,
-    suggested: ProtocolVersion,
-    session_id: u32,
-    request_id: u32,
-    session_counter: u32,
-    header_and_body: &[u8],
-) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + header_and_body.len());
-    if version.at_least(2, 7) {
-        out.push(version.major);
-        out.push(version.minor);
-        if version.at_least(2, 8) {
-            out.push(suggested.major);
-            out.push(suggested.minor);
-        }
-        out.extend_from_slice(&session_id.to_be_bytes());
-        out.extend_from_slice(&request_id.to_be_bytes());
-        out.extend_from_slice(&session_counter.to_be_bytes());
-    }
-    out.extend_from_slice(header_and_body);
-    out
-}
-
 /// Signs an encoded unsigned message in place: `buf` is envelope ‖ header ‖ body ‖
 /// `00 00 00 00`; the credential length is replaced by an HS_SIGNED / SHA-256 credential
-/// and the envelope's `MessageLength` is updated.
+/// over the bytes of PROTOCOL.md §9.2 for the message's version (`wire::signed_data`: for
+/// 2.11, a 16-byte prefix ‖ header ‖ body; signer index 0), and the envelope's
+/// `MessageLength` is updated.
 pub(crate) fn sign_encoded(buf: &mut BytesMut, key: &TestKey) -> Result<(), SignError> {
     let len = buf.len();
     let (Some(env), Some(hb)) = (

@@ -87,6 +87,13 @@ impl Responder<'_> {
                         self.success(request, &r.handle, &stored.public_encoded, out)
                     }
                     Lookup::Selected(encoded) => self.success(request, &r.handle, &encoded, out),
+                    Lookup::Raw(answer) => {
+                        out.put_slice(&answer);
+                        patch_u32(out, 8, request.envelope.request_id);
+                        patch_u32(out, ENVELOPE_LEN + 16, request.header.expiration);
+                        // A recorded answer keeps its own credential: no re-signing.
+                        return;
+                    }
                 }
             }
             (OpCode::GetSiteInfo, _) => self.generic(
@@ -146,6 +153,13 @@ impl Responder<'_> {
             Ok(b) => out.put_slice(&b),
             Err(e) => tracing::debug!(error = %e, "answer does not encode"),
         }
+    }
+}
+
+/// Writes `v` at `at` when the buffer is long enough.
+fn patch_u32(out: &mut BytesMut, at: usize, v: u32) {
+    if let Some(slot) = out.get_mut(at..at + 4) {
+        slot.copy_from_slice(&v.to_be_bytes());
     }
 }
 

@@ -49,6 +49,8 @@ pub struct TestServerConfig {
     pub limits: Limits,
     /// Port to bind UDP and TCP to; 0 (default) = a free port.
     pub port: u16,
+    /// Loopback address to bind to: 127.0.0.1 (default) or `::1`.
+    pub ip: IpAddr,
 }
 
 impl TestServerConfig {
@@ -67,6 +69,7 @@ impl TestServerConfig {
             description: "handle-resolver test server".into(),
             limits: Limits::default(),
             port: 0,
+            ip: LOOPBACK,
         }
     }
 }
@@ -93,7 +96,8 @@ struct State {
     tcp_requests: AtomicU64,
 }
 
-/// One test server: UDP and TCP on `127.0.0.1:<port>` (the same port for both). Dropping
+/// One test server: UDP and TCP on `127.0.0.1:<port>` (or `[::1]:<port>`; the same port for
+/// both). Dropping
 /// it stops every task.
 pub struct TestServer {
     state: Arc<State>,
@@ -120,16 +124,22 @@ impl TestServer {
     /// Binds UDP and TCP on one free 127.0.0.1 port and starts serving on the current tokio
     /// runtime (any flavour; on a multi-thread runtime the UDP workers run in parallel).
     pub async fn start(config: TestServerConfig) -> std::io::Result<TestServer> {
+        if !config.ip.is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the test server only binds loopback addresses",
+            ));
+        }
         let (udp, tcp) = if config.port == 0 {
-            bind_pair().await?
+            bind_pair(config.ip).await?
         } else {
             (
-                UdpSocket::bind((Ipv4Addr::LOCALHOST, config.port)).await?,
-                TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?,
+                UdpSocket::bind((config.ip, config.port)).await?,
+                TcpListener::bind((config.ip, config.port)).await?,
             )
         };
         let addr = udp.local_addr()?;
-        let spoof = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let spoof = UdpSocket::bind((config.ip, 0)).await?;
         let mut server = ServerInfo::new(config.server_id, addr.ip());
         server.public_key = config.key.hs_pubkey();
         server.interfaces = interfaces(addr.port());
@@ -289,12 +299,12 @@ pub fn interfaces(port: u16) -> Vec<Interface> {
 }
 
 /// A UDP socket and a TCP listener on the same free loopback port.
-async fn bind_pair() -> std::io::Result<(UdpSocket, TcpListener)> {
+async fn bind_pair(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
     let mut last = None;
     for _ in 0..64 {
-        let udp = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let udp = UdpSocket::bind((ip, 0)).await?;
         let port = udp.local_addr()?.port();
-        match TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await {
+        match TcpListener::bind((ip, port)).await {
             Ok(tcp) => return Ok((udp, tcp)),
             Err(e) => last = Some(e),
         }
@@ -410,6 +420,14 @@ fn patched(answer: &Bytes, at: usize, value: u32) -> Bytes {
     b.freeze()
 }
 
+/// The request id of an encoded message (envelope bytes 8..12), 0 if too short.
+fn request_id_of(encoded: &[u8]) -> u32 {
+    encoded
+        .get(8..12)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(0, u32::from_be_bytes)
+}
+
 /// Another request id than `id`, never 0 or 0xFFFFFFFF.
 fn other_id(id: u32) -> u32 {
     match id ^ 0x5A5A_5A5A {
@@ -433,9 +451,7 @@ async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults)
     if f.garbage {
         send(Bytes::from(state.faults.garbage(40)), udp.clone()).await;
     }
-    let id = answer
-        .get(8..12)
-        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let id = request_id_of(&answer);
     if f.wrong_request_id {
         for d in datagrams(&patched(&answer, 8, other_id(id))) {
             send(d, udp.clone()).await;
@@ -531,9 +547,7 @@ async fn tcp_connection(state: Arc<State>, mut stream: TcpStream) {
         if !f.delay.is_zero() {
             tokio::time::sleep(f.delay).await;
         }
-        let id = answer
-            .get(8..12)
-            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let id = request_id_of(&answer);
         if f.garbage {
             answer = Bytes::from(state.faults.garbage(64));
         } else if f.wrong_request_id {

@@ -51,12 +51,16 @@ pub enum Lookup {
     AllPublic(Arc<StoredHandle>),
     /// 1: a filtered selection, encoded for this query (`int4 count ‖ values`).
     Selected(Bytes),
+    /// A recorded answer (envelope ‖ message) sent back as is, with the request id and
+    /// expiration of the request patched in.
+    Raw(Bytes),
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     handles: HashMap<Bytes, Arc<StoredHandle>>,
     referrals: HashMap<Bytes, Referral>,
+    raw: HashMap<Bytes, Bytes>,
     homed: HashSet<Bytes>,
 }
 
@@ -133,6 +137,17 @@ impl Store {
         self.write().referrals.insert(key, referral);
     }
 
+    /// Answers every resolution of `handle` (whatever its filters) with `answer`, a whole
+    /// recorded answer (envelope ‖ message, UDP fragments reassembled), e.g. from
+    /// `fixtures/reference/captures`. The server patches in the request's request id
+    /// (envelope bytes 8..12) and expiration (header offset 16) and sends the rest unchanged;
+    /// a recorded signature therefore no longer verifies (it covers the request id). Checked
+    /// before everything else, homed prefixes included.
+    pub fn insert_raw_answer(&self, handle: impl AsRef<[u8]>, answer: Bytes) {
+        let key = self.normalize(handle.as_ref());
+        self.write().raw.insert(key, answer);
+    }
+
     /// Homes `prefix` (e.g. `20.500.1`, `0.NA`): from then on only homed prefixes are served.
     pub fn home_prefix(&self, prefix: impl AsRef<[u8]>) {
         let mut p = prefix.as_ref().to_vec();
@@ -177,6 +192,9 @@ impl Store {
             &heap
         };
         let inner = self.read();
+        if let Some(raw) = inner.raw.get(key) {
+            return Lookup::Raw(raw.clone());
+        }
         if !inner.homed.is_empty() {
             let prefix = prefix_of(key);
             if !inner.homed.contains(prefix) {

@@ -117,13 +117,14 @@ pub fn encode_with_request_id(request: &Message, request_id: u32) -> Result<Byte
     if request.envelope.request_id == request_id {
         return Ok(encoded);
     }
-    let mut buf = BytesMut::from(&encoded[..]);
+    // `encoded` is the only handle on its buffer, so this takes it over without a copy.
+    let mut buf = BytesMut::from(encoded);
     // Envelope bytes 8..12 hold the request id (PROTOCOL.md §2.1); an encoded message always
     // has its 20-byte envelope, so the slot exists.
     let Some(slot) = buf.get_mut(8..12) else {
         return Err(TransportError::Encode(crate::wire::EncodeError::TooLong {
             field: "envelope",
-            len: encoded.len(),
+            len: buf.len(),
         }));
     };
     slot.copy_from_slice(&request_id.to_be_bytes());
@@ -205,6 +206,9 @@ impl NetTransportBuilder {
 /// retransmission resends every fragment with the same request id; an answer is accepted only
 /// from the address the request was sent to; multi-datagram answers are reassembled per
 /// request (fragments of earlier transmissions count). Cheap to clone (shared state).
+///
+/// Use one `NetTransport` per tokio runtime: its UDP sockets and receive tasks belong to the
+/// runtime of their first exchange and stop with it.
 ///
 /// ```no_run
 /// use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};

@@ -5,13 +5,16 @@
 //!   [`TransportKind`], and [`NetTransport`], the real transport;
 //! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
 //! - `tcp`: one framed connection per request;
+//! - [`codec`]: tokio-util codecs over the wire codec (TCP frames, UDP datagrams);
 //! - [`error`]: the error type, [`TransportError`].
 
+pub mod codec;
 pub mod error;
 pub mod exchange;
 mod tcp;
 mod udp;
 
+pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
 pub use exchange::{
     encode_with_request_id, random_request_id, Exchange, ExchangeOptions, NetTransport,

@@ -5,17 +5,16 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use futures::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio_util::codec::{Decoder, Encoder, Framed};
 use tracing::debug;
 
+use super::codec::{CodecError, HandleCodec};
 use super::error::TransportError;
 use super::exchange::{encode_with_request_id, random_request_id, ExchangeOptions};
-use crate::wire::{
-    DecodeError, DecodeErrorKind, EncodeError, Envelope, Limits, Message, Reader, ENVELOPE_LEN,
-};
+use crate::wire::Message;
 
 /// One TCP exchange: connect, write the request, read one answer, close.
 pub(crate) async fn exchange(
@@ -41,7 +40,7 @@ pub(crate) async fn exchange(
     // The request goes out in one write; no reason to wait for more.
     stream.set_nodelay(true)?;
     let connected = Instant::now();
-    let mut framed = Framed::new(stream, HandleCodec::new(options.limits));
+    let mut framed = Framed::new(stream, AnswerCodec(HandleCodec::new(options.limits)));
     let answer = tokio::time::timeout(options.tcp_read_timeout, async {
         framed.send(encoded).await.map_err(codec_error)?;
         match framed.next().await {
@@ -81,100 +80,57 @@ pub(crate) async fn exchange(
     Ok(answer)
 }
 
-fn codec_error(e: CodecError) -> TransportError {
+fn codec_error(e: AnswerError) -> TransportError {
     match e {
-        CodecError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            TransportError::Closed
+        AnswerError::Truncated => TransportError::Closed,
+        AnswerError::Codec(CodecError::Io(e)) => e.into(),
+        AnswerError::Codec(CodecError::Decode(e)) => TransportError::Decode(e),
+        AnswerError::Codec(CodecError::Encode(e)) => TransportError::Encode(e),
+        AnswerError::Codec(e @ CodecError::DatagramTooLarge { .. }) => {
+            TransportError::Io(std::io::ErrorKind::InvalidData, e.to_string())
         }
-        CodecError::Io(e) => e.into(),
-        CodecError::Decode(e) => TransportError::Decode(e),
-        CodecError::Encode(e) => TransportError::Encode(e),
     }
 }
 
-// TODO(transport): switch to the wire helper's `HandleCodec` once it lands.
-/// Frames answers: 20-byte envelope, then exactly `MessageLength` bytes, capped by the limits
-/// before anything is buffered.
-#[derive(Debug)]
-struct HandleCodec {
-    limits: Limits,
+/// [`HandleCodec`] with a typed end of stream: the peer closing in the middle of a frame is
+/// [`AnswerError::Truncated`] (tokio-util's default is an untyped `io::Error`).
+struct AnswerCodec(HandleCodec);
+
+enum AnswerError {
+    Truncated,
+    Codec(CodecError),
 }
 
-impl HandleCodec {
-    fn new(limits: Limits) -> Self {
-        Self { limits }
-    }
-}
-
-/// Errors of the framing.
-#[derive(Debug)]
-enum CodecError {
-    Io(std::io::Error),
-    Decode(DecodeError),
-    #[allow(dead_code)]
-    Encode(EncodeError),
-}
-
-impl From<std::io::Error> for CodecError {
+impl From<std::io::Error> for AnswerError {
     fn from(e: std::io::Error) -> Self {
-        CodecError::Io(e)
+        AnswerError::Codec(CodecError::Io(e))
     }
 }
 
-impl Decoder for HandleCodec {
+impl Decoder for AnswerCodec {
     type Item = Message;
-    type Error = CodecError;
+    type Error = AnswerError;
 
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Message>, CodecError> {
-        let Some(head) = src.get(..ENVELOPE_LEN) else {
-            src.reserve(ENVELOPE_LEN);
-            return Ok(None);
-        };
-        let envelope = Envelope::decode(&mut Reader::new(Bytes::copy_from_slice(head)))
-            .map_err(CodecError::Decode)?;
-        let len = envelope.message_length as usize;
-        if len > self.limits.max_message_length {
-            return Err(CodecError::Decode(DecodeError::new(
-                "envelope.message_length",
-                16,
-                DecodeErrorKind::TooLarge {
-                    value: len as u64,
-                    limit: self.limits.max_message_length as u64,
-                },
-            )));
-        }
-        let total = ENVELOPE_LEN + len;
-        if src.len() < total {
-            src.reserve(total - src.len());
-            return Ok(None);
-        }
-        let frame = src.split_to(total).freeze();
-        Message::decode(frame, &self.limits)
-            .map(Some)
-            .map_err(CodecError::Decode)
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Message>, AnswerError> {
+        self.0.decode(src).map_err(AnswerError::Codec)
     }
 
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Message>, CodecError> {
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Message>, AnswerError> {
         match self.decode(src)? {
             Some(m) => Ok(Some(m)),
             None if src.is_empty() => Ok(None),
             None => {
-                let n = src.remaining();
                 src.clear();
-                Err(CodecError::Io(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    format!("connection closed with {n} bytes of an incomplete message"),
-                )))
+                Err(AnswerError::Truncated)
             }
         }
     }
 }
 
-impl Encoder<Bytes> for HandleCodec {
-    type Error = CodecError;
+impl Encoder<Bytes> for AnswerCodec {
+    type Error = AnswerError;
 
-    fn encode(&mut self, item: Bytes, dst: &mut BytesMut) -> Result<(), CodecError> {
-        dst.extend_from_slice(&item);
-        Ok(())
+    fn encode(&mut self, item: Bytes, dst: &mut BytesMut) -> Result<(), AnswerError> {
+        self.0.encode(item, dst).map_err(AnswerError::Codec)
     }
 }

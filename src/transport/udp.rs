@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -96,6 +96,8 @@ impl Table {
 struct Shared {
     table: Mutex<Table>,
     config: UdpConfig,
+    /// Set while one waiting caller also reads the socket.
+    leader: AtomicBool,
     next_token: AtomicU64,
 }
 
@@ -152,6 +154,7 @@ impl UdpDemux {
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
             config,
+            leader: AtomicBool::new(false),
             next_token: AtomicU64::new(1),
         });
         let task = tokio::spawn(receive_loop(socket.clone(), shared.clone()));
@@ -210,6 +213,40 @@ impl UdpDemux {
         Ok((guard, rx))
     }
 
+    /// Waits for the answer. The receive task always reads the socket; in addition, one
+    /// waiting caller at a time (the "leader") reads it too, so that its own answer (and
+    /// whatever else is there) is handled without the hop through the receive task: at low
+    /// concurrency this saves a task wake-up per exchange. Both read with `try_recv_from`, so
+    /// each datagram is handled once, by whichever comes first.
+    async fn wait_answer(
+        &self,
+        rx: &mut oneshot::Receiver<Message>,
+    ) -> Result<Message, oneshot::error::RecvError> {
+        let Ok(_) =
+            self.shared
+                .leader
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        else {
+            return rx.await;
+        };
+        let _leader = Leader(&self.shared.leader);
+        let mut buf = [0u8; RECV_BUFFER];
+        loop {
+            tokio::select! {
+                biased;
+                answer = &mut *rx => return answer,
+                ready = self.socket.readable() => {
+                    if ready.is_err() {
+                        return rx.await;
+                    }
+                    if let Drained::Batch = self.shared.drain(&self.socket, &mut buf) {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        }
+    }
+
     /// Sends `request` to `server` (every fragment, again after each wait of the schedule)
     /// and waits for the answer.
     pub(crate) async fn exchange(
@@ -241,7 +278,7 @@ impl UdpDemux {
                     return Err(e.into());
                 }
             }
-            match tokio::time::timeout(*wait, &mut rx).await {
+            match tokio::time::timeout(*wait, self.wait_answer(&mut rx)).await {
                 Ok(Ok(answer)) => {
                     debug!(
                         %server,
@@ -279,34 +316,55 @@ async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
             debug!(error = %e, "udp socket not readable; receive task stops");
             return;
         }
-        let mut handled = 0usize;
+        // Drain in batches, yielding between them so that one busy socket cannot starve
+        // the other tasks of this worker thread.
+        while let Drained::Batch = shared.drain(&socket, &mut buf) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// How a drain of the socket ended.
+enum Drained {
+    /// Nothing more to read right now (readiness cleared).
+    Empty,
+    /// A full batch was handled; more may be waiting.
+    Batch,
+}
+
+/// Makes one waiting caller at a time also read the socket (see [`UdpDemux::wait_answer`]).
+struct Leader<'a>(&'a AtomicBool);
+
+impl Drop for Leader<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl Shared {
+    /// Reads datagrams with `try_recv_from` until the socket would block or a batch is done.
+    fn drain(&self, socket: &UdpSocket, buf: &mut [u8]) -> Drained {
         let mut errors = 0usize;
-        loop {
-            match socket.try_recv_from(&mut buf) {
+        for _ in 0..RECV_BATCH {
+            match socket.try_recv_from(buf) {
                 Ok((n, from)) => {
                     let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
-                    shared.on_datagram(datagram, from);
-                    handled += 1;
-                    if handled >= RECV_BATCH {
-                        handled = 0;
-                        tokio::task::yield_now().await;
-                    }
+                    self.on_datagram(datagram, from);
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Drained::Empty,
                 Err(e) => {
                     // E.g. an ICMP error reported on the socket: not fatal.
                     debug!(error = %e, "udp receive error");
                     errors += 1;
                     if errors >= 16 {
-                        break;
+                        return Drained::Batch;
                     }
                 }
             }
         }
+        Drained::Batch
     }
-}
 
-impl Shared {
     fn on_datagram(&self, datagram: Bytes, from: SocketAddr) {
         let envelope = match Envelope::decode(&mut Reader::new(datagram.clone())) {
             Ok(e) => e,
