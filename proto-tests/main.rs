@@ -1,1 +1,4 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
+
+mod conformance;
+mod support;

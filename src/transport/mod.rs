@@ -1,1 +1,3 @@
 //! Transports: tokio UDP and TCP over the wire codec.
+
+pub mod codec;

@@ -144,11 +144,33 @@ impl Envelope {
         [b2, self.suggested.minor]
     }
 
+    /// Bytes 2 and 3 to send: `raw_flags` when they still describe this envelope's flags
+    /// and suggested version (so a received envelope re-encodes exactly, including the
+    /// "suggested major 0" form), else [`Envelope::flag_bytes`].
+    fn wire_flag_bytes(&self) -> [u8; 2] {
+        let [b2, b3] = self.raw_flags;
+        let sug_major = b2 & SUGGESTED_MAJOR_MASK;
+        let raw_suggested = if sug_major == 0 {
+            self.version
+        } else {
+            ProtocolVersion::new(sug_major, b3)
+        };
+        let consistent = raw_suggested == self.suggested
+            && (b2 & CP != 0) == self.compressed
+            && (b2 & EC != 0) == self.encrypted
+            && (b2 & TC != 0) == self.truncated;
+        if consistent {
+            self.raw_flags
+        } else {
+            self.flag_bytes()
+        }
+    }
+
     /// Appends the 20 envelope bytes.
     pub fn encode(&self, out: &mut BytesMut) {
         out.put_u8(self.version.major);
         out.put_u8(self.version.minor);
-        out.put_slice(&self.flag_bytes());
+        out.put_slice(&self.wire_flag_bytes());
         out.put_u32(self.session_id);
         out.put_u32(self.request_id);
         out.put_u32(self.sequence_number);
@@ -182,5 +204,22 @@ mod tests {
         let mut out = BytesMut::new();
         e.encode(&mut out);
         assert_eq!(&out[..], &raw[..]);
+    }
+
+    #[test]
+    fn suggested_major_zero_re_encodes_exactly() {
+        // Envelope of the raw_udp_envelope_version_5_0 capture: version 5.0, bytes 2-3 zero.
+        let raw = [
+            5u8, 0, 0, 0, 0, 0, 0, 0, 0x55, 0x55, 0x55, 0x55, 0, 0, 0, 0, 0, 0, 0, 0x36,
+        ];
+        let mut e = Envelope::decode(&mut Reader::new(Bytes::copy_from_slice(&raw))).unwrap();
+        let mut out = BytesMut::new();
+        e.encode(&mut out);
+        assert_eq!(&out[..], &raw[..]);
+        // Changing a field drops the stale raw bytes.
+        e.suggested = ProtocolVersion::V2_11;
+        let mut out = BytesMut::new();
+        e.encode(&mut out);
+        assert_eq!(&out[2..4], &[2, 11]);
     }
 }

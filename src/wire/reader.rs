@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn sub_reader_reports_absolute_offsets() {
-        let mut r = Reader::new(Bytes::from_static(&[9, 0, 0, 0, 2, 7]));
+        let mut r = Reader::new(Bytes::from_static(&[9, 0, 0, 0, 1, 7]));
         r.u8("a").unwrap();
         let mut s = r.sub("s", 10).unwrap();
         assert_eq!(s.u8("b").unwrap(), 7);

@@ -1,0 +1,3 @@
+//! Helpers shared by the proto tests.
+
+pub mod captures;

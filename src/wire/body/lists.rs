@@ -1,0 +1,45 @@
+//! Small readers shared by the body decoders, each bounded by [`Limits`].
+
+use bytes::Bytes;
+
+use crate::wire::error::DecodeError;
+use crate::wire::limits::Limits;
+use crate::wire::reader::Reader;
+
+/// Reads a length-prefixed handle, capped at `limits.max_handle_length`.
+pub(crate) fn read_handle(
+    r: &mut Reader,
+    field: &'static str,
+    limits: &Limits,
+) -> Result<Bytes, DecodeError> {
+    r.bytes(field, limits.max_handle_length)
+}
+
+/// Reads an int list (`int4 count ‖ count × int4`); the count is checked before anything
+/// is allocated.
+pub(crate) fn read_u32_list(
+    r: &mut Reader,
+    field: &'static str,
+    limits: &Limits,
+) -> Result<Vec<u32>, DecodeError> {
+    let n = r.count(field, limits.max_array, 4)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(r.u32(field)?);
+    }
+    Ok(out)
+}
+
+/// Reads a string list (`int4 count ‖ count × (int4 len ‖ bytes)`).
+pub(crate) fn read_bytes_list(
+    r: &mut Reader,
+    field: &'static str,
+    limits: &Limits,
+) -> Result<Vec<Bytes>, DecodeError> {
+    let n = r.count(field, limits.max_array, 4)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(r.bytes(field, limits.max_array)?);
+    }
+    Ok(out)
+}

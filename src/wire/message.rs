@@ -1,0 +1,369 @@
+//! A whole message: envelope, header, optional request digest, body and credential
+//! (RFC 3652 §2, PROTOCOL.md §2).
+//!
+//! Decoding checks, in order: the envelope's `MessageLength` against [`Limits`] (before
+//! anything else is read), CP/EC (unsupported), the bytes present against `MessageLength`,
+//! the header, `BodyLength` against the bytes present, the body (§4-§5), then the credential
+//! if at least 4 bytes follow the body (the reference library tolerates its absence). Every
+//! error offset counts from the first envelope byte.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::body::{Body, ResolutionRequest};
+use super::codes::{OpCode, OpFlags, ResponseCode};
+use super::credential::Credential;
+use super::digest::{DigestAlgorithm, RequestDigest};
+use super::envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
+use super::error::{DecodeError, DecodeErrorKind, EncodeError};
+use super::header::{Header, HEADER_LEN};
+use super::limits::Limits;
+use super::reader::Reader;
+use super::writer::wire_len;
+
+/// One protocol message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The envelope (for a reassembled UDP message: fragment 0's).
+    pub envelope: Envelope,
+    /// The header. `body_length` is recomputed by [`Message::encode`].
+    pub header: Header,
+    /// The request digest of a response with RD set.
+    pub request_digest: Option<RequestDigest>,
+    /// The body.
+    pub body: Body,
+    /// The credential; `None` when absent or `CredentialLength == 0`.
+    pub credential: Option<Credential>,
+    /// header + body exactly as received (what signatures cover); empty for built messages
+    pub signed_bytes: Bytes,
+}
+
+impl Message {
+    /// Decode one complete envelope + message (a TCP frame, or a reassembled UDP message).
+    pub fn decode(buf: Bytes, limits: &Limits) -> Result<Message, DecodeError> {
+        if buf.len() > limits.max_message_length.saturating_add(ENVELOPE_LEN) {
+            return Err(DecodeError::new(
+                "message",
+                0,
+                DecodeErrorKind::TooLarge {
+                    value: buf.len() as u64,
+                    limit: limits.max_message_length.saturating_add(ENVELOPE_LEN) as u64,
+                },
+            ));
+        }
+        let mut r = Reader::new(buf);
+        let envelope = Envelope::decode(&mut r)?;
+        check_envelope(&envelope, limits)?;
+        Self::decode_parts(envelope, r.rest(), limits)
+    }
+
+    /// Decode the message part (after the envelope) given an already-read envelope.
+    pub fn decode_parts(
+        envelope: Envelope,
+        message: Bytes,
+        limits: &Limits,
+    ) -> Result<Message, DecodeError> {
+        check_envelope(&envelope, limits)?;
+        let declared = envelope.message_length as usize;
+        if message.len() < declared {
+            return Err(DecodeError::new(
+                "message",
+                ENVELOPE_LEN,
+                DecodeErrorKind::Truncated {
+                    needed: declared,
+                    available: message.len(),
+                },
+            ));
+        }
+        if message.len() > declared {
+            return Err(DecodeError::new(
+                "message",
+                ENVELOPE_LEN.saturating_add(declared),
+                DecodeErrorKind::TrailingBytes {
+                    count: message.len() - declared,
+                },
+            ));
+        }
+        let mut r = Reader::with_base(message.clone(), ENVELOPE_LEN);
+        let header = Header::decode(&mut r)?;
+        let body_at = r.offset();
+        let body_len = header.body_length as usize;
+        if body_len > r.remaining() {
+            return Err(DecodeError::new(
+                "header.body_length",
+                ENVELOPE_LEN + 20,
+                DecodeErrorKind::Truncated {
+                    needed: body_len,
+                    available: r.remaining(),
+                },
+            ));
+        }
+        let body_bytes = r.take("body", body_len)?;
+        let signed_bytes = message.slice(..HEADER_LEN + body_len);
+        let (request_digest, body) =
+            Body::decode(&header, envelope.version, body_bytes, body_at, limits)?;
+        let credential = if r.remaining() >= 4 {
+            let len = r.length("credential.length", limits.max_array)?;
+            let mut cr = r.sub_exact("credential", len)?;
+            if len == 0 {
+                None
+            } else {
+                Some(Credential::decode(&mut cr, limits)?)
+            }
+        } else {
+            None
+        };
+        r.finish("message")?;
+        Ok(Message {
+            envelope,
+            header,
+            request_digest,
+            body,
+            credential,
+            signed_bytes,
+        })
+    }
+
+    /// Encode envelope + header + body + credential; fills in body_length and message_length.
+    ///
+    /// The credential length is always written (0 when there is no credential), as the
+    /// reference library does.
+    pub fn encode(&self) -> Result<Bytes, EncodeError> {
+        let (header, body, credential) = self.encode_inner()?;
+        let message_length = HEADER_LEN
+            .checked_add(body.len())
+            .and_then(|n| n.checked_add(4))
+            .and_then(|n| n.checked_add(credential.len()))
+            .ok_or(EncodeError::TooLong {
+                field: "message",
+                len: usize::MAX,
+            })?;
+        let mut envelope = self.envelope;
+        envelope.message_length = wire_len("message", message_length)?;
+        let mut out = BytesMut::with_capacity(ENVELOPE_LEN + message_length);
+        envelope.encode(&mut out);
+        header.encode(&mut out);
+        out.put_slice(&body);
+        out.put_u32(wire_len("credential", credential.len())?);
+        out.put_slice(&credential);
+        Ok(out.freeze())
+    }
+
+    /// The 24 header bytes and the body, as a digest or signature covers them: the bytes as
+    /// received for a decoded message, freshly encoded for a built one.
+    pub fn header_and_body(&self) -> Result<Bytes, EncodeError> {
+        if !self.signed_bytes.is_empty() {
+            return Ok(self.signed_bytes.clone());
+        }
+        let (header, body, _) = self.encode_inner()?;
+        let mut out = BytesMut::with_capacity(HEADER_LEN + body.len());
+        header.encode(&mut out);
+        out.put_slice(&body);
+        Ok(out.freeze())
+    }
+
+    fn encode_inner(&self) -> Result<(Header, BytesMut, Bytes), EncodeError> {
+        let mut body = BytesMut::new();
+        if let Some(d) = &self.request_digest {
+            d.encode(&mut body)?;
+        }
+        self.body.encode(&mut body)?;
+        let mut header = self.header;
+        header.body_length = wire_len("body", body.len())?;
+        let credential = match &self.credential {
+            Some(c) => c.to_bytes()?,
+            None => Bytes::new(),
+        };
+        Ok((header, body, credential))
+    }
+
+    /// A request with the reference client's defaults, to be adjusted through the pub fields:
+    /// version 2.11 suggesting 2.11, flags REC|CA|PO, site serial 0xFFFF, recursion 0,
+    /// session 0, the given request id and expiration (seconds since epoch; caller computes now+12h).
+    pub fn request(body: Body, op_code: OpCode, request_id: u32, expiration: u32) -> Message {
+        Message {
+            envelope: Envelope::new(ProtocolVersion::V2_11, ProtocolVersion::V2_11, request_id),
+            header: Header {
+                op_code,
+                response_code: ResponseCode::Reserved,
+                flags: OpFlags::RESOLUTION_DEFAULT,
+                site_info_serial: 0xFFFF,
+                recursion_count: 0,
+                reserved: 0,
+                expiration,
+                body_length: 0,
+            },
+            request_digest: None,
+            body,
+            credential: None,
+            signed_bytes: Bytes::new(),
+        }
+    }
+
+    /// Shorthand: resolution request for `handle` with index and type filters.
+    pub fn resolution_request(
+        handle: impl Into<Bytes>,
+        indexes: Vec<u32>,
+        types: Vec<Bytes>,
+        request_id: u32,
+        expiration: u32,
+    ) -> Message {
+        let body = Body::ResolutionRequest(ResolutionRequest {
+            handle: handle.into(),
+            indexes,
+            types,
+        });
+        Self::request(body, OpCode::Resolution, request_id, expiration)
+    }
+
+    /// A response to `request` (same op code, request id, versions, expiration, flags copied as
+    /// the reference server does) with the given response code and body. Used by the test server.
+    ///
+    /// As the reference server (PROTOCOL.md §14): message version = the request's, suggested
+    /// 2.11, same session and request id, same site serial, recursion count and expiration;
+    /// flags = the request's minus CN/KC, plus AT. When the request has RD, the response
+    /// carries the digest of the request's header+body with the algorithm for its version.
+    pub fn response_to(request: &Message, code: ResponseCode, body: Body) -> Message {
+        let mut envelope = Envelope::new(
+            request.envelope.version,
+            ProtocolVersion::V2_11,
+            request.envelope.request_id,
+        );
+        envelope.session_id = request.envelope.session_id;
+        let flags = request
+            .header
+            .flags
+            .without(OpFlags::CN)
+            .without(OpFlags::KC)
+            .with(OpFlags::AT);
+        let request_digest = if request.header.flags.contains(OpFlags::RD) {
+            let alg = DigestAlgorithm::for_version(request.envelope.version);
+            request
+                .header_and_body()
+                .ok()
+                .and_then(|hb| RequestDigest::compute(alg, &hb))
+        } else {
+            None
+        };
+        Message {
+            envelope,
+            header: Header {
+                op_code: request.header.op_code,
+                response_code: code,
+                flags,
+                site_info_serial: request.header.site_info_serial,
+                recursion_count: request.header.recursion_count,
+                reserved: 0,
+                expiration: request.header.expiration,
+                body_length: 0,
+            },
+            request_digest,
+            body,
+            credential: None,
+            signed_bytes: Bytes::new(),
+        }
+    }
+
+    /// The envelope's request id.
+    pub fn request_id(&self) -> u32 {
+        self.envelope.request_id
+    }
+
+    /// True for a response (response code other than 0).
+    pub fn is_response(&self) -> bool {
+        self.header.response_code != ResponseCode::Reserved
+    }
+}
+
+/// Checks the envelope fields that must be refused before reading further.
+fn check_envelope(envelope: &Envelope, limits: &Limits) -> Result<(), DecodeError> {
+    let len = envelope.message_length as usize;
+    if len > limits.max_message_length {
+        return Err(DecodeError::new(
+            "envelope.message_length",
+            16,
+            DecodeErrorKind::TooLarge {
+                value: len as u64,
+                limit: limits.max_message_length as u64,
+            },
+        ));
+    }
+    if envelope.compressed || envelope.encrypted {
+        return Err(DecodeError::new(
+            "envelope.flags",
+            2,
+            DecodeErrorKind::Unsupported,
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::body::ErrorBody;
+    use crate::wire::value::HandleValue;
+
+    /// PROTOCOL.md §12, byte for byte.
+    #[test]
+    fn builds_the_worked_example() {
+        let mut m =
+            Message::resolution_request("0.NA/10.1045", vec![], vec![], 0x1234_5678, 1_700_000_000);
+        m.envelope.version = ProtocolVersion::V2_10;
+        let bytes = m.encode().unwrap();
+        let expected = hex::decode(concat!(
+            "020a020b",
+            "00000000",
+            "12345678",
+            "00000000",
+            "00000034",
+            "00000001",
+            "00000000",
+            "19000000",
+            "ffff",
+            "00",
+            "00",
+            "6553f100",
+            "00000018",
+            "0000000c",
+            "302e4e412f31302e31303435",
+            "00000000",
+            "00000000",
+            "00000000"
+        ))
+        .unwrap();
+        assert_eq!(&bytes[..], &expected[..]);
+        let back = Message::decode(bytes, &Limits::default()).unwrap();
+        assert_eq!(back.body, m.body);
+        assert!(!back.is_response());
+    }
+
+    #[test]
+    fn response_round_trips_with_digest() {
+        let req =
+            Message::resolution_request("0.NA/1", vec![1], vec![Bytes::from_static(b"URL")], 7, 9);
+        let mut req = req;
+        req.header.flags.set(OpFlags::RD, true);
+        let mut resp = Message::response_to(
+            &req,
+            ResponseCode::Success,
+            Body::ResolutionResponse(crate::wire::body::ResolutionResponse {
+                handle: Bytes::from_static(b"0.NA/1"),
+                values: vec![HandleValue::new(1, "URL", "http://x/")],
+            }),
+        );
+        assert!(resp
+            .request_digest
+            .as_ref()
+            .unwrap()
+            .matches(&req.header_and_body().unwrap()));
+        let bytes = resp.encode().unwrap();
+        let back = Message::decode(bytes.clone(), &Limits::default()).unwrap();
+        assert_eq!(back.request_digest, resp.request_digest);
+        assert_eq!(back.body, resp.body);
+        assert_eq!(back.encode().unwrap(), bytes);
+        resp.body = Body::Error(ErrorBody::new("x"));
+        resp.header.response_code = ResponseCode::HandleNotFound;
+        let back = Message::decode(resp.encode().unwrap(), &Limits::default()).unwrap();
+        assert_eq!(back.body, Body::Error(ErrorBody::new("x")));
+    }
+}
