@@ -2,3 +2,4 @@
 
 mod conformance;
 mod support;
+mod values;

@@ -8,8 +8,12 @@
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
 //! - [`fragments`]: UDP fragmentation and reassembly;
 //! - [`value`]: handle values as they travel;
-//! - [`limits`]: the caps applied to every length and count.
+//! - [`limits`]: the caps applied to every length and count;
+//! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
+//!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
+//! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks.
 
+pub mod admin;
 pub mod body;
 pub mod codes;
 pub mod credential;
@@ -17,13 +21,20 @@ pub mod digest;
 pub mod envelope;
 pub mod error;
 pub mod fragments;
+pub mod hash;
 pub mod header;
 pub mod limits;
+pub mod loc;
 pub mod message;
+pub mod pubkey;
 pub mod reader;
+pub mod signature;
+pub mod site;
+pub mod typed;
 pub mod value;
 pub mod writer;
 
+pub use admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 pub use body::{
     Body, ChallengeBody, ErrorBody, GetSiteInfoRequest, ReferralBody, ResolutionRequest,
     ResolutionResponse, SiteInfoResponse,
@@ -36,8 +47,14 @@ pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use fragments::{
     fragment, PartialMessage, Reassembler, ReassemblerConfig, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
+pub use hash::{handle_hash, hash_part, server_index};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
+pub use loc::{LocError, Location, Locations};
 pub use message::Message;
+pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
+pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm, SignatureError};
+pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
+pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};
