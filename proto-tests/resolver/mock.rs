@@ -270,6 +270,12 @@ pub fn store_server(
             Lookup::NotHomed => error_answer(req, ResponseCode::ServerNotResponsible),
             Lookup::AuthenticationNeeded => error_answer(req, ResponseCode::AuthenticationNeeded),
             Lookup::Referral(rf) => Message::response_to(req, rf.code, Body::Referral(rf.body)),
+            Lookup::Raw(bytes) => {
+                let mut m = Message::decode(bytes, &Limits::default()).unwrap();
+                m.envelope.request_id = req.request_id();
+                m.header.expiration = req.header.expiration;
+                m
+            }
         };
         match (&key, req.header.flags.contains(OpFlags::CT)) {
             (Some(k), true) => Reply::Answer(sign(answer, k)),
