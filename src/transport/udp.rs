@@ -98,6 +98,8 @@ struct Shared {
     config: UdpConfig,
     /// Set while one waiting caller also reads the socket.
     leader: AtomicBool,
+    /// The receive buffer of that caller.
+    leader_buf: Mutex<Vec<u8>>,
     next_token: AtomicU64,
 }
 
@@ -155,6 +157,7 @@ impl UdpDemux {
             table: Mutex::new(Table::default()),
             config,
             leader: AtomicBool::new(false),
+            leader_buf: Mutex::new(vec![0u8; RECV_BUFFER]),
             next_token: AtomicU64::new(1),
         });
         let task = tokio::spawn(receive_loop(socket.clone(), shared.clone()));
@@ -230,7 +233,6 @@ impl UdpDemux {
             return rx.await;
         };
         let _leader = Leader(&self.shared.leader);
-        let mut buf = [0u8; RECV_BUFFER];
         loop {
             tokio::select! {
                 biased;
@@ -239,7 +241,13 @@ impl UdpDemux {
                     if ready.is_err() {
                         return rx.await;
                     }
-                    if let Drained::Batch = self.shared.drain(&self.socket, &mut buf) {
+                    // The leader's buffer lives in the shared state, not in this future: the
+                    // future of every exchange stays small.
+                    let drained = {
+                        let mut buf = self.shared.leader_buf.lock().unwrap_or_else(|e| e.into_inner());
+                        self.shared.drain(&self.socket, &mut buf)
+                    };
+                    if let Drained::Batch = drained {
                         tokio::task::yield_now().await;
                     }
                 }
