@@ -3,7 +3,9 @@
 //!
 //! The caller's future does the sending and waits on a oneshot channel; no task is spawned
 //! per request. The receive task wakes on readiness, then drains the socket with
-//! `try_recv_from` before waiting again. A datagram is accepted only when its request id is
+//! `try_recv_from` before waiting again. One waiting caller at a time (the "leader") drains
+//! the socket too, which saves the hop through the receive task when few requests are in
+//! flight. A datagram is accepted only when its request id is
 //! pending, it comes from the address that request was sent to, and it decodes; anything
 //! else is dropped with a `debug!` event. Multi-datagram answers are collected in the
 //! pending entry ([`PartialMessage`]) under a per-socket memory budget. The entry is removed
