@@ -3,7 +3,9 @@
 //!
 //! The caller's future does the sending and waits on a oneshot channel; no task is spawned
 //! per request. The receive task wakes on readiness, then drains the socket with
-//! `try_recv_from` before waiting again. A datagram is accepted only when its request id is
+//! `try_recv_from` before waiting again. One waiting caller at a time (the "leader") drains
+//! the socket too, which saves the hop through the receive task when few requests are in
+//! flight. A datagram is accepted only when its request id is
 //! pending, it comes from the address that request was sent to, and it decodes; anything
 //! else is dropped with a `debug!` event. Multi-datagram answers are collected in the
 //! pending entry ([`PartialMessage`]) under a per-socket memory budget. The entry is removed
@@ -98,6 +100,8 @@ struct Shared {
     config: UdpConfig,
     /// Set while one waiting caller also reads the socket.
     leader: AtomicBool,
+    /// The receive buffer of that caller.
+    leader_buf: Mutex<Vec<u8>>,
     next_token: AtomicU64,
 }
 
@@ -155,6 +159,7 @@ impl UdpDemux {
             table: Mutex::new(Table::default()),
             config,
             leader: AtomicBool::new(false),
+            leader_buf: Mutex::new(vec![0u8; RECV_BUFFER]),
             next_token: AtomicU64::new(1),
         });
         let task = tokio::spawn(receive_loop(socket.clone(), shared.clone()));
@@ -230,7 +235,6 @@ impl UdpDemux {
             return rx.await;
         };
         let _leader = Leader(&self.shared.leader);
-        let mut buf = [0u8; RECV_BUFFER];
         loop {
             tokio::select! {
                 biased;
@@ -239,7 +243,13 @@ impl UdpDemux {
                     if ready.is_err() {
                         return rx.await;
                     }
-                    if let Drained::Batch = self.shared.drain(&self.socket, &mut buf) {
+                    // The leader's buffer lives in the shared state, not in this future: the
+                    // future of every exchange stays small.
+                    let drained = {
+                        let mut buf = self.shared.leader_buf.lock().unwrap_or_else(|e| e.into_inner());
+                        self.shared.drain(&self.socket, &mut buf)
+                    };
+                    if let Drained::Batch = drained {
                         tokio::task::yield_now().await;
                     }
                 }
@@ -292,11 +302,11 @@ impl UdpDemux {
                     return Ok(answer);
                 }
                 Ok(Err(_)) => {
-                    // The sender is only dropped with the table entry, which only the receive
-                    // task (on completion) or this guard removes: the task is gone.
+                    // The sender leaves the table only to carry the answer, or with the entry
+                    // this future's guard owns: not expected, reported rather than panicking.
                     return Err(TransportError::Io(
                         std::io::ErrorKind::BrokenPipe,
-                        "udp receive task stopped".into(),
+                        "udp answer channel closed".into(),
                     ));
                 }
                 Err(_) => {
