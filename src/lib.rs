@@ -19,3 +19,8 @@ pub mod resolver;
 pub mod testing;
 pub mod transport;
 pub mod wire;
+
+/// The README's Rust examples, compiled as doc tests so they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
