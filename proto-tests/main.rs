@@ -1,5 +1,6 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
 mod conformance;
+mod inspect;
 mod support;
 mod values;
