@@ -11,6 +11,7 @@
 #[path = "../fuzz_targets/types.rs"]
 mod types;
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -111,13 +112,14 @@ fn scenario(corpus: &mut Corpus, dir: &Path) {
             continue;
         }
         let key = (env.request_id, env.message_length);
-        if !partial.contains_key(&key) {
-            let Ok(p) = PartialMessage::new(env, &Limits::default()) else {
-                continue;
-            };
-            partial.insert(key, p);
-        }
-        let Some(Ok(Some(p))) = partial.get_mut(&key).map(|m| m.push(data.clone())) else {
+        let m = match partial.entry(key) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => match PartialMessage::new(env, &Limits::default()) {
+                Ok(p) => v.insert(p),
+                Err(_) => continue,
+            },
+        };
+        let Ok(Some(p)) = m.push(data.clone()) else {
             continue;
         };
         let mut frame = BytesMut::new();
