@@ -2,6 +2,7 @@
 
 mod conformance;
 mod ident;
+mod inspect;
 #[cfg(feature = "testing")]
 mod resolver;
 mod support;

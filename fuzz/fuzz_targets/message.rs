@@ -1,0 +1,47 @@
+//! Whole-message decode: decode, re-encode, decode again, compare.
+//!
+//! Properties: decoding never panics; a message that decodes encodes; the encoding decodes to
+//! the same envelope (bar `message_length`), header, digest, body and credential; encoding is
+//! a fixed point; and the encoding is the input itself, except for two normalisations:
+//! - the input left out the credential-length field (the encoder always writes it);
+//! - an error response with a 0-byte body (legal from 2.0 peers, PROTOCOL.md §5.2) decodes as
+//!   an empty `ErrorBody` and encodes with the 4-byte message length (BodyLength grows by 4).
+#![no_main]
+
+use bytes::Bytes;
+use handle_resolver::wire::{Body, Limits, Message, ENVELOPE_LEN, HEADER_LEN};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let limits = Limits::default();
+    let input = Bytes::copy_from_slice(data);
+    let Ok(first) = Message::decode(input.clone(), &limits) else {
+        return;
+    };
+    let encoded = first.encode().expect("a decoded message encodes");
+    let second = Message::decode(encoded.clone(), &limits).expect("its encoding decodes");
+    let mut envelope = first.envelope;
+    envelope.message_length = second.envelope.message_length;
+    assert_eq!(second.envelope, envelope);
+    let digest_len = first.request_digest.as_ref().map_or(0, |d| d.encoded_len());
+    let empty_error_body = matches!(&first.body, Body::Error(e) if e.message.is_empty() && e.indexes.is_none())
+        && first.header.body_length as usize == digest_len;
+    let mut header = first.header;
+    if empty_error_body {
+        header.body_length += 4;
+    }
+    assert_eq!(second.header, header);
+    assert_eq!(second.request_digest, first.request_digest);
+    assert_eq!(second.body, first.body);
+    assert_eq!(second.credential, first.credential);
+    assert_eq!(second.encode().expect("encodes again"), encoded);
+    let without_credential_field =
+        ENVELOPE_LEN + HEADER_LEN + first.header.body_length as usize == data.len();
+    if !without_credential_field && !empty_error_body {
+        assert_eq!(encoded, input, "re-encoding changed the bytes");
+    }
+    // The typed views of every value never panic and give back the data.
+    for v in first.body.values() {
+        assert_eq!(v.typed().encode().expect("typed view encodes"), v.data);
+    }
+});
