@@ -167,8 +167,8 @@ pub enum IdentError {
         /// The input.
         text: String,
     },
-    /// `hdl://` or `http(s)://` without a host, or a host with characters a host cannot have.
-    #[error("invalid or missing host {text:?} after '//' (at byte {at})")]
+    /// `http(s)://` without a host, or an authority that is not `host[:port]`.
+    #[error("invalid or missing authority {text:?} after '//': expected host[:port], the host a name, an IPv4 address or a bracketed IPv6 address, the port 0-65535 (at byte {at})")]
     InvalidAuthority {
         /// Byte offset of the host.
         at: usize,
@@ -339,7 +339,7 @@ pub enum ErrorKind {
     UnsupportedScheme,
     /// A URI that needs a scheme has none.
     MissingScheme,
-    /// `hdl://` or `http(s)://` without a host, or a host with characters a host cannot have.
+    /// `http(s)://` without a host, or an authority that is not `host[:port]`.
     InvalidAuthority,
     /// A `/` inside a local name where the strict URI grammar has none.
     ExtraPathSegment,

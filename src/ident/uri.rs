@@ -1,6 +1,7 @@
 //! [`HandleUri`]: `hdl:`, `hdl://`, `doi:` and HTTP(S) resolver URLs naming a handle.
 
 use std::fmt;
+use std::net::Ipv6Addr;
 use std::str::FromStr;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet};
@@ -283,16 +284,7 @@ fn http_parts(
         })?;
     let host_base = base.saturating_add(2);
     let (authority, path) = split_once_at(host_path, '/');
-    let valid_host = !authority.is_empty()
-        && authority.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b':' | b'[' | b']')
-        });
-    if !valid_host {
-        return Err(IdentError::InvalidAuthority {
-            at: host_base,
-            text: authority.to_string(),
-        });
-    }
+    check_authority(authority, host_base)?;
     let (slash, path) = path.ok_or_else(|| IdentError::EmptyPrefix {
         at: host_base.saturating_add(authority.len()),
         text: String::new(),
@@ -321,6 +313,52 @@ fn http_parts(
         segment,
     };
     Ok((form, prefix, local))
+}
+
+/// Checks `host[:port]` (RFC 3986 §3.2.2-3.2.3, without userinfo): a bracketed IPv6 literal,
+/// or a name or IPv4 address of letters, digits, `-`, `.`, `_` and `~`; then optionally `:`
+/// and a port of at most 5 digits, up to 65535 (an empty port is the scheme's default).
+fn check_authority(authority: &str, base: usize) -> Result<(), IdentError> {
+    let bad = |i: usize| IdentError::InvalidAuthority {
+        at: base.saturating_add(i),
+        text: authority.to_string(),
+    };
+    let port_at = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let close = rest.find(']').ok_or_else(|| bad(0))?;
+            let literal = rest.get(..close).unwrap_or_default();
+            if literal.parse::<Ipv6Addr>().is_err() {
+                return Err(bad(1));
+            }
+            close.saturating_add(2)
+        }
+        None => {
+            let end = authority.find(':').unwrap_or(authority.len());
+            let host = authority.get(..end).unwrap_or_default();
+            if host.is_empty() {
+                return Err(bad(0));
+            }
+            let name_char =
+                |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+            if let Some(i) = host.find(|c: char| !name_char(c)) {
+                return Err(bad(i));
+            }
+            end
+        }
+    };
+    let rest = authority.get(port_at..).unwrap_or_default();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let port = rest.strip_prefix(':').ok_or_else(|| bad(port_at))?;
+    let valid_port = port.len() <= 5
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && port.parse::<u32>().map_or(port.is_empty(), |p| p <= 65_535);
+    if valid_port {
+        Ok(())
+    } else {
+        Err(bad(port_at.saturating_add(1)))
+    }
 }
 
 fn encode(s: &str, set: &'static AsciiSet) -> String {
