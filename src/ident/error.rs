@@ -207,6 +207,17 @@ pub enum IdentError {
         /// The namespace id.
         text: String,
     },
+    /// A URN of the other supported namespace where one was asked for (`FdcUrn::parse` given
+    /// a urn-3, or the reverse).
+    #[error("URN namespace {text:?} where {expected} URN was expected (at byte {at})")]
+    WrongUrnNamespace {
+        /// Byte offset of the namespace id.
+        at: usize,
+        /// The namespace id as written.
+        text: String,
+        /// The namespace wanted, with its article (`"an fdc"`, `"an urn-3"`).
+        expected: &'static str,
+    },
     /// A URN part that is missing altogether (too few `:`).
     #[error("the URN has no {what} after {text:?}; expected {expected} (at byte {at})")]
     MissingUrnPart {
@@ -349,6 +360,8 @@ pub enum ErrorKind {
     InvalidUrn,
     /// A well-formed URN in a namespace other than `fdc` and `urn-3`.
     UnsupportedUrnNamespace,
+    /// A URN of the other supported namespace where one was asked for.
+    WrongUrnNamespace,
     /// A URN part that is missing altogether (too few `:`).
     MissingUrnPart,
     /// A URN part that is present but empty.
@@ -397,6 +410,7 @@ impl IdentError {
             E::DoiPrefix { .. } => ErrorKind::DoiPrefix,
             E::InvalidUrn { .. } => ErrorKind::InvalidUrn,
             E::UnsupportedUrnNamespace { .. } => ErrorKind::UnsupportedUrnNamespace,
+            E::WrongUrnNamespace { .. } => ErrorKind::WrongUrnNamespace,
             E::MissingUrnPart { .. } => ErrorKind::MissingUrnPart,
             E::EmptyUrnPart { .. } => ErrorKind::EmptyUrnPart,
             E::InvalidProviderId { .. } => ErrorKind::InvalidProviderId,
@@ -447,6 +461,7 @@ impl IdentError {
             | E::DoiPrefix { at, text }
             | E::InvalidUrn { at, text }
             | E::UnsupportedUrnNamespace { at, text }
+            | E::WrongUrnNamespace { at, text, .. }
             | E::MissingUrnPart { at, text, .. }
             | E::EmptyUrnPart { at, text, .. }
             | E::InvalidProviderId { at, text, .. }

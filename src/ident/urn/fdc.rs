@@ -138,10 +138,7 @@ impl FdcUrn {
     pub fn parse(s: &str) -> Result<Self, IdentError> {
         match super::Urn::parse(s)? {
             super::Urn::Fdc(u) => Ok(u),
-            super::Urn::Urn3(_) => Err(IdentError::UnsupportedUrnNamespace {
-                at: 0,
-                text: "urn-3 (expected fdc)".to_string(),
-            }),
+            super::Urn::Urn3(_) => Err(super::wrong_namespace(s, "an fdc")),
         }
     }
 

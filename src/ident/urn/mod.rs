@@ -119,6 +119,20 @@ impl Urn {
     }
 }
 
+/// The error for a URN of the other namespace than `expected` (`"an fdc"`, `"an urn-3"`):
+/// points at the namespace id of `s` (which parsed as a URN).
+pub(crate) fn wrong_namespace(s: &str, expected: &'static str) -> IdentError {
+    let (at, rest) = match s.get(..4) {
+        Some(p) if p.eq_ignore_ascii_case("urn:") => (4, s.get(4..).unwrap_or_default()),
+        _ => (0, s),
+    };
+    IdentError::WrongUrnNamespace {
+        at,
+        text: split_once_at(rest, ':').0.to_string(),
+        expected,
+    }
+}
+
 /// RFC 8141 NID: alphanumeric, then up to 30 of alphanumeric or `-`, then alphanumeric.
 fn valid_nid(nid: &str) -> bool {
     let b = nid.as_bytes();
