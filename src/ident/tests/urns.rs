@@ -156,3 +156,22 @@ fn asking_for_the_other_namespace_names_both() {
     let err = FdcUrn::parse("urn-3:HBS.Baker.TC:1923").unwrap_err();
     assert_eq!((err.offset(), err.text()), (0, "urn-3"));
 }
+
+#[test]
+fn provider_id_errors_point_at_the_offending_character() {
+    for (input, at) in [
+        ("urn:fdc:-example.com:2002:A", 8),
+        ("urn:fdc:example-.com:2002:A", 15),
+        ("urn:fdc:example.com-:2002:A", 19),
+        ("urn:fdc:example.9com:2002:A", 16),
+        ("urn:fdc:exa_mple.com:2002:A", 11),
+        ("urn:fdc:example..com:2002:A", 16),
+    ] {
+        let err = Urn::parse(input).unwrap_err();
+        assert_eq!(
+            (err.kind(), err.offset()),
+            (ErrorKind::InvalidProviderId, at),
+            "{input:?}: {err}"
+        );
+    }
+}
