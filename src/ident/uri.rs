@@ -7,8 +7,8 @@ use std::str::FromStr;
 use percent_encoding::{utf8_percent_encode, AsciiSet};
 
 use super::chars::{
-    check_controls, check_path, check_query, encode_query, scheme_of, split_once_at, Span,
-    DOI_SUFFIX, SEGMENT,
+    check_input, check_path, check_query, encode_query, scheme_of, split_once_at, Span, DOI_SUFFIX,
+    SEGMENT,
 };
 use super::error::IdentError;
 use super::handle::Handle;
@@ -169,13 +169,7 @@ pub(crate) fn parse_parts(
     s: &str,
     options: ParseOptions,
 ) -> Result<(HandleUri, Span<'_>, Span<'_>), IdentError> {
-    if s.is_empty() {
-        return Err(IdentError::Empty {
-            at: 0,
-            text: String::new(),
-        });
-    }
-    check_controls(s, 0)?;
+    check_input(s)?;
     let scheme = scheme_of(s).ok_or_else(|| IdentError::MissingScheme {
         at: 0,
         text: s.to_string(),
@@ -237,14 +231,6 @@ pub(crate) fn parse_parts(
     Ok((uri, prefix, local))
 }
 
-fn decoded(base: usize, raw: &str) -> Span<'_> {
-    Span {
-        base,
-        raw,
-        decoded: true,
-    }
-}
-
 /// Splits `PREFIX/LOCAL` (at `base` in the input); strict: LOCAL may not contain `/`.
 fn split_path(path: &str, base: usize, strict: bool) -> Result<(Span<'_>, Span<'_>), IdentError> {
     if path.is_empty() || path.starts_with('/') {
@@ -267,7 +253,10 @@ fn split_path(path: &str, base: usize, strict: bool) -> Result<(Span<'_>, Span<'
             });
         }
     }
-    Ok((decoded(base, prefix), decoded(local_base, local)))
+    Ok((
+        Span::decoded(base, prefix),
+        Span::decoded(local_base, local),
+    ))
 }
 
 fn http_parts(

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use super::chars::{check_controls, check_percent, is_pct_triplet, split_once_at};
+use super::chars::{check_input, check_percent, is_pct_triplet, split_once_at};
 use super::error::IdentError;
 
 /// A URN in one of the supported namespaces.
@@ -45,13 +45,7 @@ impl Urn {
     /// Parses `urn:fdc:...`, `urn:urn-3:...` or bare `urn-3:...`; `urn` and the namespace id
     /// are case-insensitive.
     pub fn parse(s: &str) -> Result<Self, IdentError> {
-        if s.is_empty() {
-            return Err(IdentError::Empty {
-                at: 0,
-                text: String::new(),
-            });
-        }
-        check_controls(s, 0)?;
+        check_input(s)?;
         if s.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("urn-3:")) {
             return Urn3::parse_nss(s.get(6..).unwrap_or_default(), 6).map(Urn::Urn3);
         }
