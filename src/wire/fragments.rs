@@ -110,17 +110,7 @@ impl PartialMessage {
     /// Starts a message from the envelope of any of its datagrams. Fails when its
     /// `MessageLength` exceeds `limits.max_message_length`.
     pub fn new(first: Envelope, limits: &Limits) -> Result<PartialMessage, DecodeError> {
-        let total = first.message_length as usize;
-        if total > limits.max_message_length {
-            return Err(DecodeError::new(
-                "envelope.message_length",
-                16,
-                DecodeErrorKind::TooLarge {
-                    value: total as u64,
-                    limit: limits.max_message_length as u64,
-                },
-            ));
-        }
+        let total = limits.check_message_length(first.message_length)?;
         let fragments = total.div_ceil(MAX_FRAGMENT_PAYLOAD).max(1);
         Ok(PartialMessage {
             envelope: first,

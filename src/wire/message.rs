@@ -66,7 +66,6 @@ impl Message {
         }
         let mut r = Reader::new(buf);
         let envelope = Envelope::decode(&mut r)?;
-        check_envelope(&envelope, limits)?;
         Self::decode_parts(envelope, r.rest(), limits)
     }
 
@@ -290,17 +289,7 @@ impl Message {
 
 /// Checks the envelope fields that must be refused before reading further.
 fn check_envelope(envelope: &Envelope, limits: &Limits) -> Result<(), DecodeError> {
-    let len = envelope.message_length as usize;
-    if len > limits.max_message_length {
-        return Err(DecodeError::new(
-            "envelope.message_length",
-            16,
-            DecodeErrorKind::TooLarge {
-                value: len as u64,
-                limit: limits.max_message_length as u64,
-            },
-        ));
-    }
+    limits.check_message_length(envelope.message_length)?;
     if envelope.compressed || envelope.encrypted {
         return Err(DecodeError::new(
             "envelope.flags",
