@@ -21,10 +21,22 @@ use super::limits::Limits;
 use super::message::Message;
 use super::reader::Reader;
 
-/// Error field of a datagram whose total length differs from its pending message's.
-const CONFLICT_LENGTH: &str = "envelope.message_length";
-/// Error field of a duplicate fragment whose bytes differ from the first copy.
-const CONFLICT_DUPLICATE: &str = "fragment.duplicate";
+/// Why a datagram does not fit a partial message.
+enum Misfit {
+    /// It belongs to another message under the same request id (another total length, or a
+    /// duplicate fragment with other bytes).
+    OtherMessage(DecodeError),
+    /// It is malformed for this message (wrong id, sequence number, chunk size).
+    Bad(DecodeError),
+}
+
+impl From<Misfit> for DecodeError {
+    fn from(m: Misfit) -> Self {
+        match m {
+            Misfit::OtherMessage(e) | Misfit::Bad(e) => e,
+        }
+    }
+}
 
 /// Largest datagram: envelope + payload.
 pub const MAX_DATAGRAM: usize = 512;
@@ -138,26 +150,35 @@ impl PartialMessage {
     /// any datagram after completion, gives `Ok(None)`.
     pub fn push(&mut self, datagram: Bytes) -> Result<Option<Bytes>, DecodeError> {
         let (env, payload) = decode_envelope(&datagram)?;
+        Ok(self.push_parts(env, payload)?)
+    }
+
+    fn push_parts(&mut self, env: Envelope, payload: Bytes) -> Result<Option<Bytes>, Misfit> {
+        use Misfit::{Bad, OtherMessage};
         if self.done {
             return Ok(None);
         }
         if env.request_id != self.envelope.request_id {
-            return Err(invalid("envelope.request_id", 8, env.request_id.into()));
+            return Err(Bad(invalid(
+                "envelope.request_id",
+                8,
+                env.request_id.into(),
+            )));
         }
         if env.message_length as usize != self.total {
-            return Err(invalid(
+            return Err(OtherMessage(invalid(
                 "envelope.message_length",
                 16,
                 env.message_length.into(),
-            ));
+            )));
         }
         let seq = env.sequence_number as usize;
         let Some(seen) = self.received.get(seq).copied() else {
-            return Err(invalid(
+            return Err(Bad(invalid(
                 "envelope.sequence_number",
                 12,
                 env.sequence_number.into(),
-            ));
+            )));
         };
         let start = seq.saturating_mul(MAX_FRAGMENT_PAYLOAD);
         let end = start.saturating_add(MAX_FRAGMENT_PAYLOAD).min(self.total);
@@ -173,27 +194,27 @@ impl PartialMessage {
                     count: payload.len() - expected,
                 }
             };
-            return Err(DecodeError::new("fragment", ENVELOPE_LEN, kind));
+            return Err(Bad(DecodeError::new("fragment", ENVELOPE_LEN, kind)));
         }
         if self.buf.is_empty() && self.total > 0 {
             self.buf = vec![0; self.total];
         }
         let Some(slot) = self.buf.get_mut(start..end) else {
-            return Err(invalid(
+            return Err(Bad(invalid(
                 "envelope.sequence_number",
                 12,
                 env.sequence_number.into(),
-            ));
+            )));
         };
         if seen {
             return if slot == &payload[..] {
                 Ok(None)
             } else {
-                Err(invalid(
+                Err(OtherMessage(invalid(
                     "fragment.duplicate",
                     12,
                     env.sequence_number.into(),
-                ))
+                )))
             };
         }
         slot.copy_from_slice(&payload);
@@ -283,10 +304,10 @@ impl Reassembler {
     /// starts a new partial message that expires (or call [`Reassembler::remove`]).
     pub fn push(&mut self, datagram: Bytes, now: Instant) -> Result<Option<Message>, DecodeError> {
         self.expire(now);
-        let (env, _) = decode_envelope(&datagram)?;
+        let (env, payload) = decode_envelope(&datagram)?;
         let id = env.request_id;
         let pending = match self.partial.get_mut(&id) {
-            Some((p, _)) => match p.push(datagram.clone()) {
+            Some((p, _)) => match p.push_parts(env, payload.clone()) {
                 Ok(Some(b)) => {
                     let env = *p.envelope();
                     self.partial.remove(&id);
@@ -296,12 +317,12 @@ impl Reassembler {
                 // Another message under the same request id (a stale partial, or a resend
                 // of the request elsewhere): the newest wins, as the reference client only
                 // cares about the latest answer.
-                Err(e) if e.field == CONFLICT_LENGTH || e.field == CONFLICT_DUPLICATE => {
+                Err(Misfit::OtherMessage(e)) => {
                     tracing::debug!(request_id = id, error = %e, "restarting partial message");
                     self.partial.remove(&id);
                     None
                 }
-                Err(e) => return Err(e),
+                Err(Misfit::Bad(e)) => return Err(e),
             },
             None => None,
         };
@@ -309,7 +330,7 @@ impl Reassembler {
             Some(done) => done,
             None => {
                 let mut p = PartialMessage::new(env, &self.limits)?;
-                match p.push(datagram)? {
+                match p.push_parts(env, payload)? {
                     Some(b) => Some((*p.envelope(), b)),
                     None => {
                         self.make_room()?;
