@@ -199,6 +199,14 @@ pub enum IdentError {
         /// Offending text.
         text: String,
     },
+    /// A URN namespace id that breaks RFC 8141.
+    #[error("URN namespace id {text:?} must be 2 to 32 letters, digits or '-', starting and ending with a letter or digit (at byte {at})")]
+    InvalidUrnNamespaceId {
+        /// Byte offset of the namespace id.
+        at: usize,
+        /// The namespace id.
+        text: String,
+    },
     /// A well-formed URN in a namespace other than `fdc` and `urn-3`.
     #[error("unsupported URN namespace {text:?}: only fdc (RFC 4198) and urn-3 are supported (at byte {at})")]
     UnsupportedUrnNamespace {
@@ -358,6 +366,8 @@ pub enum ErrorKind {
     DoiPrefix,
     /// Text starting with `urn:` that is not `urn:NID:NSS`.
     InvalidUrn,
+    /// A URN namespace id that breaks RFC 8141.
+    InvalidUrnNamespaceId,
     /// A well-formed URN in a namespace other than `fdc` and `urn-3`.
     UnsupportedUrnNamespace,
     /// A URN of the other supported namespace where one was asked for.
@@ -409,6 +419,7 @@ impl IdentError {
             E::ExtraPathSegment { .. } => ErrorKind::ExtraPathSegment,
             E::DoiPrefix { .. } => ErrorKind::DoiPrefix,
             E::InvalidUrn { .. } => ErrorKind::InvalidUrn,
+            E::InvalidUrnNamespaceId { .. } => ErrorKind::InvalidUrnNamespaceId,
             E::UnsupportedUrnNamespace { .. } => ErrorKind::UnsupportedUrnNamespace,
             E::WrongUrnNamespace { .. } => ErrorKind::WrongUrnNamespace,
             E::MissingUrnPart { .. } => ErrorKind::MissingUrnPart,
@@ -460,6 +471,7 @@ impl IdentError {
             | E::ExtraPathSegment { at, text }
             | E::DoiPrefix { at, text }
             | E::InvalidUrn { at, text }
+            | E::InvalidUrnNamespaceId { at, text }
             | E::UnsupportedUrnNamespace { at, text }
             | E::WrongUrnNamespace { at, text, .. }
             | E::MissingUrnPart { at, text, .. }

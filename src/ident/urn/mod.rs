@@ -60,7 +60,7 @@ impl Urn {
         let (nid, nss) = split_once_at(rest, ':');
         let (i, nss) = nss.ok_or_else(invalid)?;
         if !valid_nid(nid) {
-            return Err(IdentError::InvalidUrn {
+            return Err(IdentError::InvalidUrnNamespaceId {
                 at: 4,
                 text: nid.to_string(),
             });
