@@ -4,7 +4,9 @@
 //! envelope of the message (same request id, **total** `MessageLength`) and `SequenceNumber`
 //! = chunk index; chunk *i* starts at message offset `i * 492`. The receiver does not rely on
 //! the TC flag (reference servers never set it): the number of fragments comes from
-//! `MessageLength` alone. Datagrams may come in any order and more than once.
+//! `MessageLength` alone. Datagrams may come in any order and more than once. A datagram with
+//! sequence number 0 that carries all `MessageLength` bytes is a whole message, however long
+//! (a sender that does not fragment).
 //!
 //! Memory: a partial message allocates `MessageLength` bytes once, after checking it against
 //! the limit; a [`Reassembler`] holds at most `max_in_progress` partial messages, so it never
@@ -180,6 +182,15 @@ impl PartialMessage {
                 env.sequence_number.into(),
             )));
         };
+        if seq == 0 && payload.len() == self.total {
+            // The whole message in one datagram larger than 512 bytes, from a sender that
+            // does not fragment: complete as it is.
+            self.done = true;
+            self.envelope = env;
+            self.have_first = true;
+            self.buf = Vec::new();
+            return Ok(Some(payload));
+        }
         let start = seq.saturating_mul(MAX_FRAGMENT_PAYLOAD);
         let end = start.saturating_add(MAX_FRAGMENT_PAYLOAD).min(self.total);
         let expected = end.saturating_sub(start);
@@ -447,6 +458,18 @@ mod tests {
         assert_eq!(fragment(&encoded), vec![encoded.clone()]);
         let mut r = Reassembler::new(ReassemblerConfig::default());
         assert!(r.push(encoded, Instant::now()).unwrap().is_some());
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    #[test]
+    fn a_whole_message_in_one_large_datagram_completes_at_once() {
+        // A sender that does not fragment (PROTOCOL.md §8.1: receive ≥ 1500 bytes to be
+        // tolerant): sequence 0 carries all MessageLength bytes, TC clear.
+        let encoded = big_response(10, 12);
+        assert!(encoded.len() > MAX_DATAGRAM && encoded.len() < 1500);
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let m = r.push(encoded.clone(), Instant::now()).unwrap().unwrap();
+        assert_eq!(m.encode().unwrap(), encoded);
         assert_eq!(r.in_progress(), 0);
     }
 
