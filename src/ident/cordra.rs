@@ -6,7 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
-use super::chars::{check_controls, check_input, check_query, split_once_at, Span};
+use super::chars::{check_controls, check_input, check_query, encode_query, split_once_at, Span};
 use super::error::IdentError;
 use super::handle::{check_prefix, check_suffix, Handle};
 
@@ -66,8 +66,8 @@ impl CordraId {
         Ok(Self::from_checked(
             prefix.to_string(),
             suffix,
-            query.map(|(_, q)| q.to_string()),
-            fragment.map(|(_, f)| f.to_string()),
+            query.map(|(_, q)| encode_query(q)),
+            fragment.map(|(_, f)| encode_query(f)),
         ))
     }
 
@@ -151,12 +151,13 @@ impl CordraId {
         &self.suffix
     }
 
-    /// The query, without `?`, as written (still percent-encoded).
+    /// The query, without `?`, as written (still percent-encoded; non-ASCII is
+    /// percent-encoded too, so the id prints as a URI would).
     pub fn query(&self) -> Option<&str> {
         self.query.as_deref()
     }
 
-    /// The fragment, without `#`, as written (still percent-encoded).
+    /// The fragment, without `#`, as written (still percent-encoded, non-ASCII too).
     pub fn fragment(&self) -> Option<&str> {
         self.fragment.as_deref()
     }

@@ -40,8 +40,9 @@ pub enum UriForm {
     },
 }
 
-/// A handle written as a URI, with its optional query and fragment (kept as written, still
-/// percent-encoded). The handle itself is percent-decoded.
+/// A handle written as a URI, with its optional query and fragment (kept in URI form: as
+/// written, with what the URI grammar does not allow, such as non-ASCII, percent-encoded).
+/// The handle itself is percent-decoded.
 ///
 /// Strict parsing (the default) takes exactly two path segments, PREFIX and LOCAL: a `/` inside
 /// the local name must be written `%2F`, and ASCII outside the URI grammar (a space, `<`, ...)
@@ -113,12 +114,12 @@ impl HandleUri {
         &self.handle
     }
 
-    /// The query, without `?`.
+    /// The query, without `?`, in URI form (see [`HandleUri`]).
     pub fn query(&self) -> Option<&str> {
         self.query.as_deref()
     }
 
-    /// The fragment, without `#`.
+    /// The fragment, without `#`, in URI form.
     pub fn fragment(&self) -> Option<&str> {
         self.fragment.as_deref()
     }
@@ -225,8 +226,8 @@ pub(crate) fn parse_parts(
     let uri = HandleUri {
         form,
         handle,
-        query: query.map(|(_, q)| q.to_string()),
-        fragment: fragment.map(|(_, f)| f.to_string()),
+        query: query.map(|(_, q)| encode_query(q)),
+        fragment: fragment.map(|(_, f)| encode_query(f)),
     };
     Ok((uri, prefix, local))
 }
