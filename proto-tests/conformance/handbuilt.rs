@@ -247,6 +247,11 @@ fn prefix_referral_code_below_2_5_is_not_a_referral() {
     };
     assert_eq!(e.message.as_ref(), b"backup");
     assert_eq!(m.encode().unwrap(), raw);
+    // The code as the reference library reads it: SERVER_BACKUP; the header keeps 303.
+    assert_eq!(m.header.response_code, ResponseCode::PrefixReferral);
+    assert_eq!(m.response_code(), ResponseCode::ServerBackup);
+    let referral = Message::decode(prefix_referral(11, &site), &Limits::default()).unwrap();
+    assert_eq!(referral.response_code(), ResponseCode::PrefixReferral);
 }
 
 #[test]

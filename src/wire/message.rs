@@ -281,6 +281,18 @@ impl Message {
         self.envelope.request_id
     }
 
+    /// The response code as the reference library reads it (PROTOCOL.md §3.1, §6): a 303 in a
+    /// message below version 2.5 is SERVER_BACKUP (7), with an error body; any other code is
+    /// the header's.
+    pub fn response_code(&self) -> ResponseCode {
+        match self.header.response_code {
+            ResponseCode::PrefixReferral if !self.envelope.version.at_least(2, 5) => {
+                ResponseCode::ServerBackup
+            }
+            code => code,
+        }
+    }
+
     /// True for a response (response code other than 0).
     pub fn is_response(&self) -> bool {
         self.header.response_code != ResponseCode::Reserved
