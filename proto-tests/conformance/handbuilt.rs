@@ -101,6 +101,44 @@ fn md5_request_digest_of_a_2_1_response_matches_the_request() {
     assert_eq!(response.encode().unwrap(), raw);
 }
 
+/// A 2.0-era answer (HANDLE_NOT_FOUND) to the same request with RD: the old-format digest
+/// has no algorithm byte, it is `int4 len ‖ MD5` (the reference library reads the length's
+/// high byte 0 as "old format" and steps back to read the array).
+const RESPONSE_2_0_LEGACY_MD5: &str = "
+02 00 00 00              # envelope: version 2.0, bytes 2-3 zero
+00 00 00 00              # session id 0
+12 34 56 78              # request id echoed
+00 00 00 00              # sequence number 0
+00 00 00 34              # MessageLength 52 = 24 + 24 + 4
+00 00 00 01              # header: OpCode 1
+00 00 00 64              # ResponseCode 100 HANDLE_NOT_FOUND
+19 80 00 00              # REC|CA|PO | RD
+00 01 00 00              # site serial 1, recursion 0, reserved 0
+65 53 f1 00              # expiration copied from the request
+00 00 00 18              # BodyLength 24 = 20 digest + 4 message
+00 00 00 10              # old-format digest: int4 length 16 (first byte = code 0)
+62 f7 bb 15 2a 6b e1 f3 73 1a 60 9f a6 1a d7 97   # MD5 of the request's header+body
+                         # (the same bytes as the 2.1 request's: the version is not in them)
+00 00 00 00              # error message: empty
+00 00 00 00              # CredentialLength 0
+";
+
+#[test]
+fn legacy_md5_request_digest_of_a_2_0_response_matches_the_request() {
+    let limits = Limits::default();
+    let request = Message::decode(Bytes::from(unhex(REQUEST_2_1)), &limits).unwrap();
+    let raw = Bytes::from(unhex(RESPONSE_2_0_LEGACY_MD5));
+    let response = Message::decode(raw.clone(), &limits).unwrap();
+    let rd = response
+        .request_digest
+        .as_ref()
+        .expect("RD set: digest first");
+    assert_eq!(rd.algorithm, DigestAlgorithm::LegacyMd5);
+    assert!(rd.matches(&request.signed_bytes));
+    assert_eq!(response.body, Body::Error(Default::default()));
+    assert_eq!(response.encode().unwrap(), raw);
+}
+
 /// Data of the HS_SITE.PREFIX value that the DSA setup's root stores in `0.NA/20.500`,
 /// copied from the `captures-dsa/udp_root_parent_prefix_20_500` response (its value 1).
 fn captured_site_prefix_data() -> Bytes {
@@ -209,6 +247,11 @@ fn prefix_referral_code_below_2_5_is_not_a_referral() {
     };
     assert_eq!(e.message.as_ref(), b"backup");
     assert_eq!(m.encode().unwrap(), raw);
+    // The code as the reference library reads it: SERVER_BACKUP; the header keeps 303.
+    assert_eq!(m.header.response_code, ResponseCode::PrefixReferral);
+    assert_eq!(m.response_code(), ResponseCode::ServerBackup);
+    let referral = Message::decode(prefix_referral(11, &site), &Limits::default()).unwrap();
+    assert_eq!(referral.response_code(), ResponseCode::PrefixReferral);
 }
 
 #[test]

@@ -45,6 +45,22 @@ pub(crate) fn is_query_char(b: u8) -> bool {
     is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@' | b'/' | b'?')
 }
 
+/// Checks a whole input before any parsing: not empty, no control characters.
+pub(crate) fn check_input(s: &str) -> Result<(), IdentError> {
+    if s.is_empty() {
+        return Err(IdentError::Empty {
+            at: 0,
+            text: String::new(),
+        });
+    }
+    check_controls(s, 0)
+}
+
+/// The first (up to four) bytes of `rest`, the bytes where UTF-8 decoding failed, as `\xNN`.
+pub(crate) fn invalid_utf8_text(rest: &[u8]) -> String {
+    rest.iter().take(4).map(|b| format!("\\x{b:02X}")).collect()
+}
+
 /// Rejects control characters; `base` is the offset of `s` in the caller's input.
 pub(crate) fn check_controls(s: &str, base: usize) -> Result<(), IdentError> {
     match s.char_indices().find(|(_, c)| c.is_control()) {
@@ -157,7 +173,25 @@ pub(crate) struct Span<'a> {
     pub(crate) decoded: bool,
 }
 
-impl Span<'_> {
+impl<'a> Span<'a> {
+    /// A span over text taken from the input as is, at `base`.
+    pub(crate) fn plain(base: usize, raw: &'a str) -> Self {
+        Self {
+            base,
+            raw,
+            decoded: false,
+        }
+    }
+
+    /// A span over URI text that the caller sees percent-decoded.
+    pub(crate) fn decoded(base: usize, raw: &'a str) -> Self {
+        Self {
+            base,
+            raw,
+            decoded: true,
+        }
+    }
+
     /// The input offset of byte `i` of the (possibly decoded) text.
     pub(crate) fn map(&self, i: usize) -> usize {
         if !self.decoded {
@@ -178,17 +212,9 @@ impl Span<'_> {
         let bytes: Vec<u8> = percent_decode_str(self.raw).collect();
         String::from_utf8(bytes).map_err(|e| {
             let bad = e.utf8_error().valid_up_to();
-            let shown: String = e
-                .as_bytes()
-                .get(bad..)
-                .unwrap_or_default()
-                .iter()
-                .take(4)
-                .map(|b| format!("\\x{b:02X}"))
-                .collect();
             IdentError::InvalidUtf8 {
                 at: self.map(bad),
-                text: shown,
+                text: invalid_utf8_text(e.as_bytes().get(bad..).unwrap_or_default()),
             }
         })
     }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
-use super::chars::{check_controls, check_query, split_once_at, Span};
+use super::chars::{check_controls, check_input, check_query, encode_query, split_once_at, Span};
 use super::error::IdentError;
 use super::handle::{check_prefix, check_suffix, Handle};
 
@@ -46,13 +46,7 @@ impl CordraId {
     /// assert_eq!(CordraId::parse("10.abc/x").unwrap_err().kind(), ErrorKind::CordraPrefix);
     /// ```
     pub fn parse(s: &str) -> Result<Self, IdentError> {
-        if s.is_empty() {
-            return Err(IdentError::Empty {
-                at: 0,
-                text: String::new(),
-            });
-        }
-        check_controls(s, 0)?;
+        check_input(s)?;
         let (prefix, rest) = split_once_at(s, '/');
         let (slash, rest) = rest.ok_or_else(|| IdentError::MissingSlash {
             at: s.len(),
@@ -67,13 +61,13 @@ impl CordraId {
         if let Some((i, f)) = fragment {
             check_query(f, base.saturating_add(i).saturating_add(1), true, true)?;
         }
-        check_cordra_prefix(prefix, &plain(0, prefix))?;
-        let suffix = check_cordra_suffix(suffix, &plain(base, suffix))?;
+        check_cordra_prefix(prefix, &Span::plain(0, prefix))?;
+        let suffix = check_cordra_suffix(suffix, &Span::plain(base, suffix))?;
         Ok(Self::from_checked(
             prefix.to_string(),
             suffix,
-            query.map(|(_, q)| q.to_string()),
-            fragment.map(|(_, f)| f.to_string()),
+            query.map(|(_, q)| encode_query(q)),
+            fragment.map(|(_, f)| encode_query(f)),
         ))
     }
 
@@ -90,8 +84,9 @@ impl CordraId {
     pub fn from_handle(handle: &Handle) -> Result<Self, IdentError> {
         let prefix = handle.prefix();
         let suffix = handle.suffix();
-        check_cordra_prefix(prefix, &plain(0, prefix))?;
-        let suffix = check_cordra_suffix(suffix, &plain(prefix.len().saturating_add(1), suffix))?;
+        check_cordra_prefix(prefix, &Span::plain(0, prefix))?;
+        let suffix =
+            check_cordra_suffix(suffix, &Span::plain(prefix.len().saturating_add(1), suffix))?;
         Ok(Self::from_checked(prefix.to_string(), suffix, None, None))
     }
 
@@ -123,7 +118,7 @@ impl CordraId {
     /// ```
     pub fn from_uuid(prefix: &str, uuid: Uuid) -> Result<Self, IdentError> {
         check_controls(prefix, 0)?;
-        check_cordra_prefix(prefix, &plain(0, prefix))?;
+        check_cordra_prefix(prefix, &Span::plain(0, prefix))?;
         Ok(Self::from_checked(
             prefix.to_string(),
             format!("{:X}", uuid.simple()),
@@ -156,12 +151,13 @@ impl CordraId {
         &self.suffix
     }
 
-    /// The query, without `?`, as written (still percent-encoded).
+    /// The query, without `?`, as written (still percent-encoded; non-ASCII is
+    /// percent-encoded too, so the id prints as a URI would).
     pub fn query(&self) -> Option<&str> {
         self.query.as_deref()
     }
 
-    /// The fragment, without `#`, as written (still percent-encoded).
+    /// The fragment, without `#`, as written (still percent-encoded, non-ASCII too).
     pub fn fragment(&self) -> Option<&str> {
         self.fragment.as_deref()
     }
@@ -175,14 +171,6 @@ impl CordraId {
     pub fn to_handle(&self) -> Handle {
         // Both parts were checked when the id was built.
         Handle::from_checked_parts(&self.prefix, &self.suffix)
-    }
-}
-
-fn plain(base: usize, raw: &str) -> Span<'_> {
-    Span {
-        base,
-        raw,
-        decoded: false,
     }
 }
 

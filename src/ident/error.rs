@@ -167,8 +167,8 @@ pub enum IdentError {
         /// The input.
         text: String,
     },
-    /// `hdl://` or `http(s)://` without a host, or a host with characters a host cannot have.
-    #[error("invalid or missing host {text:?} after '//' (at byte {at})")]
+    /// `http(s)://` without a host, or an authority that is not `host[:port]`.
+    #[error("invalid or missing authority {text:?} after '//': expected host[:port], the host a name, an IPv4 address or a bracketed IPv6 address, the port 0-65535 (at byte {at})")]
     InvalidAuthority {
         /// Byte offset of the host.
         at: usize,
@@ -199,6 +199,14 @@ pub enum IdentError {
         /// Offending text.
         text: String,
     },
+    /// A URN namespace id that breaks RFC 8141.
+    #[error("URN namespace id {text:?} must be 2 to 32 letters, digits or '-', starting and ending with a letter or digit (at byte {at})")]
+    InvalidUrnNamespaceId {
+        /// Byte offset of the namespace id.
+        at: usize,
+        /// The namespace id.
+        text: String,
+    },
     /// A well-formed URN in a namespace other than `fdc` and `urn-3`.
     #[error("unsupported URN namespace {text:?}: only fdc (RFC 4198) and urn-3 are supported (at byte {at})")]
     UnsupportedUrnNamespace {
@@ -206,6 +214,17 @@ pub enum IdentError {
         at: usize,
         /// The namespace id.
         text: String,
+    },
+    /// A URN of the other supported namespace where one was asked for (`FdcUrn::parse` given
+    /// a urn-3, or the reverse).
+    #[error("URN namespace {text:?} where {expected} URN was expected (at byte {at})")]
+    WrongUrnNamespace {
+        /// Byte offset of the namespace id.
+        at: usize,
+        /// The namespace id as written.
+        text: String,
+        /// The namespace wanted, with its article (`"an fdc"`, `"an urn-3"`).
+        expected: &'static str,
     },
     /// A URN part that is missing altogether (too few `:`).
     #[error("the URN has no {what} after {text:?}; expected {expected} (at byte {at})")]
@@ -339,7 +358,7 @@ pub enum ErrorKind {
     UnsupportedScheme,
     /// A URI that needs a scheme has none.
     MissingScheme,
-    /// `hdl://` or `http(s)://` without a host, or a host with characters a host cannot have.
+    /// `http(s)://` without a host, or an authority that is not `host[:port]`.
     InvalidAuthority,
     /// A `/` inside a local name where the strict URI grammar has none.
     ExtraPathSegment,
@@ -347,8 +366,12 @@ pub enum ErrorKind {
     DoiPrefix,
     /// Text starting with `urn:` that is not `urn:NID:NSS`.
     InvalidUrn,
+    /// A URN namespace id that breaks RFC 8141.
+    InvalidUrnNamespaceId,
     /// A well-formed URN in a namespace other than `fdc` and `urn-3`.
     UnsupportedUrnNamespace,
+    /// A URN of the other supported namespace where one was asked for.
+    WrongUrnNamespace,
     /// A URN part that is missing altogether (too few `:`).
     MissingUrnPart,
     /// A URN part that is present but empty.
@@ -396,7 +419,9 @@ impl IdentError {
             E::ExtraPathSegment { .. } => ErrorKind::ExtraPathSegment,
             E::DoiPrefix { .. } => ErrorKind::DoiPrefix,
             E::InvalidUrn { .. } => ErrorKind::InvalidUrn,
+            E::InvalidUrnNamespaceId { .. } => ErrorKind::InvalidUrnNamespaceId,
             E::UnsupportedUrnNamespace { .. } => ErrorKind::UnsupportedUrnNamespace,
+            E::WrongUrnNamespace { .. } => ErrorKind::WrongUrnNamespace,
             E::MissingUrnPart { .. } => ErrorKind::MissingUrnPart,
             E::EmptyUrnPart { .. } => ErrorKind::EmptyUrnPart,
             E::InvalidProviderId { .. } => ErrorKind::InvalidProviderId,
@@ -446,7 +471,9 @@ impl IdentError {
             | E::ExtraPathSegment { at, text }
             | E::DoiPrefix { at, text }
             | E::InvalidUrn { at, text }
+            | E::InvalidUrnNamespaceId { at, text }
             | E::UnsupportedUrnNamespace { at, text }
+            | E::WrongUrnNamespace { at, text, .. }
             | E::MissingUrnPart { at, text, .. }
             | E::EmptyUrnPart { at, text, .. }
             | E::InvalidProviderId { at, text, .. }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::chars::{check_controls, Span};
+use super::chars::{check_controls, check_input, invalid_utf8_text, Span};
 use super::error::IdentError;
 
 /// A handle, `PREFIX/SUFFIX`, split at the first `/`.
@@ -47,21 +47,15 @@ impl Handle {
     /// # Ok::<(), handle_resolver::ident::IdentError>(())
     /// ```
     pub fn parse(s: &str) -> Result<Self, IdentError> {
-        if s.is_empty() {
-            return Err(IdentError::Empty {
-                at: 0,
-                text: String::new(),
-            });
-        }
-        check_controls(s, 0)?;
+        check_input(s)?;
         let slash = s.find('/').ok_or_else(|| IdentError::MissingSlash {
             at: s.len(),
             text: s.to_string(),
         })?;
         let prefix = s.get(..slash).unwrap_or_default();
         let suffix = s.get(slash.saturating_add(1)..).unwrap_or_default();
-        check_prefix(prefix, &plain(0, prefix))?;
-        check_suffix(suffix, &plain(slash.saturating_add(1), suffix))?;
+        check_prefix(prefix, &Span::plain(0, prefix))?;
+        check_suffix(suffix, &Span::plain(slash.saturating_add(1), suffix))?;
         Ok(Self {
             text: s.to_string(),
             slash,
@@ -83,14 +77,10 @@ impl Handle {
             Ok(s) => Self::parse(s),
             Err(e) => {
                 let bad = e.valid_up_to();
-                let text = bytes
-                    .get(bad..)
-                    .unwrap_or_default()
-                    .iter()
-                    .take(4)
-                    .map(|b| format!("\\x{b:02X}"))
-                    .collect();
-                Err(IdentError::InvalidUtf8 { at: bad, text })
+                Err(IdentError::InvalidUtf8 {
+                    at: bad,
+                    text: invalid_utf8_text(bytes.get(bad..).unwrap_or_default()),
+                })
             }
         }
     }
@@ -105,7 +95,12 @@ impl Handle {
     /// ```
     pub fn from_parts(prefix: &str, suffix: &str) -> Result<Self, IdentError> {
         let suffix_at = prefix.len().saturating_add(1);
-        Self::from_spans(prefix, &plain(0, prefix), suffix, &plain(suffix_at, suffix))
+        Self::from_spans(
+            prefix,
+            &Span::plain(0, prefix),
+            suffix,
+            &Span::plain(suffix_at, suffix),
+        )
     }
 
     /// Builds a handle whose parts came from elsewhere in the input (errors point there).
@@ -166,7 +161,7 @@ impl Handle {
                 text: prefix.to_string(),
             });
         }
-        check_prefix(prefix, &plain(0, prefix))?;
+        check_prefix(prefix, &Span::plain(0, prefix))?;
         Ok(Self::prefix_handle_of(prefix))
     }
 
@@ -284,15 +279,6 @@ impl Handle {
                 b
             }
         })
-    }
-}
-
-/// A [`Span`] over text that is not percent-decoded.
-fn plain(base: usize, raw: &str) -> Span<'_> {
-    Span {
-        base,
-        raw,
-        decoded: false,
     }
 }
 

@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::chars::{check_controls, scheme_of, Span};
+use super::chars::{check_input, scheme_of, Span};
 use super::cordra::{check_cordra_prefix, check_cordra_suffix, CordraId};
 use super::error::IdentError;
 use super::handle::Handle;
@@ -100,13 +100,7 @@ impl Identifier {
     /// # Ok::<(), handle_resolver::ident::IdentError>(())
     /// ```
     pub fn parse_with(s: &str, options: ParseOptions) -> Result<Self, IdentError> {
-        if s.is_empty() {
-            return Err(IdentError::Empty {
-                at: 0,
-                text: String::new(),
-            });
-        }
-        check_controls(s, 0)?;
+        check_input(s)?;
         let scheme = scheme_of(s).map(str::to_ascii_lowercase);
         match scheme.as_deref() {
             Some("urn") | Some("urn-3") => {

@@ -1,13 +1,14 @@
 //! [`HandleUri`]: `hdl:`, `hdl://`, `doi:` and HTTP(S) resolver URLs naming a handle.
 
 use std::fmt;
+use std::net::Ipv6Addr;
 use std::str::FromStr;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet};
 
 use super::chars::{
-    check_controls, check_path, check_query, encode_query, scheme_of, split_once_at, Span,
-    DOI_SUFFIX, SEGMENT,
+    check_input, check_path, check_query, encode_query, scheme_of, split_once_at, Span, DOI_SUFFIX,
+    SEGMENT,
 };
 use super::error::IdentError;
 use super::handle::Handle;
@@ -39,8 +40,9 @@ pub enum UriForm {
     },
 }
 
-/// A handle written as a URI, with its optional query and fragment (kept as written, still
-/// percent-encoded). The handle itself is percent-decoded.
+/// A handle written as a URI, with its optional query and fragment (kept in URI form: as
+/// written, with what the URI grammar does not allow, such as non-ASCII, percent-encoded).
+/// The handle itself is percent-decoded.
 ///
 /// Strict parsing (the default) takes exactly two path segments, PREFIX and LOCAL: a `/` inside
 /// the local name must be written `%2F`, and ASCII outside the URI grammar (a space, `<`, ...)
@@ -112,12 +114,12 @@ impl HandleUri {
         &self.handle
     }
 
-    /// The query, without `?`.
+    /// The query, without `?`, in URI form (see [`HandleUri`]).
     pub fn query(&self) -> Option<&str> {
         self.query.as_deref()
     }
 
-    /// The fragment, without `#`.
+    /// The fragment, without `#`, in URI form.
     pub fn fragment(&self) -> Option<&str> {
         self.fragment.as_deref()
     }
@@ -168,13 +170,7 @@ pub(crate) fn parse_parts(
     s: &str,
     options: ParseOptions,
 ) -> Result<(HandleUri, Span<'_>, Span<'_>), IdentError> {
-    if s.is_empty() {
-        return Err(IdentError::Empty {
-            at: 0,
-            text: String::new(),
-        });
-    }
-    check_controls(s, 0)?;
+    check_input(s)?;
     let scheme = scheme_of(s).ok_or_else(|| IdentError::MissingScheme {
         at: 0,
         text: s.to_string(),
@@ -230,18 +226,10 @@ pub(crate) fn parse_parts(
     let uri = HandleUri {
         form,
         handle,
-        query: query.map(|(_, q)| q.to_string()),
-        fragment: fragment.map(|(_, f)| f.to_string()),
+        query: query.map(|(_, q)| encode_query(q)),
+        fragment: fragment.map(|(_, f)| encode_query(f)),
     };
     Ok((uri, prefix, local))
-}
-
-fn decoded(base: usize, raw: &str) -> Span<'_> {
-    Span {
-        base,
-        raw,
-        decoded: true,
-    }
 }
 
 /// Splits `PREFIX/LOCAL` (at `base` in the input); strict: LOCAL may not contain `/`.
@@ -266,7 +254,10 @@ fn split_path(path: &str, base: usize, strict: bool) -> Result<(Span<'_>, Span<'
             });
         }
     }
-    Ok((decoded(base, prefix), decoded(local_base, local)))
+    Ok((
+        Span::decoded(base, prefix),
+        Span::decoded(local_base, local),
+    ))
 }
 
 fn http_parts(
@@ -283,16 +274,7 @@ fn http_parts(
         })?;
     let host_base = base.saturating_add(2);
     let (authority, path) = split_once_at(host_path, '/');
-    let valid_host = !authority.is_empty()
-        && authority.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b':' | b'[' | b']')
-        });
-    if !valid_host {
-        return Err(IdentError::InvalidAuthority {
-            at: host_base,
-            text: authority.to_string(),
-        });
-    }
+    check_authority(authority, host_base)?;
     let (slash, path) = path.ok_or_else(|| IdentError::EmptyPrefix {
         at: host_base.saturating_add(authority.len()),
         text: String::new(),
@@ -321,6 +303,52 @@ fn http_parts(
         segment,
     };
     Ok((form, prefix, local))
+}
+
+/// Checks `host[:port]` (RFC 3986 §3.2.2-3.2.3, without userinfo): a bracketed IPv6 literal,
+/// or a name or IPv4 address of letters, digits, `-`, `.`, `_` and `~`; then optionally `:`
+/// and a port of at most 5 digits, up to 65535 (an empty port is the scheme's default).
+fn check_authority(authority: &str, base: usize) -> Result<(), IdentError> {
+    let bad = |i: usize| IdentError::InvalidAuthority {
+        at: base.saturating_add(i),
+        text: authority.to_string(),
+    };
+    let port_at = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let close = rest.find(']').ok_or_else(|| bad(0))?;
+            let literal = rest.get(..close).unwrap_or_default();
+            if literal.parse::<Ipv6Addr>().is_err() {
+                return Err(bad(1));
+            }
+            close.saturating_add(2)
+        }
+        None => {
+            let end = authority.find(':').unwrap_or(authority.len());
+            let host = authority.get(..end).unwrap_or_default();
+            if host.is_empty() {
+                return Err(bad(0));
+            }
+            let name_char =
+                |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+            if let Some(i) = host.find(|c: char| !name_char(c)) {
+                return Err(bad(i));
+            }
+            end
+        }
+    };
+    let rest = authority.get(port_at..).unwrap_or_default();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let port = rest.strip_prefix(':').ok_or_else(|| bad(port_at))?;
+    let valid_port = port.len() <= 5
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && port.parse::<u32>().map_or(port.is_empty(), |p| p <= 65_535);
+    if valid_port {
+        Ok(())
+    } else {
+        Err(bad(port_at.saturating_add(1)))
+    }
 }
 
 fn encode(s: &str, set: &'static AsciiSet) -> String {

@@ -3,7 +3,8 @@
 //!
 //! HS_ADMIN on the wire, as the reference library and real data have it (the RFC lists the
 //! fields in another order): `int2 permissions ‖ UTF8 admin handle ‖ int4 admin index`, or
-//! the legacy form with a 4-byte permission field.
+//! the reference library's legacy form with two more bytes after the index (it sized the
+//! permission field as an int4 but wrote an int2 there).
 
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{json, Value as Json};
@@ -69,9 +70,10 @@ pub struct AdminRecord {
     pub permissions: AdminPermissions,
     /// The administrator: a handle and the index of its key or group value.
     pub admin: ValueReference,
-    /// For the legacy 4-byte permission form: the high 16 bits of that field (usually 0),
-    /// kept so the record encodes back to the same bytes. `None` for the usual 2-byte form.
-    pub legacy_high: Option<u16>,
+    /// For the legacy form: the two bytes after the index (0 as the reference library
+    /// writes them), kept so the record encodes back to the same bytes. `None` for the usual
+    /// form.
+    pub legacy_trailer: Option<u16>,
 }
 
 impl AdminRecord {
@@ -83,47 +85,38 @@ impl AdminRecord {
                 handle: handle.into(),
                 index,
             },
-            legacy_high: None,
+            legacy_trailer: None,
         }
     }
 
-    /// Decodes an HS_ADMIN record: the 2-byte permission form, or else the legacy 4-byte one.
-    /// The record must use every byte.
+    /// Decodes an HS_ADMIN record: `int2 permissions ‖ admin handle ‖ int4 index`, then
+    /// exactly two more bytes in the legacy form. Any other leftover is an error.
     pub fn decode(data: &Bytes, limits: &Limits) -> Result<AdminRecord, DecodeError> {
-        let short = (|| {
-            let mut r = Reader::new(data.clone());
-            let permissions = AdminPermissions(r.u16("admin.permissions")?);
-            let admin = ValueReference::decode(&mut r, limits)?;
-            r.finish("admin")?;
-            Ok(AdminRecord {
-                permissions,
-                admin,
-                legacy_high: None,
-            })
-        })();
-        short.or_else(|e: DecodeError| {
-            let mut r = Reader::new(data.clone());
-            let high = r.u16("admin.permissions")?;
-            let permissions = AdminPermissions(r.u16("admin.permissions")?);
-            let admin = ValueReference::decode(&mut r, limits).map_err(|_| e)?;
-            r.finish("admin").map_err(|_| e)?;
-            Ok(AdminRecord {
-                permissions,
-                admin,
-                legacy_high: Some(high),
-            })
+        let mut r = Reader::new(data.clone());
+        let permissions = AdminPermissions(r.u16("admin.permissions")?);
+        let admin = ValueReference::decode(&mut r, limits)?;
+        let legacy_trailer = if r.remaining() == 2 {
+            Some(r.u16("admin.legacy_trailer")?)
+        } else {
+            None
+        };
+        r.finish("admin")?;
+        Ok(AdminRecord {
+            permissions,
+            admin,
+            legacy_trailer,
         })
     }
 
     /// Encodes the record in the form it was read in.
     pub fn encode(&self) -> Result<Bytes, EncodeError> {
         let mut out = BytesMut::new();
-        if let Some(high) = self.legacy_high {
-            out.put_u16(high);
-        }
         out.put_u16(self.permissions.0);
         put_bytes(&mut out, "admin.handle", &self.admin.handle)?;
         out.put_u32(self.admin.index);
+        if let Some(trailer) = self.legacy_trailer {
+            out.put_u16(trailer);
+        }
         Ok(out.freeze())
     }
 
@@ -179,14 +172,19 @@ mod tests {
     }
 
     #[test]
-    fn accepts_the_legacy_four_byte_permission_form() {
-        // Two extra leading bytes 00 00 make the permission field an int4.
-        let data = Bytes::from(hex::decode(format!("0000{ROOT_ADMIN}")).unwrap());
+    fn accepts_the_legacy_form_with_two_trailing_bytes() {
+        // The reference library's legacy form: permission first as usual, then two more bytes
+        // after the index (it sized the permission field as an int4 but wrote an int2).
+        let data = Bytes::from(hex::decode(format!("{ROOT_ADMIN}0000")).unwrap());
         let a = AdminRecord::decode(&data, &Limits::default()).unwrap();
         assert_eq!(a.permissions, AdminPermissions(0x0FFF));
-        assert_eq!(a.legacy_high, Some(0));
+        assert_eq!(a.admin.handle.as_ref(), b"0.NA/0.NA");
         assert_eq!(a.admin.index, 300);
+        assert_eq!(a.legacy_trailer, Some(0));
         assert_eq!(a.encode().unwrap(), data);
+        // Two leading bytes are not a form the reference library reads.
+        let lead = Bytes::from(hex::decode(format!("0000{ROOT_ADMIN}")).unwrap());
+        assert!(AdminRecord::decode(&lead, &Limits::default()).is_err());
     }
 
     #[test]

@@ -21,7 +21,9 @@ pub enum DigestAlgorithm {
     Sha1,
     /// 3: SHA-256, 32 bytes (reference library addition).
     Sha256,
-    /// 0: the 2.0-era "old format": a length-prefixed MD5 digest.
+    /// 0: the 2.0-era "old format": `int4 len ‖ MD5 digest` with no algorithm byte. The
+    /// reference library reads the length's high byte (0) as this code, then steps back and
+    /// reads the byte array from there.
     LegacyMd5,
     /// Any other byte. The digest length is unknown, so such a body cannot be decoded.
     Other(u8),
@@ -109,10 +111,10 @@ impl RequestDigest {
     }
 
     /// Decodes the digest prefix. An unknown algorithm byte is an error (its length is
-    /// unknown).
+    /// unknown). Code 0 is the old format: the byte array starts at the code byte itself.
     pub fn decode(r: &mut Reader, limits: &Limits) -> Result<Self, DecodeError> {
         let at = r.offset();
-        let algorithm = DigestAlgorithm::from_code(r.u8("digest.algorithm")?);
+        let algorithm = DigestAlgorithm::from_code(r.clone().u8("digest.algorithm")?);
         let digest = match algorithm {
             DigestAlgorithm::LegacyMd5 => r.bytes("digest.digest", limits.max_array)?,
             DigestAlgorithm::Other(c) => {
@@ -123,6 +125,7 @@ impl RequestDigest {
                 ))
             }
             fixed => {
+                r.u8("digest.algorithm")?;
                 let n = fixed.fixed_len().unwrap_or(0);
                 r.take("digest.digest", n)?
             }
@@ -139,13 +142,18 @@ impl RequestDigest {
                 len: self.digest.len(),
             });
         }
-        out.put_u8(self.algorithm.code());
         match self.algorithm.fixed_len() {
             Some(n) if n == self.digest.len() => {
+                out.put_u8(self.algorithm.code());
                 out.put_slice(&self.digest);
                 Ok(())
             }
             Some(_) => Err(EncodeError::TooLong {
+                field: "digest.digest",
+                len: self.digest.len(),
+            }),
+            // The length's high byte is read as the algorithm code, so it must be 0.
+            None if self.digest.len() > 0x00FF_FFFF => Err(EncodeError::TooLong {
                 field: "digest.digest",
                 len: self.digest.len(),
             }),
@@ -157,7 +165,7 @@ impl RequestDigest {
     pub fn encoded_len(&self) -> usize {
         match self.algorithm.fixed_len() {
             Some(n) => 1 + n,
-            None => 1 + 4 + self.digest.len(),
+            None => 4 + self.digest.len(),
         }
     }
 }
@@ -178,6 +186,25 @@ mod tests {
         let back =
             RequestDigest::decode(&mut Reader::new(out.freeze()), &Limits::default()).unwrap();
         assert_eq!(back, d);
+    }
+
+    #[test]
+    fn legacy_md5_digest_has_no_algorithm_byte() {
+        // The reference library reads byte 0 as "old format", steps back one byte and reads
+        // an `int4 len ‖ len bytes` array there: the 0 is the length's high byte.
+        let md5 = Md5::digest(b"request");
+        let mut raw = vec![0, 0, 0, 16]; // int4 length 16 (its first byte reads as code 0)
+        raw.extend_from_slice(&md5); // the 16 MD5 bytes
+        raw.extend_from_slice(b"body"); // what follows the digest
+        let mut r = Reader::new(Bytes::from(raw.clone()));
+        let d = RequestDigest::decode(&mut r, &Limits::default()).unwrap();
+        assert_eq!(d.algorithm, DigestAlgorithm::LegacyMd5);
+        assert!(d.matches(b"request"));
+        assert_eq!(r.remaining(), 4);
+        let mut out = BytesMut::new();
+        d.encode(&mut out).unwrap();
+        assert_eq!(&out[..], &raw[..20]);
+        assert_eq!(d.encoded_len(), 20);
     }
 
     #[test]

@@ -66,15 +66,6 @@ impl DecodeError {
             kind,
         }
     }
-
-    /// Returns the same error with its offset moved by `base` (used when a sub-buffer was
-    /// decoded on its own and the error must be reported relative to the outer buffer).
-    pub const fn shifted(self, base: usize) -> Self {
-        Self {
-            offset: self.offset.saturating_add(base),
-            ..self
-        }
-    }
 }
 
 /// An encode failure.

@@ -4,7 +4,9 @@
 //! envelope of the message (same request id, **total** `MessageLength`) and `SequenceNumber`
 //! = chunk index; chunk *i* starts at message offset `i * 492`. The receiver does not rely on
 //! the TC flag (reference servers never set it): the number of fragments comes from
-//! `MessageLength` alone. Datagrams may come in any order and more than once.
+//! `MessageLength` alone. Datagrams may come in any order and more than once. A datagram with
+//! sequence number 0 that carries all `MessageLength` bytes is a whole message, however long
+//! (a sender that does not fragment).
 //!
 //! Memory: a partial message allocates `MessageLength` bytes once, after checking it against
 //! the limit; a [`Reassembler`] holds at most `max_in_progress` partial messages, so it never
@@ -21,10 +23,22 @@ use super::limits::Limits;
 use super::message::Message;
 use super::reader::Reader;
 
-/// Error field of a datagram whose total length differs from its pending message's.
-const CONFLICT_LENGTH: &str = "envelope.message_length";
-/// Error field of a duplicate fragment whose bytes differ from the first copy.
-const CONFLICT_DUPLICATE: &str = "fragment.duplicate";
+/// Why a datagram does not fit a partial message.
+enum Misfit {
+    /// It belongs to another message under the same request id (another total length, or a
+    /// duplicate fragment with other bytes).
+    OtherMessage(DecodeError),
+    /// It is malformed for this message (wrong id, sequence number, chunk size).
+    Bad(DecodeError),
+}
+
+impl From<Misfit> for DecodeError {
+    fn from(m: Misfit) -> Self {
+        match m {
+            Misfit::OtherMessage(e) | Misfit::Bad(e) => e,
+        }
+    }
+}
 
 /// Largest datagram: envelope + payload.
 pub const MAX_DATAGRAM: usize = 512;
@@ -110,17 +124,7 @@ impl PartialMessage {
     /// Starts a message from the envelope of any of its datagrams. Fails when its
     /// `MessageLength` exceeds `limits.max_message_length`.
     pub fn new(first: Envelope, limits: &Limits) -> Result<PartialMessage, DecodeError> {
-        let total = first.message_length as usize;
-        if total > limits.max_message_length {
-            return Err(DecodeError::new(
-                "envelope.message_length",
-                16,
-                DecodeErrorKind::TooLarge {
-                    value: total as u64,
-                    limit: limits.max_message_length as u64,
-                },
-            ));
-        }
+        let total = limits.check_message_length(first.message_length)?;
         let fragments = total.div_ceil(MAX_FRAGMENT_PAYLOAD).max(1);
         Ok(PartialMessage {
             envelope: first,
@@ -148,27 +152,45 @@ impl PartialMessage {
     /// any datagram after completion, gives `Ok(None)`.
     pub fn push(&mut self, datagram: Bytes) -> Result<Option<Bytes>, DecodeError> {
         let (env, payload) = decode_envelope(&datagram)?;
+        Ok(self.push_parts(env, payload)?)
+    }
+
+    fn push_parts(&mut self, env: Envelope, payload: Bytes) -> Result<Option<Bytes>, Misfit> {
+        use Misfit::{Bad, OtherMessage};
         if self.done {
             return Ok(None);
         }
         if env.request_id != self.envelope.request_id {
-            return Err(invalid("envelope.request_id", 8, env.request_id.into()));
+            return Err(Bad(invalid(
+                "envelope.request_id",
+                8,
+                env.request_id.into(),
+            )));
         }
         if env.message_length as usize != self.total {
-            return Err(invalid(
+            return Err(OtherMessage(invalid(
                 "envelope.message_length",
                 16,
                 env.message_length.into(),
-            ));
+            )));
         }
         let seq = env.sequence_number as usize;
         let Some(seen) = self.received.get(seq).copied() else {
-            return Err(invalid(
+            return Err(Bad(invalid(
                 "envelope.sequence_number",
                 12,
                 env.sequence_number.into(),
-            ));
+            )));
         };
+        if seq == 0 && payload.len() == self.total {
+            // The whole message in one datagram larger than 512 bytes, from a sender that
+            // does not fragment: complete as it is.
+            self.done = true;
+            self.envelope = env;
+            self.have_first = true;
+            self.buf = Vec::new();
+            return Ok(Some(payload));
+        }
         let start = seq.saturating_mul(MAX_FRAGMENT_PAYLOAD);
         let end = start.saturating_add(MAX_FRAGMENT_PAYLOAD).min(self.total);
         let expected = end.saturating_sub(start);
@@ -183,27 +205,27 @@ impl PartialMessage {
                     count: payload.len() - expected,
                 }
             };
-            return Err(DecodeError::new("fragment", ENVELOPE_LEN, kind));
+            return Err(Bad(DecodeError::new("fragment", ENVELOPE_LEN, kind)));
         }
         if self.buf.is_empty() && self.total > 0 {
             self.buf = vec![0; self.total];
         }
         let Some(slot) = self.buf.get_mut(start..end) else {
-            return Err(invalid(
+            return Err(Bad(invalid(
                 "envelope.sequence_number",
                 12,
                 env.sequence_number.into(),
-            ));
+            )));
         };
         if seen {
             return if slot == &payload[..] {
                 Ok(None)
             } else {
-                Err(invalid(
+                Err(OtherMessage(invalid(
                     "fragment.duplicate",
                     12,
                     env.sequence_number.into(),
-                ))
+                )))
             };
         }
         slot.copy_from_slice(&payload);
@@ -293,10 +315,10 @@ impl Reassembler {
     /// starts a new partial message that expires (or call [`Reassembler::remove`]).
     pub fn push(&mut self, datagram: Bytes, now: Instant) -> Result<Option<Message>, DecodeError> {
         self.expire(now);
-        let (env, _) = decode_envelope(&datagram)?;
+        let (env, payload) = decode_envelope(&datagram)?;
         let id = env.request_id;
         let pending = match self.partial.get_mut(&id) {
-            Some((p, _)) => match p.push(datagram.clone()) {
+            Some((p, _)) => match p.push_parts(env, payload.clone()) {
                 Ok(Some(b)) => {
                     let env = *p.envelope();
                     self.partial.remove(&id);
@@ -306,12 +328,12 @@ impl Reassembler {
                 // Another message under the same request id (a stale partial, or a resend
                 // of the request elsewhere): the newest wins, as the reference client only
                 // cares about the latest answer.
-                Err(e) if e.field == CONFLICT_LENGTH || e.field == CONFLICT_DUPLICATE => {
+                Err(Misfit::OtherMessage(e)) => {
                     tracing::debug!(request_id = id, error = %e, "restarting partial message");
                     self.partial.remove(&id);
                     None
                 }
-                Err(e) => return Err(e),
+                Err(Misfit::Bad(e)) => return Err(e),
             },
             None => None,
         };
@@ -319,7 +341,7 @@ impl Reassembler {
             Some(done) => done,
             None => {
                 let mut p = PartialMessage::new(env, &self.limits)?;
-                match p.push(datagram)? {
+                match p.push_parts(env, payload)? {
                     Some(b) => Some((*p.envelope(), b)),
                     None => {
                         self.make_room()?;
@@ -436,6 +458,18 @@ mod tests {
         assert_eq!(fragment(&encoded), vec![encoded.clone()]);
         let mut r = Reassembler::new(ReassemblerConfig::default());
         assert!(r.push(encoded, Instant::now()).unwrap().is_some());
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    #[test]
+    fn a_whole_message_in_one_large_datagram_completes_at_once() {
+        // A sender that does not fragment (PROTOCOL.md §8.1: receive ≥ 1500 bytes to be
+        // tolerant): sequence 0 carries all MessageLength bytes, TC clear.
+        let encoded = big_response(10, 12);
+        assert!(encoded.len() > MAX_DATAGRAM && encoded.len() < 1500);
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let m = r.push(encoded.clone(), Instant::now()).unwrap().unwrap();
+        assert_eq!(m.encode().unwrap(), encoded);
         assert_eq!(r.in_progress(), 0);
     }
 

@@ -10,6 +10,8 @@ pub const MAX_HANDLE_LENGTH: usize = 2048;
 /// Default cap on any other array or string (the reference library's `MAX_ARRAY_SIZE`).
 pub const MAX_ARRAY: usize = 1024 * 1024;
 
+use super::error::{DecodeError, DecodeErrorKind};
+
 /// Limits applied while decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -30,6 +32,26 @@ impl Default for Limits {
             max_values: MAX_VALUES,
             max_handle_length: MAX_HANDLE_LENGTH,
             max_array: MAX_ARRAY,
+        }
+    }
+}
+
+impl Limits {
+    /// Checks an envelope's `MessageLength` against `max_message_length`; the error points at
+    /// the field (envelope offset 16).
+    pub(crate) fn check_message_length(&self, len: u32) -> Result<usize, DecodeError> {
+        let len = len as usize;
+        if len > self.max_message_length {
+            Err(DecodeError::new(
+                "envelope.message_length",
+                16,
+                DecodeErrorKind::TooLarge {
+                    value: len as u64,
+                    limit: self.max_message_length as u64,
+                },
+            ))
+        } else {
+            Ok(len)
         }
     }
 }

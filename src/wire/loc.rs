@@ -14,7 +14,7 @@ use thiserror::Error;
 pub struct Location {
     /// The `href` attribute.
     pub href: String,
-    /// The `weight` attribute, when present.
+    /// The `weight` attribute, when present: a finite number, 0 or more.
     pub weight: Option<f64>,
     /// Every other attribute (`id`, `view`, `country`, ...), in document order, unescaped.
     pub attributes: Vec<(String, String)>,
@@ -43,8 +43,8 @@ pub enum LocError {
     /// A `<location>` has no `href`.
     #[error("a <location> has no href")]
     MissingHref,
-    /// A `weight` is not a number.
-    #[error("weight {0:?} is not a number")]
+    /// A `weight` is not a finite number ≥ 0.
+    #[error("weight {0:?} is not a number of 0 or more")]
     BadWeight(String),
 }
 
@@ -71,11 +71,11 @@ fn location(e: &BytesStart<'_>) -> Result<Location, LocError> {
         match k.as_str() {
             "href" => href = Some(v),
             "weight" => {
-                let w = v
-                    .trim()
-                    .parse::<f64>()
-                    .map_err(|_| LocError::BadWeight(v))?;
-                weight = Some(w);
+                // Rust also reads `NaN` and `inf`; a weight is a finite number ≥ 0.
+                match v.trim().parse::<f64>() {
+                    Ok(w) if w.is_finite() && w >= 0.0 => weight = Some(w),
+                    _ => return Err(LocError::BadWeight(v)),
+                }
             }
             _ => rest.push((k, v)),
         }
@@ -221,6 +221,14 @@ mod tests {
             Locations::parse("<locations><location href='x' weight='heavy'/></locations>"),
             Err(LocError::BadWeight(_))
         ));
+        for w in ["NaN", "inf", "-1", "-0.5"] {
+            let text = format!("<locations><location href='x' weight='{w}'/></locations>");
+            assert_eq!(
+                Locations::parse(&text),
+                Err(LocError::BadWeight(w.into())),
+                "{w}"
+            );
+        }
         assert!(Locations::parse("<locations><location href='x'>").is_err());
         assert!(Locations::parse("<locations></other>").is_err());
         assert!(Locations::parse("<locations/><locations/>").is_err());

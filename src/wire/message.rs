@@ -66,7 +66,6 @@ impl Message {
         }
         let mut r = Reader::new(buf);
         let envelope = Envelope::decode(&mut r)?;
-        check_envelope(&envelope, limits)?;
         Self::decode_parts(envelope, r.rest(), limits)
     }
 
@@ -282,6 +281,18 @@ impl Message {
         self.envelope.request_id
     }
 
+    /// The response code as the reference library reads it (PROTOCOL.md §3.1, §6): a 303 in a
+    /// message below version 2.5 is SERVER_BACKUP (7), with an error body; any other code is
+    /// the header's.
+    pub fn response_code(&self) -> ResponseCode {
+        match self.header.response_code {
+            ResponseCode::PrefixReferral if !self.envelope.version.at_least(2, 5) => {
+                ResponseCode::ServerBackup
+            }
+            code => code,
+        }
+    }
+
     /// True for a response (response code other than 0).
     pub fn is_response(&self) -> bool {
         self.header.response_code != ResponseCode::Reserved
@@ -290,17 +301,7 @@ impl Message {
 
 /// Checks the envelope fields that must be refused before reading further.
 fn check_envelope(envelope: &Envelope, limits: &Limits) -> Result<(), DecodeError> {
-    let len = envelope.message_length as usize;
-    if len > limits.max_message_length {
-        return Err(DecodeError::new(
-            "envelope.message_length",
-            16,
-            DecodeErrorKind::TooLarge {
-                value: len as u64,
-                limit: limits.max_message_length as u64,
-            },
-        ));
-    }
+    limits.check_message_length(envelope.message_length)?;
     if envelope.compressed || envelope.encrypted {
         return Err(DecodeError::new(
             "envelope.flags",

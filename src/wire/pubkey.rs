@@ -168,32 +168,31 @@ impl PublicKey {
     /// Encodes the blob; a decoded key comes back byte for byte.
     pub fn encode(&self) -> Result<Bytes, EncodeError> {
         let mut out = BytesMut::new();
-        let (key_type, options, fields): (&[u8], u16, Vec<&Bytes>) = match self {
-            PublicKey::Dsa(k) => (DSA_PUB_KEY, k.options, vec![&k.q, &k.p, &k.g, &k.y]),
+        put_bytes(&mut out, "pubkey.type", self.key_type())?;
+        match self {
+            PublicKey::Dsa(k) => {
+                out.put_u16(k.options);
+                put_bytes(&mut out, "pubkey.dsa.q", &k.q)?;
+                put_bytes(&mut out, "pubkey.dsa.p", &k.p)?;
+                put_bytes(&mut out, "pubkey.dsa.g", &k.g)?;
+                put_bytes(&mut out, "pubkey.dsa.y", &k.y)?;
+            }
             PublicKey::Rsa(k) => {
-                put_bytes(&mut out, "pubkey.type", RSA_PUB_KEY)?;
                 out.put_u16(k.options);
                 put_bytes(&mut out, "pubkey.rsa.e", &k.exponent)?;
                 put_bytes(&mut out, "pubkey.rsa.n", &k.modulus)?;
                 out.put_slice(&k.trailer);
-                return Ok(out.freeze());
             }
-            PublicKey::Dh { options, y, p, g } => (DH_PUB_KEY, *options, vec![y, p, g]),
-            PublicKey::Other {
-                key_type,
-                options,
-                data,
-            } => {
-                put_bytes(&mut out, "pubkey.type", key_type)?;
+            PublicKey::Dh { options, y, p, g } => {
+                out.put_u16(*options);
+                put_bytes(&mut out, "pubkey.dh.y", y)?;
+                put_bytes(&mut out, "pubkey.dh.p", p)?;
+                put_bytes(&mut out, "pubkey.dh.g", g)?;
+            }
+            PublicKey::Other { options, data, .. } => {
                 out.put_u16(*options);
                 out.put_slice(data);
-                return Ok(out.freeze());
             }
-        };
-        put_bytes(&mut out, "pubkey.type", key_type)?;
-        out.put_u16(options);
-        for f in fields {
-            put_bytes(&mut out, "pubkey.field", f)?;
         }
         Ok(out.freeze())
     }

@@ -5,7 +5,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::error::{DecodeError, DecodeErrorKind, EncodeError};
+use super::error::{DecodeError, EncodeError};
 use super::limits::Limits;
 use super::reader::Reader;
 use super::writer::{put_bytes, wire_len};
@@ -263,18 +263,11 @@ pub fn decode_values(
     field: &'static str,
     limits: &Limits,
 ) -> Result<Vec<HandleValue>, DecodeError> {
-    let at = r.offset();
     let n = r.count(field, limits.max_values, MIN_VALUE_LEN)?;
-    let mut out = Vec::with_capacity(n);
+    // Grown as values decode, never sized from the wire count.
+    let mut out = Vec::new();
     for _ in 0..n {
         out.push(HandleValue::decode(r, limits)?);
-    }
-    if out.len() != n {
-        return Err(DecodeError::new(
-            field,
-            at,
-            DecodeErrorKind::Invalid { value: n as i64 },
-        ));
     }
     Ok(out)
 }

@@ -41,8 +41,3 @@ pub fn put_bytes_list<T: AsRef<[u8]>>(
     }
     Ok(())
 }
-
-/// Writes a `u32` at `at` (used to patch a length after the field was written).
-pub fn patch_u32(out: &mut BytesMut, at: usize, v: u32) {
-    out[at..at + 4].copy_from_slice(&v.to_be_bytes());
-}

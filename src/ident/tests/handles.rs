@@ -211,9 +211,9 @@ fn strict_and_lenient() {
             .suffix(),
         "a b"
     );
-    // Lenient queries only refuse control characters.
+    // Lenient queries only refuse control characters (and are kept in URI form).
     let uri = HandleUri::parse_with("hdl:10.1/x?a b", lenient).unwrap();
-    assert_eq!(uri.query(), Some("a b"));
+    assert_eq!(uri.query(), Some("a%20b"));
     assert_eq!(uri.to_string(), "hdl:10.1/x?a%20b");
     // doi: suffixes may contain '/' even when strict.
     assert_eq!(
@@ -235,6 +235,36 @@ fn query_and_fragment_on_handle_uris_are_kept() {
     );
     assert_eq!(id.to_handle().unwrap().as_str(), "20.500.1/x");
     assert_eq!(id.to_string(), "hdl:20.500.1/x?noredirect#top");
+}
+
+#[test]
+fn query_and_fragment_are_kept_in_uri_form() {
+    // Non-ASCII is accepted as in an IRI, and kept percent-encoded, so that the identifier
+    // prints and parses back to itself. Lenient parsing also encodes what it let through.
+    let cordra = "100.102/F58FB49EB1F848F0A606E84CEF294BE5";
+    for (input, options) in [
+        ("hdl:10.1/x?é#ü".to_string(), ParseOptions::default()),
+        (format!("{cordra}?é#ü"), ParseOptions::default()),
+        (format!("hdl:{cordra}?é#ü"), ParseOptions::default()),
+        (
+            "hdl:10.1/x?é#ü".to_string(),
+            ParseOptions::default().lenient(true),
+        ),
+    ] {
+        let id = Identifier::parse_with(&input, options).unwrap();
+        assert_eq!(
+            (id.query(), id.fragment()),
+            (Some("%C3%A9"), Some("%C3%BC")),
+            "{input:?}"
+        );
+        assert_eq!(Identifier::parse(&id.to_string()).unwrap(), id, "{input:?}");
+    }
+    let id = Identifier::parse_with("hdl:10.1/x?a b", ParseOptions::default().lenient(true));
+    assert_eq!(id.unwrap().query(), Some("a%20b"));
+    assert_eq!(
+        CordraId::parse(&format!("{cordra}?é")).unwrap().query(),
+        Some("%C3%A9")
+    );
 }
 
 #[test]

@@ -60,8 +60,9 @@ const STRICT: &[(&str, K)] = &[
     ("doi:10.1045/", K::EmptySuffix),
     ("urn:", K::InvalidUrn),
     ("urn:fdc", K::InvalidUrn),
-    ("urn:x:y", K::InvalidUrn),
-    ("urn:-fdc:y", K::InvalidUrn),
+    ("urn:x:y", K::InvalidUrnNamespaceId),
+    ("urn:-fdc:y", K::InvalidUrnNamespaceId),
+    ("urn:fdc_x:y", K::InvalidUrnNamespaceId),
     ("urn:isbn:0451450523", K::UnsupportedUrnNamespace),
     ("urn:ietf:rfc:4198", K::UnsupportedUrnNamespace),
     ("urn:fdc:example.com", K::MissingUrnPart),
@@ -215,5 +216,41 @@ fn lenient_still_rejects_what_is_not_grammar_related() {
         "hdl:10.1045/",
     ] {
         assert!(Identifier::parse_with(input, options).is_err(), "{input:?}");
+    }
+}
+
+#[test]
+fn http_authority_is_a_host_and_an_optional_port() {
+    // (input, offset of the problem): a bracketed IPv6 literal must close and be an IPv6
+    // address; a port is digits up to 65535; a name has no brackets or colons of its own.
+    for (input, at) in [
+        ("http://[::1/10.1/x", 7),
+        ("http://[zz::1]/10.1/x", 8),
+        ("http://[::1]x/10.1/x", 12),
+        ("http://::1/10.1/x", 7),
+        ("http://host]/10.1/x", 11),
+        ("http://host:80a/10.1/x", 12),
+        ("http://host:65536/10.1/x", 12),
+        ("http://host:2641:1/10.1/x", 12),
+    ] {
+        let err = Identifier::parse(input).unwrap_err();
+        assert_eq!(
+            (err.kind(), err.offset()),
+            (K::InvalidAuthority, at),
+            "{input:?}: {err}"
+        );
+    }
+    for (input, authority) in [
+        ("http://[::1]:8000/10.1/x", "[::1]:8000"),
+        ("https://[2001:db8::5]/hdl/10.1/x", "[2001:db8::5]"),
+        ("http://127.0.0.1:2641/10.1/x", "127.0.0.1:2641"),
+        ("http://host:/10.1/x", "host:"),
+    ] {
+        let uri = crate::ident::HandleUri::parse(input).unwrap();
+        assert!(
+            matches!(uri.form(), crate::ident::UriForm::Http { authority: a, .. } if a == authority),
+            "{input:?}: {uri:?}"
+        );
+        assert_eq!(uri.to_string(), input);
     }
 }

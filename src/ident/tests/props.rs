@@ -197,6 +197,23 @@ proptest! {
     }
 
     #[test]
+    fn every_scheme_survives_junk_and_what_parses_prints_back(
+        scheme in prop::sample::select(vec![
+            "hdl:", "hdl://", "HDL:", "doi:", "http://", "https://", "http://[::1]:80/",
+            "urn:fdc:", "urn:urn-3:", "urn-3:", "URN:FDC:a.b:2002:",
+        ]),
+        rest in "\\PC{0,32}|[%0-9a-fA-F:/.?#@\\[\\]\\- ]{0,40}",
+    ) {
+        let s = format!("{scheme}{rest}");
+        check_no_panic(&s);
+        if let Ok(id) = Identifier::parse(&s) {
+            let printed = id.to_string();
+            let back = Identifier::parse(&printed);
+            prop_assert_eq!(back.as_ref(), Ok(&id), "{:?} printed as {:?}", s, printed);
+        }
+    }
+
+    #[test]
     fn no_panic_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
         match Handle::parse_bytes(&bytes) {
             Ok(h) => prop_assert_eq!(h.as_bytes(), &bytes[..]),

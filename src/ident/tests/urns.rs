@@ -117,7 +117,7 @@ fn urn3_grammar_and_equivalence() {
     );
     assert_eq!(
         Urn3::parse("urn:fdc:a.b:2002:x").unwrap_err().kind(),
-        ErrorKind::UnsupportedUrnNamespace
+        ErrorKind::WrongUrnNamespace
     );
 }
 
@@ -138,4 +138,40 @@ fn serializes_canonical() {
         "\"urn:urn-3:hbs.baker.tc:1923\""
     );
     assert_eq!(u.to_string(), "urn:urn-3:HBS.Baker.TC:1923");
+}
+
+#[test]
+fn asking_for_the_other_namespace_names_both() {
+    use crate::ident::FdcUrn;
+    let err = FdcUrn::parse("urn:urn-3:HUL.OIS:Home").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::WrongUrnNamespace);
+    assert_eq!((err.offset(), err.text()), (4, "urn-3"));
+    assert!(err.to_string().contains("an fdc URN was expected"), "{err}");
+    let err = Urn3::parse("URN:FDC:example.com:2002:A").unwrap_err();
+    assert_eq!((err.offset(), err.text()), (4, "FDC"));
+    assert!(
+        err.to_string().contains("an urn-3 URN was expected"),
+        "{err}"
+    );
+    let err = FdcUrn::parse("urn-3:HBS.Baker.TC:1923").unwrap_err();
+    assert_eq!((err.offset(), err.text()), (0, "urn-3"));
+}
+
+#[test]
+fn provider_id_errors_point_at_the_offending_character() {
+    for (input, at) in [
+        ("urn:fdc:-example.com:2002:A", 8),
+        ("urn:fdc:example-.com:2002:A", 15),
+        ("urn:fdc:example.com-:2002:A", 19),
+        ("urn:fdc:example.9com:2002:A", 16),
+        ("urn:fdc:exa_mple.com:2002:A", 11),
+        ("urn:fdc:example..com:2002:A", 16),
+    ] {
+        let err = Urn::parse(input).unwrap_err();
+        assert_eq!(
+            (err.kind(), err.offset()),
+            (ErrorKind::InvalidProviderId, at),
+            "{input:?}: {err}"
+        );
+    }
 }

@@ -138,10 +138,7 @@ impl FdcUrn {
     pub fn parse(s: &str) -> Result<Self, IdentError> {
         match super::Urn::parse(s)? {
             super::Urn::Fdc(u) => Ok(u),
-            super::Urn::Urn3(_) => Err(IdentError::UnsupportedUrnNamespace {
-                at: 0,
-                text: "urn-3 (expected fdc)".to_string(),
-            }),
+            super::Urn::Urn3(_) => Err(super::wrong_namespace(s, "an fdc")),
         }
     }
 
@@ -248,8 +245,12 @@ fn check_provider(provider: &str, base: usize) -> Result<(), IdentError> {
                 "labels hold only letters, digits and '-'",
             ));
         }
-        if label.starts_with('-') || label.ends_with('-') {
-            return Err(error(at, "a label cannot start or end with '-'"));
+        if label.starts_with('-') {
+            return Err(error(at, "a label cannot start with '-'"));
+        }
+        if label.ends_with('-') {
+            let last = at.saturating_add(label.len()).saturating_sub(1);
+            return Err(error(last, "a label cannot end with '-'"));
         }
         let top = n.saturating_add(1) == labels;
         if top && !label.starts_with(|c: char| c.is_ascii_alphabetic()) {

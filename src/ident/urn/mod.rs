@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use super::chars::{check_controls, check_percent, is_pct_triplet, split_once_at};
+use super::chars::{check_input, check_percent, is_pct_triplet, split_once_at};
 use super::error::IdentError;
 
 /// A URN in one of the supported namespaces.
@@ -45,13 +45,7 @@ impl Urn {
     /// Parses `urn:fdc:...`, `urn:urn-3:...` or bare `urn-3:...`; `urn` and the namespace id
     /// are case-insensitive.
     pub fn parse(s: &str) -> Result<Self, IdentError> {
-        if s.is_empty() {
-            return Err(IdentError::Empty {
-                at: 0,
-                text: String::new(),
-            });
-        }
-        check_controls(s, 0)?;
+        check_input(s)?;
         if s.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("urn-3:")) {
             return Urn3::parse_nss(s.get(6..).unwrap_or_default(), 6).map(Urn::Urn3);
         }
@@ -66,7 +60,7 @@ impl Urn {
         let (nid, nss) = split_once_at(rest, ':');
         let (i, nss) = nss.ok_or_else(invalid)?;
         if !valid_nid(nid) {
-            return Err(IdentError::InvalidUrn {
+            return Err(IdentError::InvalidUrnNamespaceId {
                 at: 4,
                 text: nid.to_string(),
             });
@@ -116,6 +110,20 @@ impl Urn {
             )],
             _ => Vec::new(),
         }
+    }
+}
+
+/// The error for a URN of the other namespace than `expected` (`"an fdc"`, `"an urn-3"`):
+/// points at the namespace id of `s` (which parsed as a URN).
+pub(crate) fn wrong_namespace(s: &str, expected: &'static str) -> IdentError {
+    let (at, rest) = match s.get(..4) {
+        Some(p) if p.eq_ignore_ascii_case("urn:") => (4, s.get(4..).unwrap_or_default()),
+        _ => (0, s),
+    };
+    IdentError::WrongUrnNamespace {
+        at,
+        text: split_once_at(rest, ':').0.to_string(),
+        expected,
     }
 }
 

@@ -40,10 +40,7 @@ impl Urn3 {
     pub fn parse(s: &str) -> Result<Self, IdentError> {
         match super::Urn::parse(s)? {
             super::Urn::Urn3(u) => Ok(u),
-            super::Urn::Fdc(_) => Err(IdentError::UnsupportedUrnNamespace {
-                at: 0,
-                text: "fdc (expected urn-3)".to_string(),
-            }),
+            super::Urn::Fdc(_) => Err(super::wrong_namespace(s, "an urn-3")),
         }
     }
 

@@ -15,15 +15,15 @@ pub(crate) fn read_handle(
     r.bytes(field, limits.max_handle_length)
 }
 
-/// Reads an int list (`int4 count ‖ count × int4`); the count is checked before anything
-/// is allocated.
+/// Reads an int list (`int4 count ‖ count × int4`); the count is checked against the bytes
+/// that remain, and the list grows as items decode (never sized from the wire count).
 pub(crate) fn read_u32_list(
     r: &mut Reader,
     field: &'static str,
     limits: &Limits,
 ) -> Result<Vec<u32>, DecodeError> {
     let n = r.count(field, limits.max_array, 4)?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::new();
     for _ in 0..n {
         out.push(r.u32(field)?);
     }
@@ -37,7 +37,7 @@ pub(crate) fn read_bytes_list(
     limits: &Limits,
 ) -> Result<Vec<Bytes>, DecodeError> {
     let n = r.count(field, limits.max_array, 4)?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::new();
     for _ in 0..n {
         out.push(r.bytes(field, limits.max_array)?);
     }
