@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use handle_resolver::testing::Faults;
-use handle_resolver::transport::{Exchange, NetTransport, TransportKind};
+use handle_resolver::transport::{Exchange, NetTransport, TransportError, TransportKind};
 use handle_resolver::wire::ResponseCode;
 
 use super::{options, request, server};
@@ -77,4 +77,73 @@ async fn ten_thousand_concurrent_exchanges_complete_and_leave_nothing_pending() 
     );
     assert_eq!(t.pending_count(), 0);
     assert_eq!(t.reassembly_bytes(), 0);
+}
+
+/// Runs `f` on a fresh multi-thread runtime with one worker, returning the runtime too so
+/// that the test decides when it shuts down.
+fn on_new_runtime<F: std::future::Future>(f: F) -> (tokio::runtime::Runtime, F::Output) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = rt.block_on(f);
+    (rt, out)
+}
+
+#[test]
+fn udp_callers_fail_at_once_when_the_socket_runtime_shuts_down_and_the_next_one_rebinds() {
+    // The server lives on its own runtime for the whole test.
+    let (server_rt, server) = on_new_runtime(server(1));
+    let addr = server.addr();
+    let t = NetTransport::new();
+    let req = request("20.500.1/small");
+
+    // Runtime A makes the first UDP exchange: the transport's socket and receive task are
+    // A's.
+    let (rt_a, first) =
+        on_new_runtime(t.exchange(addr, TransportKind::Udp, &req, &options(&[2000])));
+    assert_eq!(first.unwrap().header.response_code, ResponseCode::Success);
+
+    // Runtime B waits on A's socket for a silent server, with an hour-long schedule.
+    server.set_faults(Faults {
+        silent: true,
+        ..Faults::default()
+    });
+    let rt_b = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let waiting = {
+        let t = t.clone();
+        let req = req.clone();
+        rt_b.spawn(async move {
+            t.exchange(addr, TransportKind::Udp, &req, &options(&[3_600_000]))
+                .await
+        })
+    };
+    while t.pending_count() == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    // A shuts down: B's caller gets an error now, not in an hour. (The 60 s bound only
+    // turns a hang into a failure.)
+    drop(rt_a);
+    let result = rt_b
+        .block_on(async { tokio::time::timeout(Duration::from_secs(60), waiting).await })
+        .expect("the waiting exchange hung after its socket's runtime shut down")
+        .unwrap();
+    assert!(matches!(result, Err(TransportError::Io(..))), "{result:?}");
+    assert_eq!(t.pending_count(), 0);
+
+    // The next exchange, on B, binds a fresh socket and works.
+    server.set_faults(Faults::default());
+    let again = rt_b
+        .block_on(t.exchange(addr, TransportKind::Udp, &req, &options(&[2000])))
+        .unwrap();
+    assert_eq!(again.header.response_code, ResponseCode::Success);
+    assert_eq!(t.pending_count(), 0);
+    drop(server);
+    drop(server_rt);
 }

@@ -1,13 +1,12 @@
 //! The [`Exchange`] trait, its options, and [`NetTransport`], the real UDP + TCP transport.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use rand::Rng;
-use tokio::sync::OnceCell;
 
 use super::error::TransportError;
 use super::tcp;
@@ -189,8 +188,8 @@ impl NetTransportBuilder {
         NetTransport {
             inner: Arc::new(Inner {
                 config: self,
-                v4: OnceCell::new(),
-                v6: OnceCell::new(),
+                v4: Mutex::new(None),
+                v6: Mutex::new(None),
             }),
         }
     }
@@ -207,8 +206,9 @@ impl NetTransportBuilder {
 /// from the address the request was sent to; multi-datagram answers are reassembled per
 /// request (fragments of earlier transmissions count). Cheap to clone (shared state).
 ///
-/// Use one `NetTransport` per tokio runtime: its UDP sockets and receive tasks belong to the
-/// runtime of their first exchange and stop with it.
+/// Its UDP sockets and receive tasks belong to the tokio runtime of their first exchange and
+/// stop with it: UDP exchanges then waiting fail at once with [`TransportError::Io`], and the
+/// next one binds a fresh socket on its own runtime.
 ///
 /// ```no_run
 /// use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
@@ -228,11 +228,19 @@ pub struct NetTransport {
     inner: Arc<Inner>,
 }
 
+/// One UDP demultiplexer per address family, bound on first use and replaced when closed.
+type Slot = Mutex<Option<Arc<UdpDemux>>>;
+
 #[derive(Debug)]
 struct Inner {
     config: NetTransportBuilder,
-    v4: OnceCell<UdpDemux>,
-    v6: OnceCell<UdpDemux>,
+    v4: Slot,
+    v6: Slot,
+}
+
+/// The demultiplexer in `slot`, if bound.
+fn current(slot: &Slot) -> Option<Arc<UdpDemux>> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// Most UDP datagrams one request may be split into (the reference client has no limit; 64
@@ -259,39 +267,51 @@ impl NetTransport {
     /// UDP requests currently waiting for an answer (both address families). Zero when
     /// nothing is in flight: every entry is removed on answer, timeout, error or cancellation.
     pub fn pending_count(&self) -> usize {
-        self.inner.v4.get().map_or(0, UdpDemux::pending_count)
-            + self.inner.v6.get().map_or(0, UdpDemux::pending_count)
+        [&self.inner.v4, &self.inner.v6]
+            .into_iter()
+            .filter_map(current)
+            .map(|d| d.pending_count())
+            .sum()
     }
 
     /// Bytes currently held by partially received multi-datagram answers (both families).
     pub fn reassembly_bytes(&self) -> usize {
-        self.inner.v4.get().map_or(0, UdpDemux::reassembly_bytes)
-            + self.inner.v6.get().map_or(0, UdpDemux::reassembly_bytes)
+        [&self.inner.v4, &self.inner.v6]
+            .into_iter()
+            .filter_map(current)
+            .map(|d| d.reassembly_bytes())
+            .sum()
     }
 
     /// Local address of the UDP socket used for `server`'s address family, once bound.
     pub fn udp_local_addr(&self, server: SocketAddr) -> Option<SocketAddr> {
-        let cell = if server.is_ipv4() {
+        let slot = if server.is_ipv4() {
             &self.inner.v4
         } else {
             &self.inner.v6
         };
-        cell.get().and_then(|d| d.local_addr().ok())
+        current(slot).and_then(|d| d.local_addr().ok())
     }
 
-    async fn demux(&self, server: SocketAddr) -> Result<&UdpDemux, TransportError> {
-        let (cell, bind) = if server.is_ipv4() {
+    /// The demultiplexer of `server`'s address family: bound on first use, and bound again
+    /// when the one there is closed (its runtime shut down).
+    fn demux(&self, server: SocketAddr) -> Result<Arc<UdpDemux>, TransportError> {
+        let (slot, bind) = if server.is_ipv4() {
             (&self.inner.v4, self.inner.config.bind_v4)
         } else {
             (&self.inner.v6, self.inner.config.bind_v6)
         };
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = slot.as_ref().filter(|d| !d.is_closed()) {
+            return Ok(d.clone());
+        }
         let config = UdpConfig {
             max_in_flight: self.inner.config.max_in_flight,
             max_reassembly_bytes: self.inner.config.max_reassembly_bytes,
         };
-        cell.get_or_try_init(|| UdpDemux::bind(bind, config))
-            .await
-            .map_err(TransportError::from)
+        let d = Arc::new(UdpDemux::bind(bind, config)?);
+        *slot = Some(d.clone());
+        Ok(d)
     }
 
     /// One UDP exchange (see [`Exchange::exchange`]).
@@ -301,7 +321,7 @@ impl NetTransport {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Message, TransportError> {
-        let demux = self.demux(server).await?;
+        let demux = self.demux(server)?;
         demux.exchange(server, request, options).await
     }
 

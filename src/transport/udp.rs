@@ -11,6 +11,11 @@
 //! pending entry ([`PartialMessage`]) under a per-socket memory budget. The entry is removed
 //! on completion, and by a guard when the caller's future ends for any other reason
 //! (timeout, error, or being dropped), so nothing is left behind.
+//!
+//! The receive task belongs to the runtime of the first exchange. When it ends (that runtime
+//! shuts down, or a bug panics it), every pending entry is dropped at once, so its caller
+//! gets an error instead of waiting out its schedule, and the demultiplexer reports itself
+//! closed (`UdpDemux::is_closed`): the transport then binds a fresh one.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -103,6 +108,8 @@ struct Shared {
     /// The receive buffer of that caller.
     leader_buf: Mutex<Vec<u8>>,
     next_token: AtomicU64,
+    /// Set for good when the receive task has ended.
+    closed: AtomicBool,
 }
 
 impl Shared {
@@ -111,6 +118,28 @@ impl Shared {
         // matters (entries are independent), so a poisoned lock is used as is.
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Owned by the receive task: when the task ends, however (runtime shutdown drops it, a panic
+/// unwinds it), the demultiplexer is marked closed and every pending entry is dropped, which
+/// wakes its caller with an error.
+struct CloseOnDrop(Arc<Shared>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+        let mut t = self.0.lock();
+        t.map.clear();
+        t.reassembly_bytes = 0;
+    }
+}
+
+/// The error of a caller whose receive task is gone.
+fn receive_task_stopped() -> TransportError {
+    TransportError::Io(
+        std::io::ErrorKind::NotConnected,
+        "udp receive task stopped (its runtime shut down)".into(),
+    )
 }
 
 /// Removes its pending entry when dropped, whatever ended the caller's future.
@@ -152,23 +181,34 @@ impl Drop for UdpDemux {
 }
 
 impl UdpDemux {
-    /// Binds the socket and starts the receive task on the current tokio runtime.
-    pub(crate) async fn bind(local: SocketAddr, config: UdpConfig) -> std::io::Result<UdpDemux> {
-        let socket = Arc::new(UdpSocket::bind(local).await?);
+    /// Binds the socket and starts the receive task on the current tokio runtime (an error,
+    /// not a panic, outside one).
+    pub(crate) fn bind(local: SocketAddr, config: UdpConfig) -> std::io::Result<UdpDemux> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let socket = std::net::UdpSocket::bind(local)?;
+        socket.set_nonblocking(true)?;
+        let socket = Arc::new(UdpSocket::from_std(socket)?);
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
             config,
             leader: AtomicBool::new(false),
             leader_buf: Mutex::new(vec![0u8; RECV_BUFFER]),
             next_token: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
         });
-        let task = tokio::spawn(receive_loop(socket.clone(), shared.clone()));
+        let task = runtime.spawn(receive_loop(socket.clone(), shared.clone()));
         debug!(local = ?socket.local_addr().ok(), "udp demultiplexer started");
         Ok(UdpDemux {
             socket,
             shared,
             task,
         })
+    }
+
+    /// True once the receive task has ended: no answer can arrive through this socket.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire)
     }
 
     pub(crate) fn pending_count(&self) -> usize {
@@ -193,6 +233,11 @@ impl UdpDemux {
         let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
         let mut id = random_request_id();
         let mut t = self.shared.lock();
+        // Checked under the lock: an entry inserted before the receive task's end is
+        // removed by its `CloseOnDrop`, one after it is refused here.
+        if self.is_closed() {
+            return Err(receive_task_stopped());
+        }
         if t.map.len() >= self.shared.config.max_in_flight {
             return Err(TransportError::Busy);
         }
@@ -302,12 +347,10 @@ impl UdpDemux {
                     return Ok(answer);
                 }
                 Ok(Err(_)) => {
-                    // The sender leaves the table only to carry the answer, or with the entry
-                    // this future's guard owns: not expected, reported rather than panicking.
-                    return Err(TransportError::Io(
-                        std::io::ErrorKind::BrokenPipe,
-                        "udp answer channel closed".into(),
-                    ));
+                    // The sender leaves the table without an answer only when the receive
+                    // task ends (`CloseOnDrop`).
+                    debug!(%server, transport = "udp", attempt, "receive task stopped");
+                    return Err(receive_task_stopped());
                 }
                 Err(_) => {
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
@@ -320,6 +363,7 @@ impl UdpDemux {
 }
 
 async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
+    let _close = CloseOnDrop(shared.clone());
     let mut buf = vec![0u8; RECV_BUFFER];
     loop {
         if let Err(e) = socket.readable().await {
