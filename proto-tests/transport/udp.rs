@@ -357,3 +357,105 @@ async fn every_transmission_resends_every_fragment_with_the_same_id() {
     assert_eq!(answer.request_id(), id);
     assert_eq!(t.pending_count(), 0);
 }
+
+/// A hand-run server: waits for one request datagram, then sends what `answer` builds from
+/// the request's id, datagram by datagram, and stops.
+async fn answer_once<F>(answer: F) -> std::net::SocketAddr
+where
+    F: FnOnce(u32) -> Vec<bytes::Bytes> + Send + 'static,
+{
+    use handle_resolver::wire::{Envelope, Reader};
+    let sock = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = sock.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut buf = [0u8; 2048];
+        let (n, peer) = sock.recv_from(&mut buf).await.unwrap();
+        let env =
+            Envelope::decode(&mut Reader::new(bytes::Bytes::copy_from_slice(&buf[..n]))).unwrap();
+        for d in answer(env.request_id) {
+            sock.send_to(&d, peer).await.unwrap();
+        }
+    });
+    addr
+}
+
+/// A successful answer to request `id` with 10 URL values of 100 letters `letter` (about
+/// 1.4 kB: 3 datagrams).
+fn lettered_answer(id: u32, letter: char) -> Vec<bytes::Bytes> {
+    use handle_resolver::wire::{fragment, Body, HandleValue, ResolutionResponse};
+    let request = Message::resolution_request(b("20.500.1/mixed"), vec![], vec![], id, 0);
+    let values = (1..=10)
+        .map(|i| HandleValue::new(i, "URL", letter.to_string().repeat(100)))
+        .collect();
+    let body = Body::ResolutionResponse(ResolutionResponse {
+        handle: b("20.500.1/mixed"),
+        values,
+    });
+    let encoded = Message::response_to(&request, ResponseCode::Success, body)
+        .encode()
+        .unwrap();
+    let datagrams = fragment(&encoded);
+    assert_eq!(datagrams.len(), 3);
+    datagrams
+}
+
+#[tokio::test]
+async fn udp_a_second_answer_of_the_same_length_replaces_the_one_being_collected() {
+    // Answer A loses its last fragment; answer B (same length, other bytes) follows whole.
+    // The conflicting fragment 0 of B starts over, so B is what the caller gets: never a
+    // mix of A's first fragments with B's last one.
+    let addr = answer_once(|id| {
+        let a = lettered_answer(id, 'a');
+        let bb = lettered_answer(id, 'b');
+        vec![
+            a[0].clone(),
+            a[1].clone(),
+            bb[0].clone(),
+            bb[1].clone(),
+            bb[2].clone(),
+        ]
+    })
+    .await;
+    let t = NetTransport::new();
+    let answer = t
+        .exchange(
+            addr,
+            TransportKind::Udp,
+            &request("20.500.1/mixed"),
+            &options(&[5000]),
+        )
+        .await
+        .unwrap();
+    let v = answer_values(&answer);
+    assert_eq!(v.len(), 10);
+    assert!(v.iter().all(|v| v.data == "b".repeat(100)), "{v:?}");
+    assert_eq!(t.reassembly_bytes(), 0);
+}
+
+#[tokio::test]
+async fn udp_an_invalid_fragment_does_not_discard_the_answer_being_collected() {
+    // Between fragments 1 and 2 of the answer comes a copy of fragment 0 whose MessageLength
+    // is 0x7FFFFFFF (envelope bytes 16..20): above every limit, so it is dropped and the
+    // answer completes with its last fragment.
+    let addr = answer_once(|id| {
+        let a = lettered_answer(id, 'a');
+        let mut oversized = a[0].to_vec();
+        oversized[16..20].copy_from_slice(&0x7FFF_FFFFu32.to_be_bytes());
+        vec![a[0].clone(), a[1].clone(), oversized.into(), a[2].clone()]
+    })
+    .await;
+    let t = NetTransport::new();
+    let answer = t
+        .exchange(
+            addr,
+            TransportKind::Udp,
+            &request("20.500.1/mixed"),
+            &options(&[5000]),
+        )
+        .await
+        .unwrap();
+    let v = answer_values(&answer);
+    assert_eq!(v.len(), 10);
+    assert!(v.iter().all(|v| v.data == "a".repeat(100)), "{v:?}");
+    assert_eq!(t.reassembly_bytes(), 0);
+}

@@ -478,6 +478,15 @@ impl Shared {
         }
     }
 
+    /// One datagram of a multi-datagram answer. The pending entry collects one answer at a
+    /// time. A datagram that does not fit it (another total length, or a fragment already
+    /// held with other bytes) but is valid on its own means the server sent another answer
+    /// (its data changed between transmissions): the newest wins and collection starts over
+    /// from this datagram, as `wire::Reassembler` does. A datagram that is not valid on its
+    /// own (a length above the limits or the budget, a bad sequence number or chunk size) is
+    /// dropped and leaves the answer being collected as it was. Two answers of the same
+    /// length whose fragments never overlap cannot be told apart; a mix of them fails to
+    /// decode or is what the server sent, as with any UDP client.
     fn on_fragment(&self, envelope: Envelope, datagram: Bytes, from: SocketAddr) {
         let id = envelope.request_id;
         let mut guard = self.lock();
@@ -488,53 +497,56 @@ impl Shared {
         let Some(p) = t.map.get_mut(&id) else {
             return;
         };
-        // A fragment announcing another total length than the message being collected
-        // starts over (the earlier one was bogus, or this one is: the retransmissions decide).
-        if let Some((pm, reserved)) = &p.partial {
-            if pm.envelope().message_length != envelope.message_length {
-                debug!(%from, request_id = id, "udp answer length changed; reassembly restarts");
-                t.reassembly_bytes = t.reassembly_bytes.saturating_sub(*reserved);
-                p.partial = None;
-            }
-        }
-        if p.partial.is_none() {
-            let need = envelope.message_length as usize;
-            let budget_left = self
-                .config
-                .max_reassembly_bytes
-                .saturating_sub(t.reassembly_bytes);
-            if need > budget_left {
-                debug!(%from, request_id = id, need, budget_left, "dropped udp fragment: reassembly budget exhausted");
-                return;
-            }
-            match PartialMessage::new(envelope, &p.limits) {
-                Ok(pm) => {
-                    p.partial = Some((pm, need));
-                    t.reassembly_bytes += need;
+        let fed = p.partial.as_mut().map(|(pm, _)| pm.push(datagram.clone()));
+        let message = match fed {
+            Some(Ok(None)) => return,
+            Some(Ok(Some(message))) => message,
+            // Nothing collected yet, or a misfit: try the datagram as the start of an answer.
+            misfit => {
+                if let Some(Err(e)) = misfit {
+                    debug!(%from, request_id = id, error = %e, "udp fragment does not fit the answer being collected");
                 }
-                Err(e) => {
-                    debug!(%from, request_id = id, error = %e, "dropped udp fragment");
+                let held = p.partial.as_ref().map_or(0, |(_, reserved)| *reserved);
+                let need = envelope.message_length as usize;
+                let budget_left = self
+                    .config
+                    .max_reassembly_bytes
+                    .saturating_sub(t.reassembly_bytes.saturating_sub(held));
+                if need > budget_left {
+                    debug!(%from, request_id = id, need, budget_left, "dropped udp fragment: reassembly budget exhausted");
                     return;
                 }
+                let mut fresh = match PartialMessage::new(envelope, &p.limits) {
+                    Ok(pm) => pm,
+                    Err(e) => {
+                        debug!(%from, request_id = id, error = %e, "dropped udp fragment");
+                        return;
+                    }
+                };
+                let pushed = match fresh.push(datagram) {
+                    Ok(pushed) => pushed,
+                    Err(e) => {
+                        debug!(%from, request_id = id, error = %e, "dropped udp fragment");
+                        return;
+                    }
+                };
+                if held > 0 {
+                    debug!(%from, request_id = id, "another udp answer; reassembly restarts");
+                }
+                t.reassembly_bytes = t.reassembly_bytes.saturating_sub(held).saturating_add(need);
+                p.partial = Some((fresh, need));
+                match pushed {
+                    None => return,
+                    Some(message) => message,
+                }
             }
-        }
-        let Some((pm, reserved)) = p.partial.as_mut() else {
+        };
+        let Some((pm, reserved)) = p.partial.take() else {
             return;
         };
-        let message = match pm.push(datagram) {
-            Ok(None) => return,
-            Ok(Some(message)) => message,
-            Err(e) => {
-                debug!(%from, request_id = id, error = %e, "dropped udp fragment");
-                return;
-            }
-        };
-        let first = *pm.envelope();
-        let reserved = *reserved;
-        let limits = p.limits;
         t.reassembly_bytes = t.reassembly_bytes.saturating_sub(reserved);
-        p.partial = None;
-        match Message::decode_parts(first, message, &limits) {
+        let limits = p.limits;
+        match Message::decode_parts(*pm.envelope(), message, &limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
                     drop(guard);
