@@ -459,3 +459,44 @@ async fn udp_an_invalid_fragment_does_not_discard_the_answer_being_collected() {
     assert!(v.iter().all(|v| v.data == "a".repeat(100)), "{v:?}");
     assert_eq!(t.reassembly_bytes(), 0);
 }
+
+#[tokio::test]
+async fn udp_answer_source_is_compared_by_ip_and_port_only() {
+    use std::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
+    let t = NetTransport::new();
+    let req = request("20.500.1/small");
+    // An IPv4 server asked through its IPv4-mapped IPv6 address goes through the IPv4
+    // socket, and its answer is taken.
+    let v4 = server(1).await;
+    let SocketAddr::V4(a) = v4.addr() else {
+        panic!("the test server binds 127.0.0.1");
+    };
+    let mapped = SocketAddr::from((a.ip().to_ipv6_mapped(), a.port()));
+    let answer = t
+        .exchange(mapped, TransportKind::Udp, &req, &options(&[5000]))
+        .await
+        .unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::Success);
+    assert!(t.udp_local_addr(mapped).unwrap().is_ipv4());
+
+    // An IPv6 server asked with a flow label in its address: the answer arrives from the
+    // same IP and port with no flow label, and is taken.
+    let mut c = handle_resolver::testing::TestServerConfig::new(super::store());
+    c.ip = "::1".parse().unwrap();
+    let Ok(v6) = handle_resolver::testing::TestServer::start(c).await else {
+        eprintln!("skipped the IPv6 half: cannot bind [::1]");
+        return;
+    };
+    let labelled = SocketAddr::V6(SocketAddrV6::new(
+        Ipv6Addr::LOCALHOST,
+        v6.addr().port(),
+        7,
+        0,
+    ));
+    let answer = t
+        .exchange(labelled, TransportKind::Udp, &req, &options(&[5000]))
+        .await
+        .unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::Success);
+    assert_eq!(t.pending_count(), 0);
+}

@@ -228,6 +228,18 @@ pub struct NetTransport {
     inner: Arc<Inner>,
 }
 
+/// An IPv4-mapped IPv6 address (`[::ffff:a.b.c.d]:p`) as the IPv4 address it maps: it goes
+/// through the IPv4 socket (an IPv6 socket may be IPv6-only) and its answers come from there.
+fn canonical(server: SocketAddr) -> SocketAddr {
+    match server {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::from((v4, v6.port())),
+            None => server,
+        },
+        SocketAddr::V4(_) => server,
+    }
+}
+
 /// One UDP demultiplexer per address family, bound on first use and replaced when closed.
 type Slot = Mutex<Option<Arc<UdpDemux>>>;
 
@@ -285,7 +297,7 @@ impl NetTransport {
 
     /// Local address of the UDP socket used for `server`'s address family, once bound.
     pub fn udp_local_addr(&self, server: SocketAddr) -> Option<SocketAddr> {
-        let slot = if server.is_ipv4() {
+        let slot = if canonical(server).is_ipv4() {
             &self.inner.v4
         } else {
             &self.inner.v6
@@ -321,6 +333,7 @@ impl NetTransport {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Message, TransportError> {
+        let server = canonical(server);
         let demux = self.demux(server)?;
         demux.exchange(server, request, options).await
     }

@@ -73,7 +73,7 @@ type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 
 /// One request waiting for its answer.
 struct Pending {
-    /// Where the request went: the only address an answer is accepted from.
+    /// Where the request went: the only address an answer is accepted from (`same_peer`).
     peer: SocketAddr,
     /// Distinguishes this entry from a later one that happens to reuse the id.
     token: u64,
@@ -378,6 +378,21 @@ async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
     }
 }
 
+/// True when a datagram from `from` comes from `asked`, the address a request went to: same
+/// IP and port. An IPv6 flow label is not part of the address (the kernel reports 0 on
+/// receipt whatever the request carried), and a scope id counts only when `asked` names one.
+fn same_peer(asked: SocketAddr, from: SocketAddr) -> bool {
+    match (asked, from) {
+        (SocketAddr::V4(a), SocketAddr::V4(f)) => a == f,
+        (SocketAddr::V6(a), SocketAddr::V6(f)) => {
+            a.ip() == f.ip()
+                && a.port() == f.port()
+                && (a.scope_id() == 0 || a.scope_id() == f.scope_id())
+        }
+        _ => false,
+    }
+}
+
 /// How a drain of the socket ended.
 enum Drained {
     /// Nothing more to read right now (readiness cleared).
@@ -470,7 +485,7 @@ impl Shared {
                 debug!(%from, request_id = id, "dropped udp datagram: unknown request id");
                 None
             }
-            Some(p) if p.peer != from => {
+            Some(p) if !same_peer(p.peer, from) => {
                 debug!(%from, expected = %p.peer, request_id = id, "dropped udp datagram: wrong source");
                 None
             }
