@@ -353,3 +353,19 @@ async fn raw_answers_replay_captures_with_our_request_id() {
         42
     );
 }
+
+#[tokio::test]
+async fn raw_answer_too_short_to_patch_gets_an_error_answer() {
+    // A recorded answer of 30 bytes: room for the request id (envelope bytes 8..12) but not
+    // for the expiration (header bytes 16..20, message bytes 36..40). The server must not
+    // send it half patched; it answers RC 2 ERROR to our request instead.
+    let store = Arc::new(Store::new());
+    let recorded = captured_answer("udp_resolve_all");
+    store.insert_raw_answer("10.1045/short", recorded.slice(..30));
+    let server = TestServer::start(TestServerConfig::new(store))
+        .await
+        .unwrap();
+    let answer = ask(server.addr(), &request("10.1045/short")).await;
+    assert_eq!(answer.header.response_code, ResponseCode::Error);
+    assert_eq!(answer.header.op_code, OpCode::Resolution);
+}

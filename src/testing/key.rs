@@ -9,6 +9,7 @@ use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::{Pkcs1v15Sign, RsaPrivateKey, RsaPublicKey};
 use sha2::{Digest, Sha256};
 
+use super::respond::{patch_u32, MESSAGE_LENGTH_AT};
 use crate::wire::credential::HS_SIGNED;
 use crate::wire::signature::signed_data;
 use crate::wire::{Credential, EncodeError, Envelope, PublicKey, Reader, ENVELOPE_LEN};
@@ -107,9 +108,7 @@ pub(crate) fn sign_encoded(buf: &mut BytesMut, key: &TestKey) -> Result<(), Sign
     buf.put_u32(credential.len() as u32);
     buf.put_slice(&credential);
     let message_length = (buf.len() - ENVELOPE_LEN) as u32;
-    if let Some(slot) = buf.get_mut(16..20) {
-        slot.copy_from_slice(&message_length.to_be_bytes());
-    }
+    patch_u32(buf, MESSAGE_LENGTH_AT, message_length);
     Ok(())
 }
 

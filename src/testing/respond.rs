@@ -89,10 +89,22 @@ impl Responder<'_> {
                     Lookup::Selected(encoded) => self.success(request, &r.handle, &encoded, out),
                     Lookup::Raw(answer) => {
                         out.put_slice(&answer);
-                        patch_u32(out, 8, request.envelope.request_id);
-                        patch_u32(out, ENVELOPE_LEN + 16, request.header.expiration);
-                        // A recorded answer keeps its own credential: no re-signing.
-                        return;
+                        // Envelope bytes 8..12: request id; header bytes 16..20: expiration.
+                        if patch_u32(out, REQUEST_ID_AT, request.envelope.request_id)
+                            && patch_u32(out, ENVELOPE_LEN + 16, request.header.expiration)
+                        {
+                            // A recorded answer keeps its own credential: no re-signing.
+                            return;
+                        }
+                        out.clear();
+                        self.generic(
+                            request,
+                            ResponseCode::Error,
+                            Body::Error(ErrorBody::new(
+                                &b"Recorded answer too short for an envelope and a header"[..],
+                            )),
+                            out,
+                        );
                     }
                 }
             }
@@ -156,11 +168,29 @@ impl Responder<'_> {
     }
 }
 
-/// Writes `v` at `at` when the buffer is long enough.
-fn patch_u32(out: &mut BytesMut, at: usize, v: u32) {
-    if let Some(slot) = out.get_mut(at..at + 4) {
-        slot.copy_from_slice(&v.to_be_bytes());
+/// Offset of the request id in an encoded message (envelope bytes 8..12, PROTOCOL.md §2.1).
+pub(crate) const REQUEST_ID_AT: usize = 8;
+/// Offset of `MessageLength` in an encoded message (envelope bytes 16..20).
+pub(crate) const MESSAGE_LENGTH_AT: usize = 16;
+
+/// Writes `v` big-endian at `at..at + 4` of `buf`; false (and `buf` untouched) when `buf`
+/// is too short.
+pub(crate) fn patch_u32(buf: &mut [u8], at: usize, v: u32) -> bool {
+    let slot = at.checked_add(4).and_then(|end| buf.get_mut(at..end));
+    match slot {
+        Some(slot) => {
+            slot.copy_from_slice(&v.to_be_bytes());
+            true
+        }
+        None => false,
     }
+}
+
+/// The request id of an encoded message, if it is long enough to hold one.
+pub(crate) fn request_id_of(encoded: &[u8]) -> Option<u32> {
+    let end = REQUEST_ID_AT.checked_add(4)?;
+    let bytes = encoded.get(REQUEST_ID_AT..end)?;
+    <[u8; 4]>::try_from(bytes).ok().map(u32::from_be_bytes)
 }
 
 /// The reference server's answer to an undecodable request (PROTOCOL.md §14.10): op code 0,

@@ -14,7 +14,9 @@ use tracing::debug;
 
 use super::faults::{FaultState, Faults};
 use super::key::TestKey;
-use super::respond::{protocol_error, Responder, SiteRole};
+use super::respond::{
+    patch_u32, protocol_error, request_id_of, Responder, SiteRole, MESSAGE_LENGTH_AT, REQUEST_ID_AT,
+};
 use super::store::Store;
 use crate::wire::{
     fragment, Envelope, HandleValue, HashOption, Interface, InterfaceType, Limits, Message,
@@ -412,20 +414,11 @@ fn datagrams(answer: &Bytes) -> Vec<Bytes> {
     }
 }
 
+/// A copy of `answer` with `value` written at `at` (unchanged where it is too short).
 fn patched(answer: &Bytes, at: usize, value: u32) -> Bytes {
     let mut b = BytesMut::from(&answer[..]);
-    if let Some(slot) = b.get_mut(at..at + 4) {
-        slot.copy_from_slice(&value.to_be_bytes());
-    }
+    patch_u32(&mut b, at, value);
     b.freeze()
-}
-
-/// The request id of an encoded message (envelope bytes 8..12), 0 if too short.
-fn request_id_of(encoded: &[u8]) -> u32 {
-    encoded
-        .get(8..12)
-        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-        .map_or(0, u32::from_be_bytes)
 }
 
 /// Another request id than `id`, never 0 or 0xFFFFFFFF.
@@ -451,9 +444,9 @@ async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults)
     if f.garbage {
         send(Bytes::from(state.faults.garbage(40)), udp.clone()).await;
     }
-    let id = request_id_of(&answer);
+    let id = request_id_of(&answer).unwrap_or(0);
     if f.wrong_request_id {
-        for d in datagrams(&patched(&answer, 8, other_id(id))) {
+        for d in datagrams(&patched(&answer, REQUEST_ID_AT, other_id(id))) {
             send(d, udp.clone()).await;
         }
     }
@@ -470,7 +463,7 @@ async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults)
     }
     if f.oversized_length {
         if let Some(first) = real.first() {
-            send(patched(first, 16, 0x7FFF_FFFF), udp.clone()).await;
+            send(patched(first, MESSAGE_LENGTH_AT, 0x7FFF_FFFF), udp.clone()).await;
         }
     }
     for d in real {
@@ -555,15 +548,15 @@ async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
         if !f.delay.is_zero() {
             tokio::time::sleep(f.delay).await;
         }
-        let id = request_id_of(&answer);
+        let id = request_id_of(&answer).unwrap_or(0);
         if f.garbage {
             answer = Bytes::from(state.faults.garbage(64));
         } else if f.wrong_request_id {
-            answer = patched(&answer, 8, other_id(id));
+            answer = patched(&answer, REQUEST_ID_AT, other_id(id));
         } else if f.truncated_length {
             answer = answer.slice(..answer.len() / 2);
         } else if f.oversized_length {
-            answer = patched(&answer, 16, 0x7FFF_FFFF);
+            answer = patched(&answer, MESSAGE_LENGTH_AT, 0x7FFF_FFFF);
         }
         if let Some(pause) = f.slow_tcp {
             for chunk in answer.chunks(16) {
