@@ -179,3 +179,35 @@ async fn tcp_refused_connection_is_an_io_error() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn tcp_an_echoed_request_is_not_an_answer() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A peer that writes our own request back: same request id, response code 0.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut head = [0u8; 20];
+        s.read_exact(&mut head).await.unwrap();
+        // Envelope bytes 16..20: MessageLength.
+        let len = u32::from_be_bytes(head[16..20].try_into().unwrap()) as usize;
+        let mut rest = vec![0u8; len];
+        s.read_exact(&mut rest).await.unwrap();
+        s.write_all(&head).await.unwrap();
+        s.write_all(&rest).await.unwrap();
+    });
+    let err = NetTransport::new()
+        .exchange(
+            addr,
+            TransportKind::Tcp,
+            &request("20.500.1/small"),
+            &options(&[]),
+        )
+        .await
+        .unwrap_err();
+    match err {
+        TransportError::Decode(e) => assert_eq!(e.field, "header.response_code"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -14,7 +14,7 @@ use tracing::debug;
 use super::codec::{CodecError, HandleCodec};
 use super::error::TransportError;
 use super::exchange::{encode_with_request_id, random_request_id, ExchangeOptions};
-use crate::wire::Message;
+use crate::wire::{DecodeError, DecodeErrorKind, Message, ENVELOPE_LEN};
 
 /// One TCP exchange: connect, write the request, read one answer, close.
 pub(crate) async fn exchange(
@@ -67,6 +67,16 @@ pub(crate) async fn exchange(
             expected: id,
             got: answer.request_id(),
         });
+    }
+    if !answer.is_response() {
+        // Response code 0 is a request (a peer echoing what it got): on UDP such a datagram
+        // is dropped; here it is the only answer there will be.
+        debug!(%server, transport = "tcp", "answer is not a response");
+        return Err(TransportError::Decode(DecodeError::new(
+            "header.response_code",
+            ENVELOPE_LEN + 4,
+            DecodeErrorKind::Invalid { value: 0 },
+        )));
     }
     debug!(
         %server,
