@@ -321,6 +321,8 @@ async fn every_transmission_resends_every_fragment_with_the_same_id() {
             let (n, peer) = sock.recv_from(&mut buf).await.unwrap();
             let d = bytes::Bytes::copy_from_slice(&buf[..n]);
             let env = Envelope::decode(&mut Reader::new(d)).unwrap();
+            // Every fragment of the request carries TC, as the reference client's do.
+            assert!(env.truncated, "fragment {} without TC", env.sequence_number);
             seen.push((env.request_id, env.sequence_number));
             if seen.len() == 12 {
                 let request = Message::resolution_request(b(""), vec![], vec![], env.request_id, 0);

@@ -318,7 +318,11 @@ impl UdpDemux {
             single = [encoded];
             &single
         } else {
-            fragments = fragment(&encoded);
+            // Every fragment of a multi-datagram request carries TC, as the reference client
+            // sends them (PROTOCOL.md §8.1); receivers go by MessageLength either way.
+            let mut marked = request.clone();
+            marked.envelope.truncated = true;
+            fragments = fragment(&encode_with_request_id(&marked, guard.id)?);
             if fragments.len() > MAX_UDP_REQUEST_FRAGMENTS {
                 return Err(TransportError::TooLargeForUdp);
             }
