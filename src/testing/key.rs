@@ -114,7 +114,7 @@ pub(crate) fn sign_encoded(buf: &mut BytesMut, key: &TestKey) -> Result<(), Sign
 
 /// Why an answer could not be signed.
 #[derive(Debug, thiserror::Error)]
-pub enum SignError {
+pub(crate) enum SignError {
     /// The buffer is not an encoded message.
     #[error("not an encoded message")]
     Malformed,

@@ -98,7 +98,7 @@ impl<T: Exchange + ?Sized> Exchange for Arc<T> {
 
 /// A fresh random request id: never 0 (RFC: "non-zero") and never 0xFFFFFFFF (what the
 /// reference server puts in its answer to an undecodable request, PROTOCOL.md §14.10).
-pub fn random_request_id() -> u32 {
+pub(crate) fn random_request_id() -> u32 {
     let mut rng = rand::thread_rng();
     loop {
         let id: u32 = rng.gen();
@@ -111,7 +111,10 @@ pub fn random_request_id() -> u32 {
 /// Encodes `request` with `request_id` in its envelope (bytes 8..12), without cloning the
 /// message. The request is not re-signed: a credential that covers the request id (versions
 /// ≥ 2.7) would no longer verify, which is fine for the unsigned requests of a resolver.
-pub fn encode_with_request_id(request: &Message, request_id: u32) -> Result<Bytes, TransportError> {
+pub(crate) fn encode_with_request_id(
+    request: &Message,
+    request_id: u32,
+) -> Result<Bytes, TransportError> {
     let encoded = request.encode()?;
     if request.envelope.request_id == request_id {
         return Ok(encoded);

@@ -17,7 +17,6 @@ mod udp;
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
 pub use exchange::{
-    encode_with_request_id, random_request_id, Exchange, ExchangeOptions, NetTransport,
-    NetTransportBuilder, TransportKind, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
-    MAX_UDP_REQUEST_FRAGMENTS,
+    Exchange, ExchangeOptions, NetTransport, NetTransportBuilder, TransportKind,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES, MAX_UDP_REQUEST_FRAGMENTS,
 };
