@@ -23,8 +23,8 @@ use thiserror::Error;
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::wire::{
-    DecodeError, DecodeErrorKind, EncodeError, Limits, Message, Reassembler, ReassemblerConfig,
-    ENVELOPE_LEN, MAX_DATAGRAM,
+    DecodeError, EncodeError, Limits, Message, Reassembler, ReassemblerConfig, ENVELOPE_LEN,
+    MAX_DATAGRAM,
 };
 
 /// Errors of the codecs.
@@ -80,20 +80,8 @@ impl Decoder for HandleCodec {
             src.reserve(ENVELOPE_LEN.saturating_sub(src.len()));
             return Ok(None);
         };
-        let len = len_bytes
-            .iter()
-            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
-        if len > self.limits.max_message_length {
-            return Err(DecodeError::new(
-                "envelope.message_length",
-                MESSAGE_LENGTH_AT,
-                DecodeErrorKind::TooLarge {
-                    value: len as u64,
-                    limit: self.limits.max_message_length as u64,
-                },
-            )
-            .into());
-        }
+        let len = <[u8; 4]>::try_from(len_bytes).map_or(u32::MAX, u32::from_be_bytes);
+        let len = self.limits.check_message_length(len)?;
         let total = ENVELOPE_LEN + len;
         if src.len() < total {
             src.reserve(total - src.len());
