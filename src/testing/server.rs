@@ -319,6 +319,17 @@ impl State {
         self.role.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Writes the answer to `request` into `out` (UDP and TCP alike).
+    fn respond(&self, request: &Message, out: &mut BytesMut) {
+        let role = self.role();
+        Responder {
+            store: &self.store,
+            role: &role,
+            key: &self.key,
+        }
+        .respond(request, out);
+    }
+
     /// Decodes one request datagram; fragments are collected until their message is whole.
     fn decode_udp(&self, datagram: Bytes) -> Result<Option<Message>, String> {
         let envelope =
@@ -358,15 +369,7 @@ async fn udp_worker(state: Arc<State>) {
         }
         let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
         match state.decode_udp(datagram) {
-            Ok(Some(request)) => {
-                let role = state.role();
-                Responder {
-                    store: &state.store,
-                    role: &role,
-                    key: &state.key,
-                }
-                .respond(&request, &mut out);
-            }
+            Ok(Some(request)) => state.respond(&request, &mut out),
             Ok(None) => continue,
             Err(e) => protocol_error(&e, &mut out),
         }
@@ -525,15 +528,7 @@ async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
         Err(e) => Err(e.to_string()),
     };
     match request {
-        Ok(request) => {
-            let role = state.role();
-            Responder {
-                store: &state.store,
-                role: &role,
-                key: &state.key,
-            }
-            .respond(&request, &mut out);
-        }
+        Ok(request) => state.respond(&request, &mut out),
         Err(e) => protocol_error(&e, &mut out),
     }
     let faults = state.faults.current();
