@@ -42,7 +42,8 @@ impl std::fmt::Display for TransportKind {
 #[derive(Debug, Clone)]
 pub struct ExchangeOptions {
     /// UDP: how long to wait after each (re)transmission of every fragment of the request.
-    /// The number of entries is the number of transmissions. Default 500, 1000, 1500 ms (the
+    /// The number of entries is the number of transmissions (an empty schedule sends nothing
+    /// and gives [`TransportError::Timeout`] at once). Default 500, 1000, 1500 ms (the
     /// reference client's schedule).
     pub udp_retransmit: Vec<Duration>,
     /// TCP: connect timeout. Default 5 s.
