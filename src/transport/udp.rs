@@ -357,6 +357,11 @@ impl UdpDemux {
                     return Err(receive_task_stopped());
                 }
                 Err(_) => {
+                    // An answer handed over after the deadline fired but before this point is
+                    // still taken rather than lost (the entry is already gone from the table).
+                    if let Ok(answer) = rx.try_recv() {
+                        return Ok(answer);
+                    }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }
             }
