@@ -369,3 +369,30 @@ async fn raw_answer_too_short_to_patch_gets_an_error_answer() {
     assert_eq!(answer.header.response_code, ResponseCode::Error);
     assert_eq!(answer.header.op_code, OpCode::Resolution);
 }
+
+// Paused clock: the delay and the client's wait are virtual, so the outcome does not depend
+// on the machine's load.
+#[tokio::test(start_paused = true)]
+async fn dropped_server_sends_no_delayed_answer() {
+    use handle_resolver::testing::Faults;
+    let server = server(1).await;
+    server.set_faults(Faults {
+        delay: std::time::Duration::from_millis(200),
+        ..Faults::default()
+    });
+    let client = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let req = request("20.500.1/small").encode().unwrap();
+    client.send_to(&req, server.addr()).await.unwrap();
+    // The request is in: its answer is now waiting out the delay.
+    while server.udp_requests() == 0 {
+        tokio::task::yield_now().await;
+    }
+    drop(server);
+    let mut buf = [0u8; 2048];
+    let got = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        client.recv_from(&mut buf),
+    )
+    .await;
+    assert!(got.is_err(), "a dropped server answered: {got:?}");
+}

@@ -10,6 +10,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 use super::faults::{FaultState, Faults};
@@ -96,11 +97,13 @@ struct State {
     udp_requests: AtomicU64,
     udp_dropped: AtomicU64,
     tcp_requests: AtomicU64,
+    /// Cancelled when the server is dropped: stops the tasks spawned per TCP connection and
+    /// per delayed answer too, so a dropped server is silent at once.
+    stop: CancellationToken,
 }
 
 /// One test server: UDP and TCP on `127.0.0.1:<port>` (or `[::1]:<port>`; the same port for
-/// both). Dropping
-/// it stops every task.
+/// both). Dropping it stops every task, delayed answers and open TCP connections included.
 pub struct TestServer {
     state: Arc<State>,
     tasks: Vec<JoinHandle<()>>,
@@ -116,6 +119,7 @@ impl std::fmt::Debug for TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
+        self.state.stop.cancel();
         for t in &self.tasks {
             t.abort();
         }
@@ -179,6 +183,7 @@ impl TestServer {
             udp_requests: AtomicU64::new(0),
             udp_dropped: AtomicU64::new(0),
             tcp_requests: AtomicU64::new(0),
+            stop: CancellationToken::new(),
         });
         let workers = match config.udp_workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
@@ -385,8 +390,11 @@ async fn udp_worker(state: Arc<State>) {
                 } else {
                     let state = state.clone();
                     tokio::spawn(async move {
-                        tokio::time::sleep(f.delay).await;
-                        send_faulty(&state, answer, peer, &f).await;
+                        let delayed = async {
+                            tokio::time::sleep(f.delay).await;
+                            send_faulty(&state, answer, peer, &f).await;
+                        };
+                        state.stop.run_until_cancelled(delayed).await;
                     });
                 }
             }
@@ -497,7 +505,9 @@ const TCP_CONNECTION_LIMIT: Duration = Duration::from_secs(120);
 /// One request, one answer, close (as the reference server does, PROTOCOL.md §14.5); a
 /// connection that lingers past [`TCP_CONNECTION_LIMIT`] is dropped.
 async fn tcp_connection(state: Arc<State>, stream: TcpStream) {
-    let _ = tokio::time::timeout(TCP_CONNECTION_LIMIT, tcp_serve(state, stream)).await;
+    let stop = state.stop.clone();
+    let serve = tokio::time::timeout(TCP_CONNECTION_LIMIT, tcp_serve(state, stream));
+    stop.run_until_cancelled(serve).await;
 }
 
 async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
