@@ -396,3 +396,57 @@ async fn dropped_server_sends_no_delayed_answer() {
     .await;
     assert!(got.is_err(), "a dropped server answered: {got:?}");
 }
+
+// Paused clock: the waits for answers are virtual, so a missing answer fails at once.
+#[tokio::test(start_paused = true)]
+async fn fragmented_requests_of_two_clients_with_the_same_id_do_not_mix() {
+    use handle_resolver::wire::{fragment, Reassembler, ReassemblerConfig};
+    let store = Arc::new(Store::new());
+    // Two handles of the same length: their requests differ only in the handle's letters.
+    let handles = [
+        format!("20.500.1/{}", "a".repeat(1200)),
+        format!("20.500.1/{}", "b".repeat(1200)),
+    ];
+    for (i, h) in handles.iter().enumerate() {
+        store.insert(h, vec![HandleValue::new(1, "URL", format!("client {i}"))]);
+    }
+    let server = TestServer::start(TestServerConfig::new(store))
+        .await
+        .unwrap();
+    let mut clients = Vec::new();
+    let mut datagrams = Vec::new();
+    for h in &handles {
+        clients.push(tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap());
+        // The same request id, 77, for both.
+        let mut req = Message::resolution_request(b(h), vec![], vec![], 77, expiration());
+        req.envelope.truncated = true;
+        let frags = fragment(&req.encode().unwrap());
+        assert_eq!(frags.len(), 3);
+        datagrams.push(frags);
+    }
+    // Interleaved: fragment k of client 0, then fragment k of client 1.
+    for k in 0..3 {
+        for (c, frags) in clients.iter().zip(&datagrams) {
+            c.send_to(&frags[k], server.addr()).await.unwrap();
+        }
+    }
+    for (i, c) in clients.iter().enumerate() {
+        // The answers echo the 1209-byte handle: several datagrams each.
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let answer = loop {
+            let mut buf = [0u8; 2048];
+            let (n, _) =
+                tokio::time::timeout(std::time::Duration::from_secs(5), c.recv_from(&mut buf))
+                    .await
+                    .unwrap_or_else(|_| panic!("client {i} got no whole answer"))
+                    .unwrap();
+            let d = Bytes::copy_from_slice(&buf[..n]);
+            if let Some(m) = r.push(d, std::time::Instant::now()).unwrap() {
+                break m;
+            }
+        };
+        assert_eq!(answer.request_id(), 77);
+        let v = answer_values(&answer);
+        assert_eq!(&v[0].data[..], format!("client {i}").as_bytes());
+    }
+}

@@ -1,6 +1,7 @@
 //! The loopback test server: UDP and TCP on one 127.0.0.1 port, several UDP worker tasks on
 //! one socket, one task per TCP connection, counters and run-time faults.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -93,7 +94,9 @@ struct State {
     role: RwLock<Arc<SiteRole>>,
     udp: Arc<UdpSocket>,
     spoof: Arc<UdpSocket>,
-    reassembler: Mutex<Reassembler>,
+    /// Fragmented requests being collected, one reassembler per client address: two clients
+    /// that happen to use the same request id must not mix their fragments.
+    reassemblers: Mutex<HashMap<SocketAddr, Reassembler>>,
     udp_requests: AtomicU64,
     udp_dropped: AtomicU64,
     tcp_requests: AtomicU64,
@@ -176,10 +179,7 @@ impl TestServer {
             role: RwLock::new(Arc::new(role)),
             udp: Arc::new(udp),
             spoof: Arc::new(spoof),
-            reassembler: Mutex::new(Reassembler::new(ReassemblerConfig {
-                limits: config.limits,
-                ..ReassemblerConfig::default()
-            })),
+            reassemblers: Mutex::new(HashMap::new()),
             udp_requests: AtomicU64::new(0),
             udp_dropped: AtomicU64::new(0),
             tcp_requests: AtomicU64::new(0),
@@ -335,8 +335,9 @@ impl State {
         .respond(request, out);
     }
 
-    /// Decodes one request datagram; fragments are collected until their message is whole.
-    fn decode_udp(&self, datagram: Bytes) -> Result<Option<Message>, String> {
+    /// Decodes one request datagram from `peer`; fragments are collected (per client
+    /// address) until their message is whole.
+    fn decode_udp(&self, datagram: Bytes, peer: SocketAddr) -> Result<Option<Message>, String> {
         let envelope =
             Envelope::decode(&mut Reader::new(datagram.clone())).map_err(|e| e.to_string())?;
         if envelope.message_length as usize <= MAX_FRAGMENT_PAYLOAD && envelope.sequence_number == 0
@@ -345,12 +346,34 @@ impl State {
                 .map(Some)
                 .map_err(|e| e.to_string());
         }
-        let mut r = self.reassembler.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all = self.reassemblers.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        r.expire(now);
-        r.push(datagram, now).map_err(|e| e.to_string())
+        if !all.contains_key(&peer) && all.len() >= MAX_REASSEMBLY_PEERS {
+            all.retain(|_, r| {
+                r.expire(now);
+                r.in_progress() > 0
+            });
+            if all.len() >= MAX_REASSEMBLY_PEERS {
+                return Err("too many clients with fragmented requests in progress".into());
+            }
+        }
+        let limits = self.limits;
+        let r = all.entry(peer).or_insert_with(|| {
+            Reassembler::new(ReassemblerConfig {
+                limits,
+                ..ReassemblerConfig::default()
+            })
+        });
+        let pushed = r.push(datagram, now).map_err(|e| e.to_string());
+        if r.in_progress() == 0 {
+            all.remove(&peer);
+        }
+        pushed
     }
 }
+
+/// Most client addresses with fragmented requests in progress at once.
+const MAX_REASSEMBLY_PEERS: usize = 1024;
 
 async fn udp_worker(state: Arc<State>) {
     let mut buf = vec![0u8; 65_536];
@@ -373,7 +396,7 @@ async fn udp_worker(state: Arc<State>) {
             }
         }
         let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
-        match state.decode_udp(datagram) {
+        match state.decode_udp(datagram, peer) {
             Ok(Some(request)) => state.respond(&request, &mut out),
             Ok(None) => continue,
             Err(e) => protocol_error(&e, &mut out),
