@@ -4,8 +4,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use bytes::{Bytes, BytesMut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use super::respond::patch_u32;
 
 /// Faults a [`TestServer`](super::TestServer) injects. `Faults::default()` is a healthy server.
 ///
@@ -101,5 +104,20 @@ impl FaultState {
         let mut v = vec![0u8; n];
         self.rng().fill(&mut v[..]);
         v
+    }
+}
+
+/// A copy of `answer` with `value` written at `at` (unchanged where it is too short).
+pub(crate) fn patched(answer: &Bytes, at: usize, value: u32) -> Bytes {
+    let mut b = BytesMut::from(&answer[..]);
+    patch_u32(&mut b, at, value);
+    b.freeze()
+}
+
+/// Another request id than `id`, never 0 or 0xFFFFFFFF.
+pub(crate) fn other_id(id: u32) -> u32 {
+    match id ^ 0x5A5A_5A5A {
+        0 | u32::MAX => id ^ 0x0F0F_0F0F,
+        x => x,
     }
 }

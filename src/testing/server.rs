@@ -14,10 +14,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use super::faults::{FaultState, Faults};
+use super::faults::{other_id, patched, FaultState, Faults};
 use super::key::TestKey;
 use super::respond::{
-    patch_u32, protocol_error, request_id_of, Responder, SiteRole, MESSAGE_LENGTH_AT, REQUEST_ID_AT,
+    protocol_error, request_id_of, Responder, SiteRole, MESSAGE_LENGTH_AT, REQUEST_ID_AT,
 };
 use super::store::Store;
 use crate::wire::{
@@ -440,29 +440,6 @@ async fn send_answer(socket: &UdpSocket, answer: &[u8], peer: SocketAddr) {
     }
 }
 
-fn datagrams(answer: &Bytes) -> Vec<Bytes> {
-    if answer.len() <= MAX_DATAGRAM {
-        vec![answer.clone()]
-    } else {
-        fragment(answer)
-    }
-}
-
-/// A copy of `answer` with `value` written at `at` (unchanged where it is too short).
-fn patched(answer: &Bytes, at: usize, value: u32) -> Bytes {
-    let mut b = BytesMut::from(&answer[..]);
-    patch_u32(&mut b, at, value);
-    b.freeze()
-}
-
-/// Another request id than `id`, never 0 or 0xFFFFFFFF.
-fn other_id(id: u32) -> u32 {
-    match id ^ 0x5A5A_5A5A {
-        0 | u32::MAX => id ^ 0x0F0F_0F0F,
-        x => x,
-    }
-}
-
 /// UDP with faults: misleading datagrams first, then the real answer (each datagram of it
 /// subject to `drop_answer_ratio`).
 async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults) {
@@ -480,16 +457,16 @@ async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults)
     }
     let id = request_id_of(&answer).unwrap_or(0);
     if f.wrong_request_id {
-        for d in datagrams(&patched(&answer, REQUEST_ID_AT, other_id(id))) {
+        for d in fragment(&patched(&answer, REQUEST_ID_AT, other_id(id))) {
             send(d, udp.clone()).await;
         }
     }
     if f.spoof_source {
-        for d in datagrams(&answer) {
+        for d in fragment(&answer) {
             send(d, state.spoof.clone()).await;
         }
     }
-    let real = datagrams(&answer);
+    let real = fragment(&answer);
     if f.truncated_length {
         if let Some(first) = real.first() {
             send(first.slice(..first.len() / 2), udp.clone()).await;
