@@ -24,7 +24,7 @@ use super::error::ResolveError;
 use super::resolve::Resolver;
 use super::selection::SrttTable;
 use super::sites::Site;
-use super::state::{Config, Inner, TransportPreference};
+use super::state::{Config, FlightTables, Inner, TransportPreference};
 
 /// Where the root (global) service information comes from.
 #[derive(Debug, Clone)]
@@ -259,7 +259,9 @@ impl ResolverBuilder {
             .exchange
             .unwrap_or_else(|| Arc::new(NetTransport::new()) as Arc<dyn Exchange>);
         Ok(Resolver {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|me| Inner {
+                me: me.clone(),
+                flights: FlightTables::default(),
                 exchange,
                 options: self.options,
                 config: self.config,

@@ -23,7 +23,8 @@
 //! - [`procedure`]: hedged asks, referrals, root refresh; [`attempt`]: one site, UDP → TCP,
 //!   answer checks (expiry, digest, signature);
 //! - [`selection`]: decaying SRTT, site order, hedge delays; [`hedging`]: the race;
-//! - [`cache`]: answer and service caches; [`loc`]: `10320/loc` selection;
+//! - [`cache`]: answer and service caches; `flight`: single flight (concurrent identical
+//!   lookups and queries share one); [`loc`]: `10320/loc` selection;
 //! - [`record`], [`error`], [`clock`], [`sites`], [`target`], [`state`]: the types.
 
 pub mod attempt;
@@ -33,6 +34,7 @@ pub mod builder;
 pub mod cache;
 pub mod clock;
 pub mod error;
+mod flight;
 pub mod hedging;
 pub mod loc;
 pub mod procedure;

@@ -17,13 +17,13 @@ use super::bootstrap::ROOT_HANDLE;
 use super::cache::values_ttl;
 use super::error::ResolveError;
 use super::sites::{extend_unique, Site};
-use super::state::{Ctx, Inner, MAX_SERVICE_DEPTH};
+use super::state::{Ctx, Inner, ServiceFlightKey, MAX_SERVICE_DEPTH};
 
 /// Types asked for in a prefix-handle lookup.
 pub const SERVICE_LOOKUP_TYPES: [&str; 4] = ["HS_SITE", "HS_SITE.6", "HS_SERV", "HS_NAMESPACE"];
 
 /// Which family of site values to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SiteKind {
     /// HS_SITE, HS_SITE.6 and HS_SERV (service information of a handle's prefix).
     Service,
@@ -110,7 +110,8 @@ impl Inner {
         .boxed()
     }
 
-    /// The service sites of a prefix handle (cached by its values' TTLs).
+    /// The service sites of a prefix handle (cached by its values' TTLs). Concurrent lookups
+    /// of the same prefix handle share one.
     pub(crate) async fn lookup_service(
         &self,
         prefix_handle: &str,
@@ -121,6 +122,40 @@ impl Inner {
         if let Some(sites) = self.caches.get_service(prefix_handle, certify) {
             return Ok(sites);
         }
+        let Some(this) = self.me.upgrade() else {
+            return self
+                .lookup_service_now(prefix_handle, certify, ctx, path)
+                .await;
+        };
+        let key = ServiceFlightKey::new(None, prefix_handle, certify, path);
+        let (handle, path) = (prefix_handle.to_string(), path.to_vec());
+        let (flight, started) = self.flights.services.join_or_start(key, move || {
+            async move {
+                let ctx = Ctx::new(&handle);
+                let out = match this.caches.get_service(&handle, certify) {
+                    Some(sites) => Ok(sites),
+                    None => this.lookup_service_now(&handle, certify, &ctx, &path).await,
+                };
+                (out, ctx.hops())
+            }
+            .boxed()
+        });
+        if !started {
+            debug!(prefix_handle, "joining a service lookup in flight");
+        }
+        let (out, hops) = flight.await;
+        ctx.extend_hops(hops);
+        out
+    }
+
+    /// The service lookup itself (no cache read, no sharing).
+    async fn lookup_service_now(
+        &self,
+        prefix_handle: &str,
+        certify: bool,
+        ctx: &Ctx,
+        path: &[String],
+    ) -> Result<Arc<Vec<Site>>, ResolveError> {
         let mut spec = RequestSpec {
             handle: prefix_handle.to_string(),
             indexes: Vec::new(),
@@ -233,6 +268,7 @@ impl Inner {
     }
 
     /// Resolves service handle `target` for the site types of `kind` and collects its sites.
+    /// Concurrent resolutions of the same service handle (on the same path) share one.
     async fn service_sites(
         &self,
         target: &str,
@@ -250,6 +286,38 @@ impl Inner {
         ctx.count_referral()?;
         let mut sub_path = path.to_vec();
         sub_path.push(target.to_string());
+        let Some(this) = self.me.upgrade() else {
+            return self
+                .service_sites_now(target, kind, certify, ctx, &sub_path)
+                .await;
+        };
+        let key = ServiceFlightKey::new(Some(kind), target, certify, &sub_path);
+        let target = target.to_string();
+        let (flight, _) = self.flights.services.join_or_start(key, move || {
+            async move {
+                let ctx = Ctx::new(&target);
+                let out = this
+                    .service_sites_now(&target, kind, certify, &ctx, &sub_path)
+                    .await
+                    .map(Arc::new);
+                (out, ctx.hops())
+            }
+            .boxed()
+        });
+        let (out, hops) = flight.await;
+        ctx.extend_hops(hops);
+        out.map(|sites| sites.to_vec())
+    }
+
+    /// The service handle resolution itself (`sub_path` ends with `target`).
+    async fn service_sites_now(
+        &self,
+        target: &str,
+        kind: SiteKind,
+        certify: bool,
+        ctx: &Ctx,
+        sub_path: &[String],
+    ) -> Result<Vec<Site>, ResolveError> {
         let spec = RequestSpec {
             handle: target.to_string(),
             indexes: Vec::new(),
@@ -257,12 +325,12 @@ impl Inner {
             flags: service_flags(certify),
             recursion_count: 0,
         };
-        let answer = self.fetch(spec, ctx, &sub_path).await?;
+        let answer = self.fetch(spec, ctx, sub_path).await?;
         let values = match (&answer.msg.body, answer.code()) {
             (Body::ResolutionResponse(r), ResponseCode::Success) => r.values.clone(),
             _ => return Err(final_error(&answer.msg, answer.server, target)),
         };
-        self.collect_sites(&values, kind, certify, ctx, &sub_path)
+        self.collect_sites(&values, kind, certify, ctx, sub_path)
             .await
     }
 
