@@ -213,6 +213,14 @@ impl ResolverBuilder {
         self
     }
 
+    /// Least time between two automatic root refreshes (after an answer 300, or a root site
+    /// announcing a newer site serial); default 60 s. Explicit
+    /// [`Resolver::refresh_root`] calls are not limited.
+    pub fn root_refresh_interval(mut self, interval: Duration) -> Self {
+        self.config.root_refresh_interval = interval;
+        self
+    }
+
     /// A custom transport (tests script one; default [`NetTransport`]).
     pub fn exchange(mut self, exchange: Arc<dyn Exchange>) -> Self {
         self.exchange = Some(exchange);
@@ -271,6 +279,7 @@ impl ResolverBuilder {
                 root: RwLock::new(Arc::new(root)),
                 fixed: self.server.map(Site::single),
                 rng: Mutex::new(rng),
+                root_refreshed_at: Mutex::new(None),
             }),
         })
     }

@@ -105,6 +105,13 @@ where
         (flight, true)
     }
 
+    /// Joins the flight for `key` if there is one.
+    pub(crate) fn join(&self, key: &K) -> Option<Flight<V>> {
+        lock(&self.table)
+            .get(key)
+            .and_then(|(_, weak)| weak.upgrade())
+    }
+
     /// Flights in progress (entries whose work is still alive).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

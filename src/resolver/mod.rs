@@ -20,7 +20,8 @@
 //! - [`bootstrap`]: built-in root sites and the `root_info` reader; [`bootstrap_json`]: the
 //!   `bootstrap_handles` reader;
 //! - [`service`]: service lookup (`0.NA/<prefix>`, HS_SERV chains, referral bodies);
-//! - [`procedure`]: hedged asks, referrals, root refresh; [`attempt`]: one site, UDP → TCP,
+//! - [`procedure`]: hedged asks, referrals; `refresh`: root refresh (300, newer root serial,
+//!   rate-limited, shared); [`attempt`]: one site, UDP → TCP,
 //!   answer checks (expiry, digest, signature);
 //! - [`selection`]: decaying SRTT, site order, hedge delays; [`hedging`]: the race;
 //! - [`cache`]: answer and service caches; `flight`: single flight (concurrent identical
@@ -39,6 +40,7 @@ pub mod hedging;
 pub mod loc;
 pub mod procedure;
 pub mod record;
+mod refresh;
 pub mod resolve;
 pub mod selection;
 pub mod service;

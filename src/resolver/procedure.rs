@@ -1,6 +1,6 @@
 //! The resolution procedure for one request (PROTOCOL.md §11.5): find the sites, ask them
 //! hedged in SRTT order, follow 302/303 referrals (≤ 40 in all, loops detected), and on 300
-//! refresh the root once and start over.
+//! refresh the root once and start over (the refresh itself is in `refresh`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,11 +13,10 @@ use tracing::{debug, info};
 use crate::wire::{Body, OpFlags, ResponseCode};
 
 use super::attempt::{Answer, RequestSpec};
-use super::bootstrap::ROOT_HANDLE;
 use super::error::{ProtocolViolation, ResolveError};
 use super::hedging::race;
 use super::selection::{order_sites, srtt_key};
-use super::service::{is_prefix_query, prefix_handle, service_flags, SiteKind};
+use super::service::{is_prefix_query, prefix_handle, SiteKind};
 use super::sites::Site;
 use super::state::{Ctx, Inner};
 
@@ -135,50 +134,17 @@ impl Inner {
                 let answer = self.ask(&spec, sites, ctx, path).await?;
                 if answer.code() == ResponseCode::OutOfDateSiteInfo && ctx.claim_refresh() {
                     info!(server = %answer.server, "site information out of date; refreshing the root");
-                    self.refresh_root(spec.certify(), ctx).await?;
+                    self.refresh_root_limited(spec.certify(), ctx).await?;
                     if let Some(p) = prefix_handle(&spec.handle) {
                         self.caches.forget_service(&p);
                     }
                     continue;
                 }
+                self.note_site_serial(&answer, spec.certify(), ctx);
                 return Ok(answer);
             }
         }
         .boxed()
-    }
-
-    /// Re-reads the root service information from `0.NA/0.NA` at the current root sites.
-    pub(crate) async fn refresh_root(&self, certify: bool, ctx: &Ctx) -> Result<(), ResolveError> {
-        let spec = RequestSpec {
-            handle: ROOT_HANDLE.to_string(),
-            indexes: Vec::new(),
-            types: SiteKind::Service.lookup_types(),
-            flags: service_flags(certify),
-            recursion_count: 0,
-        };
-        let path = [ROOT_HANDLE.to_string()];
-        let answer = self.ask(&spec, self.root_sites(), ctx, &path).await?;
-        let values = match (&answer.msg.body, answer.code()) {
-            (Body::ResolutionResponse(r), ResponseCode::Success) => r.values.clone(),
-            _ => {
-                return Err(super::service::final_error(
-                    &answer.msg,
-                    answer.server,
-                    ROOT_HANDLE,
-                ))
-            }
-        };
-        let sites = self
-            .collect_sites(&values, SiteKind::Service, certify, ctx, &path)
-            .await?;
-        if sites.is_empty() {
-            return Err(ResolveError::ServiceNotFound {
-                prefix_handle: ROOT_HANDLE.to_string(),
-            });
-        }
-        info!(sites = sites.len(), "root service information refreshed");
-        self.set_root_sites(sites);
-        Ok(())
     }
 
     /// The request for a resolution of `handle` with these filters and flags.

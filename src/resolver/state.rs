@@ -66,6 +66,8 @@ pub struct Config {
     pub request_digest: bool,
     /// Decode limits.
     pub limits: Limits,
+    /// Least time between two automatic root refreshes.
+    pub root_refresh_interval: Duration,
 }
 
 impl Default for Config {
@@ -83,6 +85,7 @@ impl Default for Config {
             strict_cordra: false,
             request_digest: false,
             limits: Limits::default(),
+            root_refresh_interval: super::refresh::DEFAULT_ROOT_REFRESH_INTERVAL,
         }
     }
 }
@@ -129,6 +132,8 @@ pub(crate) struct FlightTables {
     pub(crate) services: Flights<ServiceFlightKey, Shared<Arc<Vec<Site>>>>,
     /// Resolutions, by cache key.
     pub(crate) records: Flights<RecordKey, Shared<HandleRecord>>,
+    /// Root refreshes, by certify flag.
+    pub(crate) refresh: Flights<bool, Shared<()>>,
 }
 
 /// Shared state.
@@ -146,6 +151,8 @@ pub struct Inner {
     /// `--server`: every request goes to this site, no service lookup.
     pub(crate) fixed: Option<Site>,
     pub(crate) rng: Mutex<StdRng>,
+    /// When the last automatic root refresh started (rate limit).
+    pub(crate) root_refreshed_at: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl std::fmt::Debug for Inner {
