@@ -140,7 +140,8 @@ impl Inner {
         };
         let sites = self
             .collect_sites(&values, SiteKind::Service, certify, ctx, &path)
-            .await?;
+            .await?
+            .sites;
         if sites.is_empty() {
             return Err(ResolveError::ServiceNotFound {
                 prefix_handle: ROOT_HANDLE.to_string(),

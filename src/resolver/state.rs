@@ -130,6 +130,8 @@ impl ServiceFlightKey {
 pub(crate) struct FlightTables {
     /// Prefix and service handle lookups.
     pub(crate) services: Flights<ServiceFlightKey, Shared<Arc<Vec<Site>>>>,
+    /// Service handle resolutions.
+    pub(crate) service_handles: Flights<ServiceFlightKey, Shared<Arc<super::service::Collected>>>,
     /// Resolutions, by cache key.
     pub(crate) records: Flights<RecordKey, Shared<HandleRecord>>,
     /// Root refreshes, by certify flag.
