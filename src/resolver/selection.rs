@@ -145,13 +145,9 @@ impl SrttTable {
     }
 
     /// How many servers are tracked.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.with(|m| m.len())
-    }
-
-    /// True when nothing is tracked.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
