@@ -12,4 +12,5 @@ mod mock;
 mod referrals;
 mod refresh;
 mod replay;
+mod rtt;
 mod world;

@@ -252,6 +252,13 @@ impl Resolver {
         }
     }
 
+    /// The smoothed round-trip time the resolver holds for a server (by its query address,
+    /// decayed while unused; failures raise it), `None` while unknown. Site choice and hedge
+    /// delays follow it.
+    pub fn server_rtt(&self, server: SocketAddr) -> Option<std::time::Duration> {
+        self.inner.srtt.srtt(server)
+    }
+
     /// The current root sites.
     pub fn root_sites(&self) -> Vec<super::sites::Site> {
         self.inner.root_sites().to_vec()

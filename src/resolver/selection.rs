@@ -2,7 +2,9 @@
 //! hickory-dns' `DecayingSrtt`, PROTOCOL.md §11.3).
 //!
 //! - Unknown servers get a tiny random score, so they are probed early.
-//! - Each answer folds its RTT into the server's SRTT (EWMA, weight 1/4 to the new sample).
+//! - Each answer folds its RTT into the server's SRTT (EWMA, weight 1/4 to the new sample),
+//!   except answers that took more than one transmission: they carry no transmission number,
+//!   so their RTT is ambiguous and is not used at all (Karn's rule).
 //! - A failure raises the SRTT to at least [`FAILURE_PENALTY`] (doubling on repeated failures,
 //!   capped at [`MAX_SRTT`]).
 //! - Scores decay towards zero while a server is not used (half-life [`DECAY_HALF_LIFE`]),
@@ -94,6 +96,17 @@ impl SrttTable {
                 },
             );
         });
+    }
+
+    /// Records an answer that took `transmissions` transmissions, `rtt` after the first one:
+    /// folded into the SRTT when it took one, ignored otherwise (Karn's rule: the answer may
+    /// belong to any transmission). Returns whether the sample was used.
+    pub fn record_answer(&self, server: SocketAddr, rtt: Duration, transmissions: u32) -> bool {
+        if transmissions > 1 {
+            return false;
+        }
+        self.record_rtt(server, rtt);
+        true
     }
 
     /// Penalises the server after a failure (timeout, refused, bad answer).
@@ -228,6 +241,17 @@ mod tests {
         // A success pulls it down further.
         t.record_rtt(ip(1), Duration::from_millis(1));
         assert!(t.srtt(ip(1)).unwrap() < decayed);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retransmitted_answers_are_not_rtt_samples() {
+        let t = SrttTable::new();
+        assert!(!t.record_answer(ip(1), Duration::from_millis(700), 2));
+        assert_eq!(t.srtt(ip(1)), None);
+        assert!(t.record_answer(ip(1), Duration::from_millis(20), 1));
+        assert_eq!(t.srtt(ip(1)), Some(Duration::from_millis(20)));
+        assert!(!t.record_answer(ip(1), Duration::from_millis(1600), 3));
+        assert_eq!(t.srtt(ip(1)), Some(Duration::from_millis(20)));
     }
 
     #[tokio::test(start_paused = true)]
