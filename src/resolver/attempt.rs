@@ -232,8 +232,13 @@ impl Inner {
                 return Err(e);
             }
         };
-        self.srtt
-            .record_answer(srtt_key(server), rtt, transmissions);
+        let first_wait = self.options.udp_retransmit.first().copied();
+        self.srtt.record_answer(
+            srtt_key(server),
+            rtt,
+            transmissions,
+            first_wait.unwrap_or_default(),
+        );
         if let Some(hop) = guard.hop.as_mut() {
             hop.transmissions = transmissions;
         }
