@@ -2,6 +2,7 @@
 //! capture replay, and the whole stack against the loopback test server.
 
 mod cache;
+mod cancel;
 mod certified;
 mod chain;
 mod cli;
