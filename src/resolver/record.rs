@@ -111,7 +111,7 @@ impl std::fmt::Display for Hop {
         };
         write!(
             f,
-            "#{} {} {} {} {:.1} ms: ",
+            "#{} {} {} {} {:.1} ms",
             self.attempt,
             self.handle,
             self.server,
@@ -119,8 +119,9 @@ impl std::fmt::Display for Hop {
             self.rtt.as_secs_f64() * 1000.0
         )?;
         if self.transmissions > 1 {
-            write!(f, "({} transmissions) ", self.transmissions)?;
+            write!(f, " ({} transmissions)", self.transmissions)?;
         }
+        f.write_str(": ")?;
         match &self.outcome {
             HopOutcome::Response(code) => write!(f, "{code}"),
             HopOutcome::Rejected(why) => write!(f, "rejected: {why}"),

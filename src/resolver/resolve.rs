@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
 use futures::FutureExt;
-use tracing::{info_span, Instrument};
+use tracing::{debug_span, info_span, Instrument};
 
 use crate::transport::{TransportError, TransportKind};
 use crate::wire::{Body, HandleValue, Message, ResponseCode};
@@ -386,6 +386,7 @@ impl Inner {
                 };
                 (out, ctx.hops())
             }
+            .instrument(debug_span!("shared_query", handle))
             .boxed()
         });
         let (out, hops) = flight.await;

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use tokio::time::Instant;
-use tracing::debug;
+use tracing::{debug, debug_span, Instrument};
 
 use crate::wire::{Body, HandleValue, OpFlags, ReferralBody, ResponseCode};
 
@@ -151,6 +151,7 @@ impl Inner {
                 };
                 (out, ctx.hops())
             }
+            .instrument(debug_span!("shared_service_lookup", prefix_handle))
             .boxed()
         });
         if !started {
@@ -322,6 +323,7 @@ impl Inner {
                 .map(Arc::new);
         };
         let key = ServiceFlightKey::new(Some(kind), target, certify, &sub_path);
+        let span = debug_span!("shared_service_handle", service = target);
         let target = target.to_string();
         let (flight, _) = self.flights.service_handles.join_or_start(key, move || {
             async move {
@@ -332,6 +334,7 @@ impl Inner {
                     .map(Arc::new);
                 (out, ctx.hops())
             }
+            .instrument(span)
             .boxed()
         });
         let (out, hops) = flight.await;
