@@ -143,3 +143,45 @@ async fn out_of_date_answers_refresh_at_most_once_per_interval() {
     assert!(is_300(&e), "{e}");
     assert_eq!(root_lookups(&w), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn work_inside_a_refresh_never_waits_for_that_refresh() {
+    let w = World::new(None);
+    // The root's own record also names a service handle whose site always answers 300.
+    let stale = super::mock::site(&[super::mock::addr(70)], true, "stale", None);
+    w.root_store.insert(
+        "0.NA/0.NA",
+        vec![
+            site_value(1, &w.root_site),
+            handle_resolver::wire::HandleValue::new(2, "HS_SERV", "30.9/serv"),
+        ],
+    );
+    w.root_store
+        .insert("0.NA/30.9", vec![site_value(1, &stale)]);
+    let out_of_date: super::mock::Handler =
+        Arc::new(|req, _| Reply::Answer(error_answer(req, ResponseCode::OutOfDateSiteInfo)));
+    w.net.serve(super::mock::addr(70), out_of_date.clone());
+    for s in 0..2 {
+        for a in w.servers(s) {
+            w.net.serve(a, out_of_date.clone());
+        }
+    }
+    let e = w
+        .resolver()
+        .resolve(format!("{PREFIX}/x").as_str())
+        .await
+        .unwrap_err();
+    // The refresh ran (and asked the stale site), then the typed 300, not the deadline.
+    assert!(
+        matches!(
+            e,
+            ResolveError::Server {
+                code: ResponseCode::OutOfDateSiteInfo,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(root_lookups(&w), 1);
+    assert!(w.net.count_to(super::mock::addr(70)) > 0);
+}

@@ -13,6 +13,7 @@ use tracing::{debug, info};
 use crate::wire::{Body, OpFlags, ResponseCode};
 
 use super::attempt::{Answer, RequestSpec};
+use super::bootstrap::ROOT_HANDLE;
 use super::error::{ProtocolViolation, ResolveError};
 use super::hedging::race;
 use super::selection::{order_sites, srtt_key};
@@ -122,6 +123,9 @@ impl Inner {
 
     /// The whole procedure for one request: sites for its handle, referrals, and one root
     /// refresh on 300 (out-of-date site information).
+    ///
+    /// Work done for a root refresh (its `path` starts with the root handle) never triggers
+    /// a refresh: it would wait for the very refresh it is part of.
     pub(crate) fn fetch<'a>(
         &'a self,
         spec: RequestSpec,
@@ -129,9 +133,13 @@ impl Inner {
         path: &'a [String],
     ) -> BoxFuture<'a, Result<Answer, ResolveError>> {
         async move {
+            let in_refresh = path.first().is_some_and(|p| p == ROOT_HANDLE);
             loop {
                 let sites = self.sites_for(&spec.handle, spec.certify(), ctx, path).await?;
                 let answer = self.ask(&spec, sites, ctx, path).await?;
+                if in_refresh {
+                    return Ok(answer);
+                }
                 if answer.code() == ResponseCode::OutOfDateSiteInfo && ctx.claim_refresh() {
                     info!(server = %answer.server, "site information out of date; refreshing the root");
                     self.refresh_root_limited(spec.certify(), ctx).await?;
