@@ -92,7 +92,7 @@ impl Default for Config {
 
 /// What a shared piece of work hands every caller: its outcome and the attempts it made
 /// (merged into each caller's trace).
-pub(crate) type Shared<T> = (Result<T, ResolveError>, Vec<Hop>);
+pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Hop>);
 
 /// Key of a shared service lookup: what is looked up, and the service-handle path it is
 /// looked up on (lookups on different paths are never merged, so a chain that comes back to
@@ -128,14 +128,15 @@ impl ServiceFlightKey {
 /// Work in progress shared by concurrent callers.
 #[derive(Debug, Default)]
 pub(crate) struct FlightTables {
-    /// Prefix and service handle lookups.
-    pub(crate) services: Flights<ServiceFlightKey, Shared<Arc<Vec<Site>>>>,
+    /// Prefix handle lookups (`0.NA/<prefix>`).
+    pub(crate) services: Flights<ServiceFlightKey, SharedOutcome<Arc<Vec<Site>>>>,
     /// Service handle resolutions.
-    pub(crate) service_handles: Flights<ServiceFlightKey, Shared<Arc<super::service::Collected>>>,
+    pub(crate) service_handles:
+        Flights<ServiceFlightKey, SharedOutcome<Arc<super::service::Collected>>>,
     /// Resolutions, by cache key.
-    pub(crate) records: Flights<RecordKey, Shared<HandleRecord>>,
+    pub(crate) records: Flights<RecordKey, SharedOutcome<HandleRecord>>,
     /// Root refreshes, by certify flag.
-    pub(crate) refresh: Flights<bool, Shared<()>>,
+    pub(crate) refresh: Flights<bool, SharedOutcome<()>>,
 }
 
 /// Shared state.
