@@ -17,7 +17,7 @@ mod udp;
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
 pub use exchange::{
-    encode_with_request_id, random_request_id, Exchange, ExchangeOptions, NetTransport,
+    encode_with_request_id, random_request_id, Exchange, ExchangeOptions, Exchanged, NetTransport,
     NetTransportBuilder, TransportKind, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
     MAX_UDP_REQUEST_FRAGMENTS,
 };
