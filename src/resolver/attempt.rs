@@ -60,9 +60,10 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The response code.
+    /// The response code as the reference library reads it: a 303 in a message below
+    /// version 2.5 is SERVER_BACKUP (PROTOCOL.md §3.1).
     pub fn code(&self) -> ResponseCode {
-        self.msg.header.response_code
+        self.msg.response_code()
     }
 
     /// The error text of an error body (empty otherwise).
@@ -78,7 +79,10 @@ impl Answer {
 pub fn try_next_site(code: ResponseCode) -> bool {
     matches!(
         code,
-        ResponseCode::ServerNotResponsible | ResponseCode::ServerBusy | ResponseCode::Error
+        ResponseCode::ServerNotResponsible
+            | ResponseCode::ServerBusy
+            | ResponseCode::ServerBackup
+            | ResponseCode::Error
     )
 }
 
@@ -242,7 +246,7 @@ impl Inner {
         if let Some(hop) = guard.hop.as_mut() {
             hop.transmissions = transmissions;
         }
-        let code = response.header.response_code;
+        let code = response.response_code();
         guard.finish(HopOutcome::Response(code));
         let answer = Answer {
             msg: response,

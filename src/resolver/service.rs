@@ -410,7 +410,7 @@ pub(crate) fn final_error(
     handle: &str,
 ) -> ResolveError {
     let handle = handle.to_string();
-    match msg.header.response_code {
+    match msg.response_code() {
         ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
         ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
         ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },
