@@ -403,6 +403,7 @@ fn hop_json(h: &Hop) -> Json {
         "transport": transport_name(h.transport),
         "attempt": h.attempt,
         "rttMs": (h.rtt.as_secs_f64() * 1e4).round() / 10.0,
+        "transmissions": h.transmissions,
         "outcome": match &h.outcome {
             handle_resolver::resolver::HopOutcome::Response(c) => json!(c.code()),
             other => json!(format!("{other:?}")),

@@ -2,12 +2,16 @@
 //! capture replay, and the whole stack against the loopback test server.
 
 mod cache;
+mod cancel;
 mod certified;
 mod chain;
 mod cli;
+mod flight;
 mod hedge;
 mod loopback;
 mod mock;
 mod referrals;
+mod refresh;
 mod replay;
+mod rtt;
 mod world;

@@ -1,13 +1,14 @@
 //! The cache, counted in requests sent: hits send nothing, TTL 0 is never kept, negative
 //! answers expire, certified and plain answers stay apart.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{Query, ResolveError};
+use handle_resolver::resolver::{FixedClock, Query, ResolveError};
 use handle_resolver::testing::TestKey;
 use handle_resolver::wire::{HandleValue, Ttl};
 
-use super::world::{urls, World};
+use super::world::{urls, World, PREFIX};
 
 #[tokio::test(start_paused = true)]
 async fn a_second_resolution_sends_no_packet_until_the_ttl_runs_out() {
@@ -124,4 +125,129 @@ async fn the_cache_is_bounded() {
     w.store.insert(h, urls(h, 1));
     r.resolve(h).await.unwrap();
     assert!(!r.resolve(h).await.unwrap().from_cache);
+}
+
+/// Service lookups (`0.NA/<prefix>`, `0.SERV/<prefix>`) sent so far.
+fn service_lookups(w: &World) -> (usize, usize) {
+    let log = w.net.log();
+    let count = |h: String| {
+        log.iter()
+            .filter(|s| super::mock::handle_of(&s.request) == h)
+            .count()
+    };
+    (
+        count(format!("0.NA/{PREFIX}")),
+        count(format!("0.SERV/{PREFIX}")),
+    )
+}
+
+/// Sets the TTL of value `index` of `handle` in the root store.
+fn set_ttl(w: &World, handle: &str, index: u32, ttl: Ttl) {
+    let mut values = w.root_store.get(handle).unwrap().values.clone();
+    values.iter_mut().find(|v| v.index == index).unwrap().ttl = ttl;
+    w.root_store.insert(handle, values);
+}
+
+/// Resolves a fresh handle (so that only the service may come from the cache).
+async fn resolve_fresh(w: &World, r: &handle_resolver::resolver::Resolver, n: &mut u32) {
+    *n += 1;
+    let h = format!("{PREFIX}/svc-{n}");
+    w.store.insert(&h, urls(&h, 1));
+    assert_eq!(r.resolve(h.as_str()).await.unwrap().values, urls(&h, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn service_lifetime_is_the_smallest_ttl_of_every_contributing_value() {
+    let serv = format!("0.SERV/{PREFIX}");
+    let prefix = format!("0.NA/{PREFIX}");
+    let mut n = 0;
+    // A site value of the HS_SERV handle (not of the prefix handle) has the smallest TTL.
+    let w = World::new(None);
+    set_ttl(&w, &serv, 2, Ttl::Relative(100));
+    let r = w.resolver();
+    resolve_fresh(&w, &r, &mut n).await;
+    tokio::time::advance(Duration::from_secs(99)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (1, 1));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (2, 2));
+
+    // The prefix handle's HS_SERV value has the smallest TTL.
+    let w = World::new(None);
+    set_ttl(&w, &prefix, 1, Ttl::Relative(30));
+    let r = w.resolver();
+    resolve_fresh(&w, &r, &mut n).await;
+    tokio::time::advance(Duration::from_secs(29)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (1, 1));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (2, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn service_lifetime_honours_absolute_ttls_the_cap_and_zero() {
+    let serv = format!("0.SERV/{PREFIX}");
+    let mut n = 0;
+    // Absolute: 40 s after the resolver's clock.
+    let now = 1_900_000_000u32;
+    let w = World::new(None);
+    set_ttl(&w, &serv, 1, Ttl::Absolute(now + 40));
+    let r = w
+        .builder()
+        .clock(Arc::new(FixedClock(u64::from(now))))
+        .build()
+        .unwrap();
+    resolve_fresh(&w, &r, &mut n).await;
+    tokio::time::advance(Duration::from_secs(39)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (1, 1));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (2, 2));
+
+    // Relative TTLs are capped.
+    let w = World::new(None);
+    set_ttl(&w, &serv, 1, Ttl::Relative(u32::MAX));
+    let r = w
+        .builder()
+        .max_ttl(Duration::from_secs(300))
+        .build()
+        .unwrap();
+    resolve_fresh(&w, &r, &mut n).await;
+    tokio::time::advance(Duration::from_secs(299)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (1, 1));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (2, 2));
+
+    // TTL 0 on a site value of the HS_SERV handle: the service is never cached.
+    let w = World::new(None);
+    set_ttl(&w, &serv, 2, Ttl::Relative(0));
+    let r = w.resolver();
+    for _ in 0..3 {
+        resolve_fresh(&w, &r, &mut n).await;
+    }
+    assert_eq!(service_lookups(&w), (3, 3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_service_is_kept_no_longer_than_the_negative_ttl() {
+    let mut n = 0;
+    let w = World::new(None);
+    // A second HS_SERV value points to a service handle that does not exist.
+    let prefix = format!("0.NA/{PREFIX}");
+    let mut values = w.root_store.get(&prefix).unwrap().values.clone();
+    values.push(HandleValue::new(2, "HS_SERV", "0.SERV/missing"));
+    w.root_store.insert(&prefix, values);
+    let r = w.resolver();
+    resolve_fresh(&w, &r, &mut n).await;
+    tokio::time::advance(Duration::from_secs(59)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (1, 1));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    resolve_fresh(&w, &r, &mut n).await;
+    assert_eq!(service_lookups(&w), (2, 2));
 }

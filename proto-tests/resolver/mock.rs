@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use handle_resolver::resolver::sites::server_record;
+use handle_resolver::resolver::server_record;
 use handle_resolver::testing::{Lookup, Store, TestKey};
-use handle_resolver::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
+use handle_resolver::transport::{
+    Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind,
+};
 use handle_resolver::wire::credential::Credential;
 use handle_resolver::wire::value::decode_values;
 use handle_resolver::wire::{
@@ -100,6 +102,22 @@ impl Exchange for MockNet {
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Message, TransportError>> {
         Box::pin(async move {
+            self.exchange_counted(server, kind, request, options)
+                .await
+                .map(|e| e.message)
+        })
+    }
+
+    /// Transmissions as the real transport would count them: over UDP, every retransmission
+    /// of the schedule sent before the scripted answer time.
+    fn exchange_counted<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        Box::pin(async move {
             self.in_flight.fetch_add(1, Ordering::SeqCst);
             let _guard = InFlight(self.in_flight.clone());
             self.log.lock().unwrap().push(Sent {
@@ -112,16 +130,35 @@ impl Exchange for MockNet {
                 Some(h) => h(request, kind),
                 None => Reply::Silent,
             };
-            let wire =
-                |m: Message| Message::decode(m.encode().unwrap(), &Limits::default()).unwrap();
+            let answered = |m: Message, after: Duration| {
+                let transmissions = match kind {
+                    TransportKind::Tcp => 1,
+                    TransportKind::Udp => {
+                        let mut sent_at = Duration::ZERO;
+                        let mut n = 0;
+                        for wait in &options.udp_retransmit {
+                            if sent_at >= after {
+                                break;
+                            }
+                            n += 1;
+                            sent_at += *wait;
+                        }
+                        n.max(1)
+                    }
+                };
+                Ok(Exchanged {
+                    message: Message::decode(m.encode().unwrap(), &Limits::default()).unwrap(),
+                    transmissions,
+                })
+            };
             match reply {
                 Reply::Answer(m) => {
                     tokio::time::sleep(RTT).await;
-                    Ok(wire(m))
+                    answered(m, RTT)
                 }
                 Reply::After(d, m) => {
                     tokio::time::sleep(d).await;
-                    Ok(wire(m))
+                    answered(m, d)
                 }
                 Reply::Silent => {
                     let wait = match kind {

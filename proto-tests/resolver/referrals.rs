@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use handle_resolver::resolver::{ProtocolViolation, ResolveError};
+use handle_resolver::resolver::{HopOutcome, ProtocolViolation, ResolveError};
 use handle_resolver::testing::Referral;
-use handle_resolver::wire::{HandleValue, ReferralBody, ResponseCode};
+use handle_resolver::wire::{HandleValue, ProtocolVersion, ReferralBody, ResponseCode};
 
 use super::mock::{
     addr, error_answer, handle_of, referral_answer, site, site_value, store_server, Reply,
@@ -277,4 +277,42 @@ async fn out_of_date_site_info_refreshes_the_root_once() {
         ),
         "{e}"
     );
+}
+
+/// PROTOCOL.md §3.1: below version 2.5 the reference library reads 303 as SERVER_BACKUP with
+/// an error body, not as a prefix referral. A site answering that way is skipped like a busy
+/// one, and the answer comes from the other site, whichever site is asked first.
+#[tokio::test(start_paused = true)]
+async fn code_303_below_version_2_5_is_server_backup_and_moves_to_the_next_site() {
+    let mut backup_asked = 0;
+    for seed in 0..8u64 {
+        let w = World::new(None);
+        let h = format!("20.500.1/backup{seed}");
+        w.store.insert(&h, urls(&h, 2));
+        let backup = w.hashed(0, &h);
+        w.net.serve(
+            backup,
+            Arc::new(|req, _| {
+                let mut m = error_answer(req, ResponseCode::PrefixReferral);
+                m.envelope.version = ProtocolVersion::new(2, 4);
+                Reply::Answer(m)
+            }),
+        );
+        let rec = w
+            .builder()
+            .rng_seed(seed)
+            .build()
+            .unwrap()
+            .resolve(h.as_str())
+            .await;
+        let rec = rec.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(rec.source.server, w.hashed(1, &h));
+        assert_eq!(rec.values, urls(&h, 2));
+        if rec.hops.iter().any(|x| {
+            x.server == backup && x.outcome == HopOutcome::Response(ResponseCode::ServerBackup)
+        }) {
+            backup_asked += 1;
+        }
+    }
+    assert!(backup_asked > 0, "no seed asked the backup site first");
 }

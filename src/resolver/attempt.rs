@@ -60,9 +60,10 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The response code.
+    /// The response code as the reference library reads it: a 303 in a message below
+    /// version 2.5 is SERVER_BACKUP (PROTOCOL.md §3.1).
     pub fn code(&self) -> ResponseCode {
-        self.msg.header.response_code
+        self.msg.response_code()
     }
 
     /// The error text of an error body (empty otherwise).
@@ -78,7 +79,10 @@ impl Answer {
 pub fn try_next_site(code: ResponseCode) -> bool {
     matches!(
         code,
-        ResponseCode::ServerNotResponsible | ResponseCode::ServerBusy | ResponseCode::Error
+        ResponseCode::ServerNotResponsible
+            | ResponseCode::ServerBusy
+            | ResponseCode::ServerBackup
+            | ResponseCode::Error
     )
 }
 
@@ -98,6 +102,7 @@ impl HopGuard<'_> {
                 transport = ?hop.transport,
                 attempt = hop.attempt,
                 rtt_ms = hop.rtt.as_secs_f64() * 1000.0,
+                transmissions = hop.transmissions,
                 outcome = ?outcome,
                 handle = %hop.handle,
                 "attempt"
@@ -201,17 +206,18 @@ impl Inner {
                 transport: kind,
                 attempt: ctx.next_attempt(),
                 rtt: Duration::ZERO,
+                transmissions: 0,
                 outcome: HopOutcome::Cancelled,
             }),
             started: Instant::now(),
         };
         let result = self
             .exchange
-            .exchange(addr, kind, &request, &self.options)
+            .exchange_counted(addr, kind, &request, &self.options)
             .await;
         let rtt = guard.started.elapsed();
-        let response = match result {
-            Ok(r) => r,
+        let (response, transmissions) = match result {
+            Ok(r) => (r.message, r.transmissions),
             Err(error) => {
                 guard.finish(HopOutcome::Failed(error.to_string()));
                 self.srtt.record_failure(srtt_key(server));
@@ -230,8 +236,17 @@ impl Inner {
                 return Err(e);
             }
         };
-        self.srtt.record_rtt(srtt_key(server), rtt);
-        let code = response.header.response_code;
+        let first_wait = self.options.udp_retransmit.first().copied();
+        self.srtt.record_answer(
+            srtt_key(server),
+            rtt,
+            transmissions,
+            first_wait.unwrap_or_default(),
+        );
+        if let Some(hop) = guard.hop.as_mut() {
+            hop.transmissions = transmissions;
+        }
+        let code = response.response_code();
         guard.finish(HopOutcome::Response(code));
         let answer = Answer {
             msg: response,

@@ -27,7 +27,7 @@ use super::sites::server_record;
 /// `{"format": F, "value": V}` with F = `string`/`text` (V text), `base64`, `hex`, or `site`
 /// (V a site object: `protocolVersion` "2.10", `serialNumber`, `primaryMask`
 /// {`primary`,`multiPrimary`} or a number (or top-level `primarySite`/`multiPrimary`),
-/// `hashOption` number or name (default by handle), `attributes` [{`name`,`value`}], `servers`
+/// `hashOption` number or name (default by handle), `attributes` `[{name, value}]`, `servers`
 /// [{`serverId`, `address`, `publicKey` {`format` base64|hex, `value`} or the REST API's
 /// {`format` key, `value` {`kty` RSA|DSA, base64url numbers}}, `interfaces` [{`query`,
 /// `admin`, `protocol` "UDP"/"TCP"/... or number, `port`}]}]) — the shape the values layer's

@@ -24,7 +24,7 @@ use super::error::ResolveError;
 use super::resolve::Resolver;
 use super::selection::SrttTable;
 use super::sites::Site;
-use super::state::{Config, Inner, TransportPreference};
+use super::state::{Config, FlightTables, Inner, TransportPreference};
 
 /// Where the root (global) service information comes from.
 #[derive(Debug, Clone)]
@@ -213,6 +213,14 @@ impl ResolverBuilder {
         self
     }
 
+    /// Least time between two automatic root refreshes (after an answer 300, or a root site
+    /// announcing a newer site serial); default 60 s. Explicit
+    /// [`Resolver::refresh_root`] calls are not limited.
+    pub fn root_refresh_interval(mut self, interval: Duration) -> Self {
+        self.config.root_refresh_interval = interval;
+        self
+    }
+
     /// A custom transport (tests script one; default [`NetTransport`]).
     pub fn exchange(mut self, exchange: Arc<dyn Exchange>) -> Self {
         self.exchange = Some(exchange);
@@ -259,7 +267,9 @@ impl ResolverBuilder {
             .exchange
             .unwrap_or_else(|| Arc::new(NetTransport::new()) as Arc<dyn Exchange>);
         Ok(Resolver {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|me| Inner {
+                me: me.clone(),
+                flights: FlightTables::default(),
                 exchange,
                 options: self.options,
                 config: self.config,
@@ -269,6 +279,7 @@ impl ResolverBuilder {
                 root: RwLock::new(Arc::new(root)),
                 fixed: self.server.map(Site::single),
                 rng: Mutex::new(rng),
+                root_refreshed_at: Mutex::new(None),
             }),
         })
     }

@@ -269,16 +269,19 @@ impl Caches {
 /// capped at `cap`, absolute ones counted from `now_unix` (past = 0). `None` when a TTL is of
 /// an unknown kind (not cached).
 pub fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Option<Duration> {
-    let mut ttl = cap;
-    for v in values {
-        let this = match v.ttl {
-            Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
-            Ttl::Absolute(t) => Duration::from_secs(u64::from(t).saturating_sub(now_unix)),
-            Ttl::Other { .. } => return None,
-        };
-        ttl = ttl.min(this);
-    }
-    Some(ttl)
+    values.iter().try_fold(cap, |ttl, v| {
+        value_ttl(v, now_unix, cap).map(|this| ttl.min(this))
+    })
+}
+
+/// The lifetime one value may be cached (see [`values_ttl`]).
+pub fn value_ttl(value: &HandleValue, now_unix: u64, cap: Duration) -> Option<Duration> {
+    let ttl = match value.ttl {
+        Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
+        Ttl::Absolute(t) => Duration::from_secs(u64::from(t).saturating_sub(now_unix)),
+        Ttl::Other { .. } => return None,
+    };
+    Some(ttl.min(cap))
 }
 
 #[cfg(test)]

@@ -65,21 +65,25 @@ pub fn select_location<'a>(
 }
 
 fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a Location> {
-    let weight = |l: &Location| l.weight.unwrap_or(1.0).max(0.0);
-    let total: f64 = candidates
-        .iter()
-        .map(|l| weight(l))
-        .filter(|w| w.is_finite())
-        .sum();
-    if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+    let raw = |l: &Location| {
+        let w = l.weight.unwrap_or(1.0);
+        if w.is_finite() && w > 0.0 {
+            w
+        } else {
+            0.0
+        }
+    };
+    // Scale by the largest weight so that the sum stays finite however large the weights
+    // written in the XML are (two weights of 1e308 would otherwise add up to infinity).
+    let max = candidates.iter().map(|l| raw(l)).fold(0.0, f64::max);
+    if max <= 0.0 {
         return candidates.first().copied();
     }
+    let weight = |l: &Location| raw(l) / max;
+    let total: f64 = candidates.iter().map(|l| weight(l)).sum();
     let mut x = rng.gen_range(0.0..total);
     for l in candidates {
         let w = weight(l);
-        if !w.is_finite() {
-            continue;
-        }
         if x < w {
             return Some(l);
         }
@@ -141,6 +145,25 @@ mod tests {
         // Expected 3000 / 1000.
         assert!((2700..3300).contains(&counts[1]), "{counts:?}");
         assert!((700..1300).contains(&counts[2]), "{counts:?}");
+    }
+
+    #[test]
+    fn huge_weights_do_not_overflow_the_draw() {
+        let l = locs(
+            r#"<locations chooseby="weighted">
+            <location href="a" weight="1e308"/><location href="b" weight="1e308"/><location href="c" weight="0"/>
+            </locations>"#,
+        );
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut seen = [0usize; 2];
+        for _ in 0..200 {
+            match select_location(&l, &[], &mut rng).unwrap().href.as_str() {
+                "a" => seen[0] += 1,
+                "b" => seen[1] += 1,
+                other => panic!("weight 0 chosen: {other}"),
+            }
+        }
+        assert!(seen[0] > 50 && seen[1] > 50, "{seen:?}");
     }
 
     #[test]

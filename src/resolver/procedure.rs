@@ -1,6 +1,6 @@
 //! The resolution procedure for one request (PROTOCOL.md §11.5): find the sites, ask them
 //! hedged in SRTT order, follow 302/303 referrals (≤ 40 in all, loops detected), and on 300
-//! refresh the root once and start over.
+//! refresh the root once and start over (the refresh itself is in `refresh`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use super::bootstrap::ROOT_HANDLE;
 use super::error::{ProtocolViolation, ResolveError};
 use super::hedging::race;
 use super::selection::{order_sites, srtt_key};
-use super::service::{is_prefix_query, prefix_handle, service_flags, SiteKind};
+use super::service::{is_prefix_query, prefix_handle, SiteKind};
 use super::sites::Site;
 use super::state::{Ctx, Inner};
 
@@ -123,6 +123,9 @@ impl Inner {
 
     /// The whole procedure for one request: sites for its handle, referrals, and one root
     /// refresh on 300 (out-of-date site information).
+    ///
+    /// Work done for a root refresh (its `path` starts with the root handle) never triggers
+    /// a refresh: it would wait for the very refresh it is part of.
     pub(crate) fn fetch<'a>(
         &'a self,
         spec: RequestSpec,
@@ -130,55 +133,26 @@ impl Inner {
         path: &'a [String],
     ) -> BoxFuture<'a, Result<Answer, ResolveError>> {
         async move {
+            let in_refresh = path.first().is_some_and(|p| p == ROOT_HANDLE);
             loop {
                 let sites = self.sites_for(&spec.handle, spec.certify(), ctx, path).await?;
                 let answer = self.ask(&spec, sites, ctx, path).await?;
+                if in_refresh {
+                    return Ok(answer);
+                }
                 if answer.code() == ResponseCode::OutOfDateSiteInfo && ctx.claim_refresh() {
                     info!(server = %answer.server, "site information out of date; refreshing the root");
-                    self.refresh_root(spec.certify(), ctx).await?;
+                    self.refresh_root_limited(spec.certify(), ctx).await?;
                     if let Some(p) = prefix_handle(&spec.handle) {
                         self.caches.forget_service(&p);
                     }
                     continue;
                 }
+                self.note_site_serial(&answer, spec.certify(), ctx);
                 return Ok(answer);
             }
         }
         .boxed()
-    }
-
-    /// Re-reads the root service information from `0.NA/0.NA` at the current root sites.
-    pub(crate) async fn refresh_root(&self, certify: bool, ctx: &Ctx) -> Result<(), ResolveError> {
-        let spec = RequestSpec {
-            handle: ROOT_HANDLE.to_string(),
-            indexes: Vec::new(),
-            types: SiteKind::Service.lookup_types(),
-            flags: service_flags(certify),
-            recursion_count: 0,
-        };
-        let path = [ROOT_HANDLE.to_string()];
-        let answer = self.ask(&spec, self.root_sites(), ctx, &path).await?;
-        let values = match (&answer.msg.body, answer.code()) {
-            (Body::ResolutionResponse(r), ResponseCode::Success) => r.values.clone(),
-            _ => {
-                return Err(super::service::final_error(
-                    &answer.msg,
-                    answer.server,
-                    ROOT_HANDLE,
-                ))
-            }
-        };
-        let sites = self
-            .collect_sites(&values, SiteKind::Service, certify, ctx, &path)
-            .await?;
-        if sites.is_empty() {
-            return Err(ResolveError::ServiceNotFound {
-                prefix_handle: ROOT_HANDLE.to_string(),
-            });
-        }
-        info!(sites = sites.len(), "root service information refreshed");
-        self.set_root_sites(sites);
-        Ok(())
     }
 
     /// The request for a resolution of `handle` with these filters and flags.

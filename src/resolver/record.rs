@@ -93,8 +93,12 @@ pub struct Hop {
     pub transport: TransportKind,
     /// 1 for the first attempt of the resolution, counting every attempt.
     pub attempt: u32,
-    /// Time from sending to the outcome.
+    /// Time from the first transmission to the outcome.
     pub rtt: Duration,
+    /// Transmissions of the request (UDP retransmissions included; 0 when it ended before an
+    /// answer arrived). Above 1 the answer may belong to any of them, so `rtt` is only an
+    /// upper bound and is not used as an RTT sample for site choice (Karn's rule).
+    pub transmissions: u32,
     /// What happened.
     pub outcome: HopOutcome,
 }
@@ -107,13 +111,17 @@ impl std::fmt::Display for Hop {
         };
         write!(
             f,
-            "#{} {} {} {} {:.1} ms: ",
+            "#{} {} {} {} {:.1} ms",
             self.attempt,
             self.handle,
             self.server,
             t,
             self.rtt.as_secs_f64() * 1000.0
         )?;
+        if self.transmissions > 1 {
+            write!(f, " ({} transmissions)", self.transmissions)?;
+        }
+        f.write_str(": ")?;
         match &self.outcome {
             HopOutcome::Response(code) => write!(f, "{code}"),
             HopOutcome::Rejected(why) => write!(f, "rejected: {why}"),

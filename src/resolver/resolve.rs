@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
-use tracing::{info_span, Instrument};
+use futures::FutureExt;
+use tracing::{debug_span, info_span, Instrument};
 
 use crate::transport::{TransportError, TransportKind};
 use crate::wire::{Body, HandleValue, Message, ResponseCode};
@@ -251,6 +252,13 @@ impl Resolver {
         }
     }
 
+    /// The smoothed round-trip time the resolver holds for a server (by its query address,
+    /// decayed while unused; failures raise it), `None` while unknown. Site choice and hedge
+    /// delays follow it.
+    pub fn server_rtt(&self, server: SocketAddr) -> Option<std::time::Duration> {
+        self.inner.srtt.srtt(server)
+    }
+
     /// The current root sites.
     pub fn root_sites(&self) -> Vec<super::sites::Site> {
         self.inner.root_sites().to_vec()
@@ -343,7 +351,9 @@ impl Inner {
         }
     }
 
-    /// Resolves one handle: cache, then the network; caches the outcome.
+    /// Resolves one handle: cache, then the network; caches the outcome. Concurrent
+    /// identical queries (same cache key) share one network resolution; authoritative
+    /// queries bypass both the cache and the sharing.
     async fn resolve_one(
         &self,
         handle: &str,
@@ -357,30 +367,62 @@ impl Inner {
             query.certify,
             query.public_only,
         );
-        if !query.authoritative {
-            match self.caches.get(&key) {
-                Some(CachedAnswer::Found {
-                    handle,
-                    values,
-                    source,
-                }) => {
-                    return Ok(HandleRecord {
-                        handle,
-                        values,
-                        source,
-                        from_cache: true,
-                        aliases: Vec::new(),
-                        hops: Vec::new(),
-                    })
-                }
-                Some(CachedAnswer::NotFound) => {
-                    return Err(ResolveError::NotFound {
-                        handle: handle.to_string(),
-                    })
-                }
-                None => {}
-            }
+        if query.authoritative {
+            return self.resolve_network(handle, query, key, ctx).await;
         }
+        if let Some(out) = self.cached(&key, handle) {
+            return out;
+        }
+        let Some(this) = self.me.upgrade() else {
+            return self.resolve_network(handle, query, key, ctx).await;
+        };
+        let (h, q, k) = (handle.to_string(), query.clone(), key.clone());
+        let (flight, _) = self.flights.records.join_or_start(key, move || {
+            async move {
+                let ctx = Ctx::new(&h);
+                let out = match this.cached(&k, &h) {
+                    Some(out) => out,
+                    None => this.resolve_network(&h, &q, k, &ctx).await,
+                };
+                (out, ctx.hops())
+            }
+            .instrument(debug_span!("shared_query", handle))
+            .boxed()
+        });
+        let (out, hops) = flight.await;
+        ctx.extend_hops(hops);
+        out
+    }
+
+    /// The cached outcome for `key`, if any.
+    fn cached(&self, key: &RecordKey, handle: &str) -> Option<Result<HandleRecord, ResolveError>> {
+        match self.caches.get(key)? {
+            CachedAnswer::Found {
+                handle,
+                values,
+                source,
+            } => Some(Ok(HandleRecord {
+                handle,
+                values,
+                source,
+                from_cache: true,
+                aliases: Vec::new(),
+                hops: Vec::new(),
+            })),
+            CachedAnswer::NotFound => Some(Err(ResolveError::NotFound {
+                handle: handle.to_string(),
+            })),
+        }
+    }
+
+    /// Resolves one handle over the network and caches the outcome.
+    async fn resolve_network(
+        &self,
+        handle: &str,
+        query: &Query,
+        key: RecordKey,
+        ctx: &Ctx,
+    ) -> Result<HandleRecord, ResolveError> {
         let spec = self.resolution_spec(
             handle,
             &query.types,

@@ -2,7 +2,10 @@
 //! hickory-dns' `DecayingSrtt`, PROTOCOL.md §11.3).
 //!
 //! - Unknown servers get a tiny random score, so they are probed early.
-//! - Each answer folds its RTT into the server's SRTT (EWMA, weight 1/4 to the new sample).
+//! - Each answer folds its RTT into the server's SRTT (EWMA, weight 1/4 to the new sample),
+//!   except answers that took more than one transmission: they carry no transmission number,
+//!   so their RTT is ambiguous and is not used (Karn's rule); the SRTT is only raised to the
+//!   first retransmission wait, which passed without an answer.
 //! - A failure raises the SRTT to at least [`FAILURE_PENALTY`] (doubling on repeated failures,
 //!   capped at [`MAX_SRTT`]).
 //! - Scores decay towards zero while a server is not used (half-life [`DECAY_HALF_LIFE`]),
@@ -96,6 +99,40 @@ impl SrttTable {
         });
     }
 
+    /// Records an answer that took `transmissions` transmissions, `rtt` after the first one.
+    /// With one transmission `rtt` is folded into the SRTT. With more it is ambiguous (the
+    /// answer may belong to any transmission) and is not used (Karn's rule); what is certain
+    /// is kept instead, as Karn keeps the backed-off timer: nothing came back within
+    /// `first_wait` of the first transmission, so the SRTT is raised to at least that (a
+    /// server that always needs a retransmission must not look unknown, and so first in line,
+    /// for ever). Returns whether `rtt` was used as a sample.
+    pub fn record_answer(
+        &self,
+        server: SocketAddr,
+        rtt: Duration,
+        transmissions: u32,
+        first_wait: Duration,
+    ) -> bool {
+        if transmissions <= 1 {
+            self.record_rtt(server, rtt);
+            return true;
+        }
+        let now = Instant::now();
+        let floor = first_wait.min(MAX_SRTT).as_micros() as f64;
+        self.with(|m| {
+            let srtt_us = m.get(&server).map_or(floor, |e| e.decayed(now).max(floor));
+            insert_bounded(
+                m,
+                server,
+                Entry {
+                    srtt_us,
+                    updated: now,
+                },
+            );
+        });
+        false
+    }
+
     /// Penalises the server after a failure (timeout, refused, bad answer).
     pub fn record_failure(&self, server: SocketAddr) {
         let now = Instant::now();
@@ -145,13 +182,9 @@ impl SrttTable {
     }
 
     /// How many servers are tracked.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.with(|m| m.len())
-    }
-
-    /// True when nothing is tracked.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -232,6 +265,21 @@ mod tests {
         // A success pulls it down further.
         t.record_rtt(ip(1), Duration::from_millis(1));
         assert!(t.srtt(ip(1)).unwrap() < decayed);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retransmitted_answers_are_not_rtt_samples() {
+        let t = SrttTable::new();
+        let wait = Duration::from_millis(500);
+        // Ambiguous: only "nothing within the first wait" is kept.
+        assert!(!t.record_answer(ip(1), Duration::from_millis(700), 2, wait));
+        assert_eq!(t.srtt(ip(1)), Some(wait));
+        assert!(t.record_answer(ip(1), Duration::from_millis(100), 1, wait));
+        assert_eq!(t.srtt(ip(1)), Some(Duration::from_millis(400)));
+        // A known SRTT above the wait is left alone.
+        t.record_failure(ip(2));
+        assert!(!t.record_answer(ip(2), Duration::from_millis(1600), 3, wait));
+        assert_eq!(t.srtt(ip(2)), Some(FAILURE_PENALTY));
     }
 
     #[tokio::test(start_paused = true)]

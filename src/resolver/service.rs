@@ -8,22 +8,35 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use tracing::debug;
+use tokio::time::Instant;
+use tracing::{debug, debug_span, Instrument};
 
 use crate::wire::{Body, HandleValue, OpFlags, ReferralBody, ResponseCode};
 
 use super::attempt::RequestSpec;
 use super::bootstrap::ROOT_HANDLE;
-use super::cache::values_ttl;
+use super::cache::value_ttl;
 use super::error::ResolveError;
 use super::sites::{extend_unique, Site};
-use super::state::{Ctx, Inner, MAX_SERVICE_DEPTH};
+use super::state::{Ctx, Inner, ServiceFlightKey, MAX_SERVICE_DEPTH};
+
+/// Sites collected from values, and until when they may be cached (`None`: not at all).
+#[derive(Debug, Clone)]
+pub(crate) struct Collected {
+    pub(crate) sites: Vec<Site>,
+    pub(crate) until: Option<Instant>,
+}
+
+/// The earlier of two expiries (`None`, "not cacheable", wins).
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    Some(a?.min(b?))
+}
 
 /// Types asked for in a prefix-handle lookup.
 pub const SERVICE_LOOKUP_TYPES: [&str; 4] = ["HS_SITE", "HS_SITE.6", "HS_SERV", "HS_NAMESPACE"];
 
 /// Which family of site values to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SiteKind {
     /// HS_SITE, HS_SITE.6 and HS_SERV (service information of a handle's prefix).
     Service,
@@ -110,7 +123,8 @@ impl Inner {
         .boxed()
     }
 
-    /// The service sites of a prefix handle (cached by its values' TTLs).
+    /// The service sites of a prefix handle (cached by its values' TTLs). Concurrent lookups
+    /// of the same prefix handle share one.
     pub(crate) async fn lookup_service(
         &self,
         prefix_handle: &str,
@@ -121,6 +135,41 @@ impl Inner {
         if let Some(sites) = self.caches.get_service(prefix_handle, certify) {
             return Ok(sites);
         }
+        let Some(this) = self.me.upgrade() else {
+            return self
+                .lookup_service_now(prefix_handle, certify, ctx, path)
+                .await;
+        };
+        let key = ServiceFlightKey::new(None, prefix_handle, certify, path);
+        let (handle, path) = (prefix_handle.to_string(), path.to_vec());
+        let (flight, started) = self.flights.services.join_or_start(key, move || {
+            async move {
+                let ctx = Ctx::new(&handle);
+                let out = match this.caches.get_service(&handle, certify) {
+                    Some(sites) => Ok(sites),
+                    None => this.lookup_service_now(&handle, certify, &ctx, &path).await,
+                };
+                (out, ctx.hops())
+            }
+            .instrument(debug_span!("shared_service_lookup", prefix_handle))
+            .boxed()
+        });
+        if !started {
+            debug!(prefix_handle, "joining a service lookup in flight");
+        }
+        let (out, hops) = flight.await;
+        ctx.extend_hops(hops);
+        out
+    }
+
+    /// The service lookup itself (no cache read, no sharing).
+    async fn lookup_service_now(
+        &self,
+        prefix_handle: &str,
+        certify: bool,
+        ctx: &Ctx,
+        path: &[String],
+    ) -> Result<Arc<Vec<Site>>, ResolveError> {
         let mut spec = RequestSpec {
             handle: prefix_handle.to_string(),
             indexes: Vec::new(),
@@ -143,10 +192,10 @@ impl Inner {
                 (_, ResponseCode::HandleNotFound | ResponseCode::ValuesNotFound) => Vec::new(),
                 _ => return Err(final_error(&answer.msg, answer.server, prefix_handle)),
             };
-            let sites = self
+            let collected = self
                 .collect_sites(&values, SiteKind::Service, certify, ctx, path)
                 .await?;
-            if sites.is_empty() {
+            if collected.sites.is_empty() {
                 // Like the reference client: once more with AT, in case the prefix is new.
                 if !retried && !spec.flags.contains(OpFlags::AT) {
                     retried = true;
@@ -155,19 +204,9 @@ impl Inner {
                 }
                 return Err(not_found());
             }
-            let sites = Arc::new(sites);
-            let service_values: Vec<HandleValue> = values
-                .into_iter()
-                .filter(|v| {
-                    SiteKind::Service.site_types().iter().any(|t| v.is_type(t))
-                        || v.is_type("HS_SERV")
-                })
-                .collect();
-            if let Some(ttl) = values_ttl(
-                &service_values,
-                self.clock.unix_now(),
-                self.caches.config().max_ttl,
-            ) {
+            let sites = Arc::new(collected.sites);
+            if let Some(until) = collected.until {
+                let ttl = until.saturating_duration_since(Instant::now());
                 self.caches
                     .put_service(prefix_handle, certify, sites.clone(), ttl);
             }
@@ -178,6 +217,11 @@ impl Inner {
     /// Sites from values: the site values of `kind` directly, plus the sites of every service
     /// handle, resolved recursively. A service handle already on `path` is skipped; when that
     /// leaves no site at all, the result is a referral loop.
+    ///
+    /// Also how long the result may be cached: until the earliest expiry of every value that
+    /// contributed (site values that decode, service handles followed, and, recursively, the
+    /// values of those service handles). When a service handle was skipped or failed, the
+    /// partial result is kept no longer than the negative TTL.
     pub(crate) fn collect_sites<'a>(
         &'a self,
         values: &'a [HandleValue],
@@ -185,21 +229,32 @@ impl Inner {
         certify: bool,
         ctx: &'a Ctx,
         path: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<Site>, ResolveError>> {
+    ) -> BoxFuture<'a, Result<Collected, ResolveError>> {
         async move {
+            let now = Instant::now();
+            let now_unix = self.clock.unix_now();
+            let cap = self.caches.config().max_ttl;
+            let mut until = Some(now + cap);
+            let mut contributed = |v: &HandleValue| {
+                until = earliest(until, value_ttl(v, now_unix, cap).map(|t| now + t));
+            };
             let mut sites = Vec::new();
-            extend_unique(
-                &mut sites,
-                values
-                    .iter()
-                    .filter(|v| kind.site_types().iter().any(|t| v.is_type(t)))
-                    .filter_map(|v| Site::from_value(v, &self.config.limits)),
-            );
+            for v in values
+                .iter()
+                .filter(|v| kind.site_types().iter().any(|t| v.is_type(t)))
+            {
+                if let Some(site) = Site::from_value(v, &self.config.limits) {
+                    contributed(v);
+                    extend_unique(&mut sites, [site]);
+                }
+            }
             let mut loop_at = None;
             let mut first_error = None;
+            let mut nested = Vec::new();
             for v in values.iter().filter(|v| v.is_type(kind.serv_type())) {
                 let target = String::from_utf8_lossy(&v.data).trim().to_string();
                 if target.eq_ignore_ascii_case(ROOT_HANDLE) {
+                    contributed(v);
                     extend_unique(&mut sites, self.root_sites().iter().cloned());
                     continue;
                 }
@@ -209,7 +264,11 @@ impl Inner {
                     continue;
                 }
                 match self.service_sites(&target, kind, certify, ctx, path).await {
-                    Ok(more) => extend_unique(&mut sites, more),
+                    Ok(more) => {
+                        contributed(v);
+                        nested.push(more.until);
+                        extend_unique(&mut sites, more.sites.iter().cloned());
+                    }
                     Err(e) => {
                         debug!(service = %target, error = %e, "service handle gave no sites");
                         first_error.get_or_insert(e);
@@ -227,12 +286,19 @@ impl Inner {
                     });
                 }
             }
-            Ok(sites)
+            for n in nested {
+                until = earliest(until, n);
+            }
+            if first_error.is_some() || loop_at.is_some() {
+                until = earliest(until, Some(now + self.caches.config().negative_ttl));
+            }
+            Ok(Collected { sites, until })
         }
         .boxed()
     }
 
     /// Resolves service handle `target` for the site types of `kind` and collects its sites.
+    /// Concurrent resolutions of the same service handle (on the same path) share one.
     async fn service_sites(
         &self,
         target: &str,
@@ -240,7 +306,7 @@ impl Inner {
         certify: bool,
         ctx: &Ctx,
         path: &[String],
-    ) -> Result<Vec<Site>, ResolveError> {
+    ) -> Result<Arc<Collected>, ResolveError> {
         if path.len() >= MAX_SERVICE_DEPTH {
             return Err(ResolveError::TooManyReferrals {
                 handle: ctx.origin.clone(),
@@ -250,6 +316,41 @@ impl Inner {
         ctx.count_referral()?;
         let mut sub_path = path.to_vec();
         sub_path.push(target.to_string());
+        let Some(this) = self.me.upgrade() else {
+            return self
+                .service_sites_now(target, kind, certify, ctx, &sub_path)
+                .await
+                .map(Arc::new);
+        };
+        let key = ServiceFlightKey::new(Some(kind), target, certify, &sub_path);
+        let span = debug_span!("shared_service_handle", service = target);
+        let target = target.to_string();
+        let (flight, _) = self.flights.service_handles.join_or_start(key, move || {
+            async move {
+                let ctx = Ctx::new(&target);
+                let out = this
+                    .service_sites_now(&target, kind, certify, &ctx, &sub_path)
+                    .await
+                    .map(Arc::new);
+                (out, ctx.hops())
+            }
+            .instrument(span)
+            .boxed()
+        });
+        let (out, hops) = flight.await;
+        ctx.extend_hops(hops);
+        out
+    }
+
+    /// The service handle resolution itself (`sub_path` ends with `target`).
+    async fn service_sites_now(
+        &self,
+        target: &str,
+        kind: SiteKind,
+        certify: bool,
+        ctx: &Ctx,
+        sub_path: &[String],
+    ) -> Result<Collected, ResolveError> {
         let spec = RequestSpec {
             handle: target.to_string(),
             indexes: Vec::new(),
@@ -257,12 +358,12 @@ impl Inner {
             flags: service_flags(certify),
             recursion_count: 0,
         };
-        let answer = self.fetch(spec, ctx, &sub_path).await?;
+        let answer = self.fetch(spec, ctx, sub_path).await?;
         let values = match (&answer.msg.body, answer.code()) {
             (Body::ResolutionResponse(r), ResponseCode::Success) => r.values.clone(),
             _ => return Err(final_error(&answer.msg, answer.server, target)),
         };
-        self.collect_sites(&values, kind, certify, ctx, &sub_path)
+        self.collect_sites(&values, kind, certify, ctx, sub_path)
             .await
     }
 
@@ -278,7 +379,8 @@ impl Inner {
         let values = body.values.clone().unwrap_or_default();
         let sites = self
             .collect_sites(&values, kind, certify, ctx, path)
-            .await?;
+            .await?
+            .sites;
         if !sites.is_empty() || body.referral_handle.is_empty() {
             return Ok(sites);
         }
@@ -294,7 +396,10 @@ impl Inner {
                 at: target,
             });
         }
-        self.service_sites(&target, kind, certify, ctx, path).await
+        let collected = self
+            .service_sites(&target, kind, certify, ctx, path)
+            .await?;
+        Ok(collected.sites.clone())
     }
 }
 
@@ -305,7 +410,7 @@ pub(crate) fn final_error(
     handle: &str,
 ) -> ResolveError {
     let handle = handle.to_string();
-    match msg.header.response_code {
+    match msg.response_code() {
         ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
         ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
         ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },

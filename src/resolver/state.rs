@@ -2,7 +2,7 @@
 //! settings ([`Config`]) and the per-resolution bookkeeping ([`Ctx`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
@@ -11,10 +11,11 @@ use rand::Rng;
 use crate::transport::{Exchange, ExchangeOptions};
 use crate::wire::Limits;
 
-use super::cache::Caches;
+use super::cache::{Caches, RecordKey};
 use super::clock::Clock;
 use super::error::ResolveError;
-use super::record::Hop;
+use super::flight::Flights;
+use super::record::{HandleRecord, Hop};
 use super::selection::SrttTable;
 use super::sites::Site;
 
@@ -65,6 +66,8 @@ pub struct Config {
     pub request_digest: bool,
     /// Decode limits.
     pub limits: Limits,
+    /// Least time between two automatic root refreshes.
+    pub root_refresh_interval: Duration,
 }
 
 impl Default for Config {
@@ -82,12 +85,65 @@ impl Default for Config {
             strict_cordra: false,
             request_digest: false,
             limits: Limits::default(),
+            root_refresh_interval: super::refresh::DEFAULT_ROOT_REFRESH_INTERVAL,
         }
     }
 }
 
+/// What a shared piece of work hands every caller: its outcome and the attempts it made
+/// (merged into each caller's trace).
+pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Hop>);
+
+/// Key of a shared service lookup: what is looked up, and the service-handle path it is
+/// looked up on (lookups on different paths are never merged, so a chain that comes back to
+/// itself meets its loop check instead of waiting for itself).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ServiceFlightKey {
+    /// `None` for a prefix handle lookup, the site kind for a service handle.
+    pub(crate) kind: Option<super::service::SiteKind>,
+    /// The handle looked up, ASCII upper-cased.
+    pub(crate) handle: String,
+    /// CT set.
+    pub(crate) certify: bool,
+    /// The service handles on the path, ASCII upper-cased.
+    pub(crate) path: Vec<String>,
+}
+
+impl ServiceFlightKey {
+    pub(crate) fn new(
+        kind: Option<super::service::SiteKind>,
+        handle: &str,
+        certify: bool,
+        path: &[String],
+    ) -> Self {
+        Self {
+            kind,
+            handle: handle.to_ascii_uppercase(),
+            certify,
+            path: path.iter().map(|p| p.to_ascii_uppercase()).collect(),
+        }
+    }
+}
+
+/// Work in progress shared by concurrent callers.
+#[derive(Debug, Default)]
+pub(crate) struct FlightTables {
+    /// Prefix handle lookups (`0.NA/<prefix>`).
+    pub(crate) services: Flights<ServiceFlightKey, SharedOutcome<Arc<Vec<Site>>>>,
+    /// Service handle resolutions.
+    pub(crate) service_handles:
+        Flights<ServiceFlightKey, SharedOutcome<Arc<super::service::Collected>>>,
+    /// Resolutions, by cache key.
+    pub(crate) records: Flights<RecordKey, SharedOutcome<HandleRecord>>,
+    /// Root refreshes, by certify flag.
+    pub(crate) refresh: Flights<bool, SharedOutcome<()>>,
+}
+
 /// Shared state.
 pub struct Inner {
+    /// This state itself (for work that outlives the caller that started it).
+    pub(crate) me: Weak<Inner>,
+    pub(crate) flights: FlightTables,
     pub(crate) exchange: Arc<dyn Exchange>,
     pub(crate) options: ExchangeOptions,
     pub(crate) config: Config,
@@ -98,6 +154,8 @@ pub struct Inner {
     /// `--server`: every request goes to this site, no service lookup.
     pub(crate) fixed: Option<Site>,
     pub(crate) rng: Mutex<StdRng>,
+    /// When the last automatic root refresh started (rate limit).
+    pub(crate) root_refreshed_at: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -185,6 +243,15 @@ impl Ctx {
             Err(p) => p.into_inner(),
         };
         g.push(hop);
+    }
+
+    /// Appends the attempts of shared work done for this resolution, numbered after the
+    /// attempts so far.
+    pub(crate) fn extend_hops(&self, hops: Vec<Hop>) {
+        for mut hop in hops {
+            hop.attempt = self.next_attempt();
+            self.push_hop(hop);
+        }
     }
 
     /// The attempts so far.

@@ -70,6 +70,18 @@ impl Default for ExchangeOptions {
     }
 }
 
+/// An answer, and how many transmissions of the request it took (see
+/// [`Exchange::exchange_counted`]).
+#[derive(Debug, Clone)]
+pub struct Exchanged {
+    /// The answer.
+    pub message: Message,
+    /// Transmissions of the request sent (UDP: 1 + retransmissions; TCP: 1). Answers carry no
+    /// transmission number, so above 1 the answer may belong to any of them and a round-trip
+    /// time measured for it is ambiguous (Karn's rule: do not use it as an RTT sample).
+    pub transmissions: u32,
+}
+
 /// One request/response exchange with one server. Object-safe so the resolver can hold
 /// `Arc<dyn Exchange>` and tests can script it.
 pub trait Exchange: Send + Sync + 'static {
@@ -83,6 +95,24 @@ pub trait Exchange: Send + Sync + 'static {
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Message, TransportError>>;
+
+    /// Like [`Exchange::exchange`], also reporting how many transmissions the answer took.
+    /// The default reports 1 (right for a transport that never retransmits).
+    fn exchange_counted<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        let answer = self.exchange(server, kind, request, options);
+        Box::pin(async move {
+            answer.await.map(|message| Exchanged {
+                message,
+                transmissions: 1,
+            })
+        })
+    }
 }
 
 impl<T: Exchange + ?Sized> Exchange for Arc<T> {
@@ -94,6 +124,16 @@ impl<T: Exchange + ?Sized> Exchange for Arc<T> {
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Message, TransportError>> {
         (**self).exchange(server, kind, request, options)
+    }
+
+    fn exchange_counted<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        (**self).exchange_counted(server, kind, request, options)
     }
 }
 
@@ -337,9 +377,26 @@ impl NetTransport {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Message, TransportError> {
+        self.udp_exchange_counted(server, request, options)
+            .await
+            .map(|e| e.message)
+    }
+
+    /// One UDP exchange, with its number of transmissions (see
+    /// [`Exchange::exchange_counted`]).
+    pub async fn udp_exchange_counted(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+        options: &ExchangeOptions,
+    ) -> Result<Exchanged, TransportError> {
         let server = canonical(server);
         let demux = self.demux(server)?;
-        demux.exchange(server, request, options).await
+        let (message, transmissions) = demux.exchange(server, request, options).await?;
+        Ok(Exchanged {
+            message,
+            transmissions,
+        })
     }
 
     /// One TCP exchange (see [`Exchange::exchange`]).
@@ -364,6 +421,25 @@ impl Exchange for NetTransport {
         match kind {
             TransportKind::Udp => Box::pin(self.udp_exchange(server, request, options)),
             TransportKind::Tcp => Box::pin(self.tcp_exchange(server, request, options)),
+        }
+    }
+
+    fn exchange_counted<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        match kind {
+            TransportKind::Udp => Box::pin(self.udp_exchange_counted(server, request, options)),
+            TransportKind::Tcp => Box::pin(async move {
+                let message = self.tcp_exchange(server, request, options).await?;
+                Ok(Exchanged {
+                    message,
+                    transmissions: 1,
+                })
+            }),
         }
     }
 }

@@ -17,6 +17,6 @@ mod udp;
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
 pub use exchange::{
-    Exchange, ExchangeOptions, NetTransport, NetTransportBuilder, TransportKind,
+    Exchange, ExchangeOptions, Exchanged, NetTransport, NetTransportBuilder, TransportKind,
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES, MAX_UDP_REQUEST_FRAGMENTS,
 };

@@ -303,13 +303,14 @@ impl UdpDemux {
     }
 
     /// Sends `request` to `server` (every fragment, again after each wait of the schedule)
-    /// and waits for the answer.
+    /// and waits for the answer. Also returns how many transmissions were sent: answers carry
+    /// no transmission number, so after a retransmission the answer may belong to any of them.
     pub(crate) async fn exchange(
         &self,
         server: SocketAddr,
         request: &Message,
         options: &ExchangeOptions,
-    ) -> Result<Message, TransportError> {
+    ) -> Result<(Message, u32), TransportError> {
         let (guard, mut rx) = self.register(server, options.limits)?;
         let encoded = encode_with_request_id(request, guard.id)?;
         let single;
@@ -337,18 +338,21 @@ impl UdpDemux {
                     return Err(e.into());
                 }
             }
+            let transmissions = u32::try_from(attempt).map_or(u32::MAX, |a| a.saturating_add(1));
             match tokio::time::timeout(*wait, self.wait_answer(&mut rx)).await {
                 Ok(Ok(answer)) => {
+                    // The RTT counts from the first transmission: the answer may belong to
+                    // any of them (`transmissions` > 1 makes it an upper bound only).
                     debug!(
                         %server,
                         transport = "udp",
-                        attempt,
-                        rtt_us = sent.elapsed().as_micros() as u64,
-                        total_us = started.elapsed().as_micros() as u64,
+                        transmissions,
+                        rtt_us = started.elapsed().as_micros() as u64,
+                        since_last_send_us = sent.elapsed().as_micros() as u64,
                         code = %answer.header.response_code,
                         "answer"
                     );
-                    return Ok(answer);
+                    return Ok((answer, transmissions));
                 }
                 Ok(Err(_)) => {
                     // The sender leaves the table without an answer only when the receive
@@ -360,7 +364,7 @@ impl UdpDemux {
                     // An answer handed over after the deadline fired but before this point is
                     // still taken rather than lost (the entry is already gone from the table).
                     if let Ok(answer) = rx.try_recv() {
-                        return Ok(answer);
+                        return Ok((answer, transmissions));
                     }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }

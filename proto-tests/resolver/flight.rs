@@ -1,0 +1,184 @@
+//! Single flight: concurrent resolutions share one service lookup per prefix (and one
+//! resolution of each HS_SERV handle), identical concurrent queries share one request, a
+//! dropped first caller does not fail the others, and nothing is kept alive once every caller
+//! is gone.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use handle_resolver::resolver::{Query, ResolveError};
+
+use handle_resolver::wire::ResponseCode;
+
+use super::mock::{error_answer, handle_of, store_server, Reply};
+use super::world::{urls, World, PREFIX};
+
+/// Requests the resolver sent for `handle` (to any server).
+fn asked(w: &World, handle: &str) -> usize {
+    w.net
+        .log()
+        .iter()
+        .filter(|s| handle_of(&s.request) == handle)
+        .count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn bulk_resolution_of_one_prefix_looks_the_service_up_once() {
+    let w = World::new(None);
+    let n = 10_000;
+    let handles: Vec<String> = (0..n).map(|i| format!("{PREFIX}/bulk-{i}")).collect();
+    for h in &handles {
+        w.store.insert(h, urls(h, 1));
+    }
+    let r = w.resolver();
+    let mut ok = 0usize;
+    let mut results = r.resolve_many(handles.clone(), 256);
+    while let Some((h, out)) = results.next().await {
+        let rec = out.unwrap_or_else(|e| panic!("{h}: {e}"));
+        assert_eq!(rec.values, urls(&h, 1));
+        ok += 1;
+    }
+    assert_eq!(ok, n);
+    let prefix_lookups = asked(&w, &format!("0.NA/{PREFIX}"));
+    let serv_lookups = asked(&w, &format!("0.SERV/{PREFIX}"));
+    eprintln!("bulk {n} @256: 0.NA lookups {prefix_lookups}, HS_SERV lookups {serv_lookups}");
+    assert_eq!(prefix_lookups, 1);
+    assert_eq!(serv_lookups, 1);
+    assert_eq!(w.net.count_to(w.root), 2);
+    // One request per handle, nothing more.
+    assert_eq!(w.net.total(), n + 2);
+    assert_eq!(w.net.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn identical_concurrent_queries_share_one_request() {
+    let w = World::new(None);
+    let h = format!("{PREFIX}/same");
+    w.store.insert(&h, urls(&h, 3));
+    let r = w.resolver();
+    let outs = futures::future::join_all((0..100).map(|_| r.resolve(h.as_str()))).await;
+    for out in outs {
+        assert_eq!(out.unwrap().values, urls(&h, 3));
+    }
+    assert_eq!(asked(&w, &h), 1);
+    // Other filters are other queries; differently cased prefixes are the same one.
+    let q = Query::types(["URL"]);
+    let lower = h.to_ascii_lowercase();
+    let (a, b, c) = futures::join!(
+        r.resolve_with(h.as_str(), &q),
+        r.resolve_with(h.as_str(), &q),
+        r.resolve(lower.as_str()),
+    );
+    assert!(a.is_ok() && b.is_ok());
+    assert!(c.unwrap().from_cache);
+    assert_eq!(asked(&w, &h), 2);
+    // Authoritative queries are not shared.
+    let at = Query {
+        authoritative: true,
+        ..Query::default()
+    };
+    let (a, b) = futures::join!(
+        r.resolve_with(h.as_str(), &at),
+        r.resolve_with(h.as_str(), &at)
+    );
+    assert!(a.is_ok() && b.is_ok());
+    assert_eq!(asked(&w, &h), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_first_caller_does_not_fail_the_others() {
+    let w = World::new(None);
+    // The root answers slowly, so the first caller is cancelled while its lookup is out.
+    let slow = store_server(w.root_store.clone(), None, None);
+    w.net.serve(
+        w.root,
+        Arc::new(move |req, kind| match slow(req, kind) {
+            Reply::Answer(m) => Reply::After(Duration::from_millis(100), m),
+            other => other,
+        }),
+    );
+    for i in 0..2 {
+        let h = format!("{PREFIX}/c{i}");
+        w.store.insert(&h, urls(&h, 1));
+    }
+    let r = w.resolver();
+    let (r1, r2) = (r.clone(), r.clone());
+    let first = tokio::spawn(async move { r1.resolve(&format!("{PREFIX}/c0")).await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
+    let second = tokio::spawn(async move { r2.resolve(&format!("{PREFIX}/c1")).await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    let rec = second.await.unwrap().unwrap();
+    assert_eq!(rec.values, urls(&format!("{PREFIX}/c1"), 1));
+    // The second caller's trace shows the shared lookup it waited for.
+    assert!(rec
+        .hops
+        .iter()
+        .any(|h| h.handle == format!("0.NA/{PREFIX}")));
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
+    assert_eq!(asked(&w, &format!("0.SERV/{PREFIX}")), 1);
+    assert_eq!(w.net.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shared_work_stops_when_every_caller_is_gone() {
+    let w = World::new(None);
+    w.net.serve(w.root, Arc::new(|_, _| Reply::Silent));
+    let r = w.resolver();
+    let h = format!("{PREFIX}/gone");
+    w.store.insert(&h, urls(&h, 1));
+    let all = futures::future::join_all((0..10).map(|_| r.resolve(h.as_str())));
+    assert!(tokio::time::timeout(Duration::from_millis(300), all)
+        .await
+        .is_err());
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
+    // Nothing is left running, and the next resolution starts afresh.
+    assert_eq!(w.net.in_flight(), 0);
+    w.net
+        .serve(w.root, store_server(w.root_store.clone(), None, None));
+    assert_eq!(r.resolve(h.as_str()).await.unwrap().values, urls(&h, 1));
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_failure_is_not_cached() {
+    let w = World::new(None);
+    let good = store_server(w.root_store.clone(), None, None);
+    // The root is busy (after a while, so that the callers overlap).
+    w.net.serve(
+        w.root,
+        Arc::new(|req, _| {
+            Reply::After(
+                Duration::from_millis(20),
+                error_answer(req, ResponseCode::ServerBusy),
+            )
+        }),
+    );
+    let r = w.resolver();
+    let handles: Vec<String> = (0..50).map(|i| format!("{PREFIX}/f{i}")).collect();
+    for h in &handles {
+        w.store.insert(h, urls(h, 1));
+    }
+    let outs = futures::future::join_all(handles.iter().map(|h| r.resolve(h.as_str()))).await;
+    for out in outs {
+        assert!(
+            matches!(
+                out,
+                Err(ResolveError::Server {
+                    code: ResponseCode::ServerBusy,
+                    ..
+                })
+            ),
+            "{out:?}"
+        );
+    }
+    // One lookup for all 50 callers, and its failure is not remembered.
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
+    w.net.serve(w.root, good);
+    let rec = r.resolve(handles[0].as_str()).await.unwrap();
+    assert!(!rec.from_cache);
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 2);
+}
