@@ -55,7 +55,9 @@ async fn udp_multi_datagram_answer_is_reassembled() {
     assert_eq!(t.reassembly_bytes(), 0);
 }
 
-#[tokio::test]
+// Paused clock: the short waits elapse only when every task is idle, so a loaded machine
+// cannot turn them into spurious timeouts.
+#[tokio::test(start_paused = true)]
 async fn udp_retransmission_survives_30_percent_request_loss() {
     let server = server(1).await;
     server.set_faults(Faults {
@@ -83,7 +85,9 @@ async fn udp_retransmission_survives_30_percent_request_loss() {
     assert_eq!(t.pending_count(), 0);
 }
 
-#[tokio::test]
+// Paused clock: the short waits elapse only when every task is idle, so a loaded machine
+// cannot turn them into spurious timeouts.
+#[tokio::test(start_paused = true)]
 async fn udp_fragments_of_several_transmissions_complete_one_answer() {
     let server = server(1).await;
     // Each answer datagram (about 17 per answer) is lost with probability 0.3: one
@@ -193,7 +197,9 @@ async fn udp_silent_server_times_out_after_every_transmission() {
     assert_eq!(t.pending_count(), 0);
 }
 
-#[tokio::test]
+// Paused clock: the short waits elapse only when every task is idle, so a loaded machine
+// cannot turn them into spurious timeouts.
+#[tokio::test(start_paused = true)]
 async fn udp_late_answer_to_an_earlier_transmission_is_accepted() {
     let server = server(1).await;
     server.set_faults(Faults {
