@@ -1,6 +1,8 @@
 //! UDP: demultiplexing, reassembly, retransmission, junk datagrams, limits.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use handle_resolver::testing::Faults;
 use handle_resolver::transport::{
@@ -147,7 +149,9 @@ async fn udp_junk_before_the_answer_is_ignored() {
     assert_eq!(t.reassembly_bytes(), 0);
 }
 
-#[tokio::test]
+// Paused clock: the short waits elapse only when every task is idle, so a loaded machine
+// cannot turn them into spurious timeouts.
+#[tokio::test(start_paused = true)]
 async fn udp_spoofed_answer_alone_is_not_accepted() {
     let server = server(1).await;
     let t = NetTransport::new();
@@ -171,7 +175,9 @@ async fn udp_spoofed_answer_alone_is_not_accepted() {
     assert_eq!(t.pending_count(), 0);
 }
 
-#[tokio::test]
+// Paused clock: the short waits elapse only when every task is idle, so a loaded machine
+// cannot turn them into spurious timeouts.
+#[tokio::test(start_paused = true)]
 async fn udp_silent_server_times_out_after_every_transmission() {
     let server = server(1).await;
     server.set_faults(Faults {
