@@ -8,8 +8,12 @@
 //! ```
 //!
 //! `--check` works offline. Exit status: 0 all resolved (or valid), 1 some not found / no
-//! values, 2 bad input, 3 network, timeout or protocol failure. Messages on stderr say what
-//! failed and where.
+//! values, 2 bad input, 3 network, timeout or protocol failure; with several identifiers the
+//! highest wins. Messages on stderr say what failed and where.
+
+mod check;
+mod out;
+mod render;
 
 use std::io::BufRead;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -19,77 +23,113 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
-use handle_resolver::ident::{Description, IdentError, Identifier, ParseOptions};
+use handle_resolver::ident::{Identifier, ParseOptions};
 use handle_resolver::resolver::{
     HandleRecord, Hop, Query, ResolveError, Resolver, ResolverBuilder, SiteAnswer,
     TransportPreference,
 };
-use handle_resolver::transport::TransportKind;
-use handle_resolver::wire::{HandleValue, TypedValue};
-use serde_json::{json, Value as Json};
+use handle_resolver::wire::{HandleValue, ResponseCode};
+use serde_json::json;
+
+use out::Out;
+use render::{Context, SiteRow, BAD_INPUT, NETWORK, NOT_FOUND, OK};
+
+const AFTER_HELP: &str = "\
+Examples:
+  resolve --root 127.0.0.1:2641 20.500.1/1          resolve through a local root
+  resolve --server 127.0.0.1:2641 --json 20.500.1/1  ask one server, REST API JSON
+  resolve --root 127.0.0.1:2641 --short - < ids.txt  bulk: one identifier per line
+  resolve --check --cordra 21.T11148/0123456789ABCDEF0123456789ABCDEF
+
+Without --root or --server, requests go to the global Handle System root servers.
+--type and --index select values matching any of the types OR any of the indexes (the
+protocol's rule). Results of several identifiers print as they complete.
+
+Exit status: 0 all resolved (or valid), 1 some not found or without values, 2 bad input
+(invalid identifier or option), 3 network, timeout or protocol failure. With several
+identifiers the highest status wins. Errors go to stderr as `error: <id>: <reason>`.";
 
 /// Check, normalize and resolve handles, CORDRA ids, hdl:/doi: URIs, resolver URLs and URNs.
 #[derive(Debug, Parser)]
-#[command(name = "resolve", version)]
+#[command(name = "resolve", version, after_help = AFTER_HELP)]
 struct Args {
-    /// Only validate and normalize, without any network access.
-    #[arg(long)]
-    check: bool,
-    /// Print one JSON document per identifier (the handle.net REST API shape).
-    #[arg(long)]
-    json: bool,
-    /// Require every identifier to be a CORDRA id.
-    #[arg(long)]
-    cordra: bool,
-    /// Read URIs leniently: everything after the prefix's '/' is the local name.
-    #[arg(long)]
-    lenient: bool,
-    /// Only values of this type (repeatable).
-    #[arg(long = "type", value_name = "T")]
-    types: Vec<String>,
-    /// Only the value with this index (repeatable).
-    #[arg(long = "index", value_name = "N")]
-    indexes: Vec<u32>,
-    /// Print value data as hex bytes, undecoded.
-    #[arg(long)]
-    raw: bool,
-    /// Print the URL values only, one per line.
-    #[arg(long)]
-    short: bool,
-    /// Print every request sent: server, transport, code, RTT.
-    #[arg(long)]
-    trace: bool,
-    /// Ask this server only (HOST:PORT), without service lookup.
-    #[arg(long, value_name = "HOST:PORT")]
-    server: Option<String>,
-    /// Root: HOST:PORT, or a reference-client `root_info` or `bootstrap_handles` file.
-    #[arg(long, value_name = "HOST:PORT|FILE")]
-    root: Option<String>,
-    /// Transport to use first.
-    #[arg(long, value_enum, default_value_t = Transport::Udp)]
-    transport: Transport,
-    /// Ask for signed answers and verify them.
-    #[arg(long)]
-    certify: bool,
-    /// Primary sites only, no cache.
-    #[arg(long)]
-    authoritative: bool,
-    /// Follow HS_ALIAS values.
-    #[arg(long)]
-    follow_aliases: bool,
-    /// Overall deadline per identifier, in seconds.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    timeout: f64,
-    /// Resolutions at once for bulk input.
-    #[arg(long, default_value_t = 16, value_name = "N")]
-    concurrency: usize,
-    /// Ask every site and server of the service and show where they differ.
-    #[arg(long)]
-    all_sites: bool,
     /// Identifiers (PREFIX/SUFFIX, hdl:..., doi:..., http(s)://..., urn:...); `-` reads one
     /// per line from stdin.
     #[arg(required = true, value_name = "ID")]
     ids: Vec<String>,
+
+    /// Only validate and normalize, without any network access.
+    #[arg(long, help_heading = "Input")]
+    check: bool,
+    /// Require every identifier to be a CORDRA id.
+    #[arg(long, help_heading = "Input")]
+    cordra: bool,
+    /// Read URIs leniently: everything after the prefix's '/' is the local name.
+    #[arg(long, help_heading = "Input")]
+    lenient: bool,
+
+    /// Only values of this type (repeatable; `URL`, `EMAIL`, `HS_SITE`, ...).
+    #[arg(long = "type", value_name = "TYPE", help_heading = "Query")]
+    types: Vec<String>,
+    /// Only the value with this index (repeatable).
+    #[arg(long = "index", value_name = "N", help_heading = "Query")]
+    indexes: Vec<u32>,
+    /// Ask for signed answers and verify every one (an unverifiable answer is an error).
+    #[arg(long, help_heading = "Query")]
+    certify: bool,
+    /// Ask primary sites only, bypassing caches.
+    #[arg(long, help_heading = "Query")]
+    authoritative: bool,
+    /// Follow HS_ALIAS values to the handle they name (at most 10 hops).
+    #[arg(long, help_heading = "Query")]
+    follow_aliases: bool,
+
+    /// Print one JSON document per identifier (the handle.net REST API shape).
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    /// Print value data as the hex of its bytes (adds "raw" to each JSON value).
+    #[arg(long, help_heading = "Output")]
+    raw: bool,
+    /// Print only the URL values, one per line.
+    #[arg(long, conflicts_with_all = ["json", "raw"], help_heading = "Output")]
+    short: bool,
+    /// Show every request sent: handle, server, transport, round-trip time, response code.
+    #[arg(long, help_heading = "Output")]
+    trace: bool,
+
+    /// Ask this server only, without service lookup.
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Network")]
+    server: Option<String>,
+    /// Root to start from: HOST:PORT, or a reference-client `root_info` or
+    /// `bootstrap_handles` file [default: the global root servers].
+    #[arg(
+        long,
+        value_name = "HOST:PORT|FILE",
+        conflicts_with = "server",
+        help_heading = "Network"
+    )]
+    root: Option<String>,
+    /// Transport to try first (UDP falls back to TCP when it gets no answer).
+    #[arg(long, value_enum, default_value_t = Transport::Udp, help_heading = "Network")]
+    transport: Transport,
+    /// Overall deadline per identifier, in seconds.
+    #[arg(long, default_value = "10", value_name = "SECONDS", value_parser = seconds, help_heading = "Network")]
+    timeout: Duration,
+    /// Resolutions in flight at once (bulk input).
+    #[arg(long, default_value_t = 16, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Network")]
+    concurrency: u32,
+    /// Ask every server of every site of the service and show where they differ.
+    #[arg(long, help_heading = "Network")]
+    all_sites: bool,
+}
+
+/// `--timeout`: a positive, finite number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err("expected a number of seconds above 0 (e.g. 2 or 0.5)".into()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -97,12 +137,6 @@ enum Transport {
     Udp,
     Tcp,
 }
-
-/// Exit statuses, most severe last.
-const OK: u8 = 0;
-const NOT_FOUND: u8 = 1;
-const BAD_INPUT: u8 = 2;
-const NETWORK: u8 = 3;
 
 impl Args {
     fn parse_options(&self) -> ParseOptions {
@@ -120,6 +154,18 @@ impl Args {
             public_only: true,
         }
     }
+
+    fn context(&self) -> Context {
+        let first_hop = match (&self.server, &self.root) {
+            (Some(s), _) => format!("server {s}"),
+            (None, Some(r)) => format!("root {r}"),
+            (None, None) => "the global root servers".to_string(),
+        };
+        Context {
+            first_hop,
+            filtered: !(self.types.is_empty() && self.indexes.is_empty()),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -131,27 +177,38 @@ fn main() -> ExitCode {
     match expand_stdin(&args.ids) {
         Ok(ids) => args.ids = ids,
         Err(e) => {
-            eprintln!("error: cannot read stdin: {e}");
+            out::error(format!("cannot read identifiers from stdin: {e}"));
             return ExitCode::from(BAD_INPUT);
         }
     }
-    if args.check {
-        return run_check(&args);
-    }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::from(NETWORK);
+    let mut o = Out::new();
+    let result = if args.check {
+        check::run(&args.ids, args.parse_options(), args.json, &mut o)
+    } else {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime.block_on(run(&args, &mut o)),
+            Err(e) => {
+                out::error(format!("cannot start the async runtime: {e}"));
+                Ok(NETWORK)
+            }
         }
     };
-    ExitCode::from(runtime.block_on(run(&args)))
+    // A reader that went away (`resolve ... | head`) is not an error of ours: exit quietly.
+    let status = match result.and_then(|s| o.finish().map(|()| s)) {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => OK,
+        Err(e) => {
+            out::error(format!("cannot write to stdout: {e}"));
+            NETWORK
+        }
+    };
+    ExitCode::from(status)
 }
 
-/// Replaces each `-` by the non-empty lines of stdin.
+/// Replaces each `-` by the non-empty lines of stdin (surrounding blanks trimmed).
 fn expand_stdin(ids: &[String]) -> std::io::Result<Vec<String>> {
     let mut out = Vec::new();
     for id in ids {
@@ -183,24 +240,19 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .certify(args.certify)
         .authoritative(args.authoritative)
         .follow_aliases(args.follow_aliases)
-        .strict_cordra(args.cordra);
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        return Err(format!(
-            "--timeout {} is not a positive number of seconds",
-            args.timeout
-        ));
-    }
-    b = b.timeout(Duration::from_secs_f64(args.timeout));
+        .strict_cordra(args.cordra)
+        .timeout(args.timeout);
     if let Some(server) = &args.server {
-        let addr =
-            socket_addr(server).ok_or_else(|| format!("--server {server:?}: not HOST:PORT"))?;
+        let addr = socket_addr(server).ok_or_else(|| {
+            format!("--server {server:?}: not a HOST:PORT address (e.g. 127.0.0.1:2641)")
+        })?;
         b = b.server(addr);
     }
     if let Some(root) = &args.root {
         let path = Path::new(root);
         if path.is_file() {
             let first = std::fs::read(path)
-                .map_err(|e| format!("--root {root}: {e}"))?
+                .map_err(|e| format!("--root {root}: cannot read the file: {e}"))?
                 .iter()
                 .copied()
                 .find(|c| !c.is_ascii_whitespace());
@@ -209,22 +261,26 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
                 _ => b.root_info_file(path),
             };
         } else {
-            let addr = socket_addr(root)
-                .ok_or_else(|| format!("--root {root:?}: neither HOST:PORT nor a readable file"))?;
+            let addr = socket_addr(root).ok_or_else(|| {
+                format!(
+                    "--root {root:?}: neither a HOST:PORT address (e.g. 127.0.0.1:2641) nor a readable file"
+                )
+            })?;
             b = b.root_server(addr);
         }
     }
     Ok(b)
 }
 
-async fn run(args: &Args) -> u8 {
+async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
     let resolver = match builder(args).and_then(|b| b.build().map_err(|e| e.to_string())) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
-            return BAD_INPUT;
+            out::error(e);
+            return Ok(BAD_INPUT);
         }
     };
+    let ctx = args.context();
     let root_is_address = args
         .root
         .as_deref()
@@ -232,12 +288,16 @@ async fn run(args: &Args) -> u8 {
     if args.certify && root_is_address && args.server.is_none() {
         // A bare HOST:PORT root comes without keys: take them from its own 0.NA/0.NA.
         match resolver.refresh_root(false).await {
-            Ok(_) => eprintln!(
-                "note: root keys taken from the root's own 0.NA/0.NA answer (trusted on first use)"
+            Ok(_) => out::note(
+                "root keys taken from the root's own 0.NA/0.NA answer (trusted on first use)",
             ),
             Err(e) => {
-                eprintln!("error: cannot read the root's site information: {e}");
-                return exit_status(&e);
+                out::error(format!(
+                    "0.NA/0.NA: cannot read the {}'s site information: {}",
+                    ctx.first_hop,
+                    render::reason(&e, &[], &ctx)
+                ));
+                return Ok(render::exit_status(&e));
             }
         }
     }
@@ -245,46 +305,30 @@ async fn run(args: &Args) -> u8 {
     if args.all_sites {
         let mut status = OK;
         for id in &args.ids {
-            status = status.max(all_sites(&resolver, id, &query, args).await);
+            status = status.max(all_sites(&resolver, id, &query, args, &ctx, o).await?);
+            o.done()?;
         }
-        return status;
+        return Ok(status);
     }
     let options = args.parse_options();
     let mut results = futures::stream::iter(args.ids.iter())
         .map(|input| {
             let (resolver, query) = (&resolver, &query);
             async move {
-                let outcome = match Identifier::parse_with(input.trim(), options) {
+                let outcome = match Identifier::parse_with(input, options) {
                     Ok(id) => resolver.resolve_traced(&id, query).await,
                     Err(e) => (Err(ResolveError::InvalidIdentifier(e)), Vec::new()),
                 };
                 (input, outcome)
             }
         })
-        .buffer_unordered(args.concurrency.max(1));
+        .buffer_unordered(args.concurrency as usize);
     let mut status = OK;
     while let Some((input, (result, hops))) = results.next().await {
-        status = status.max(report(input, &result, &hops, args));
+        status = status.max(report(input, &result, &hops, args, &ctx, o)?);
+        o.done()?;
     }
-    status
-}
-
-fn exit_status(e: &ResolveError) -> u8 {
-    match e {
-        _ if e.is_input_error() => BAD_INPUT,
-        ResolveError::NotFound { .. }
-        | ResolveError::NoMatchingValues { .. }
-        | ResolveError::ServiceNotFound { .. }
-        | ResolveError::AuthenticationNeeded { .. } => NOT_FOUND,
-        _ => NETWORK,
-    }
-}
-
-fn transport_name(kind: TransportKind) -> &'static str {
-    match kind {
-        TransportKind::Udp => "udp",
-        TransportKind::Tcp => "tcp",
-    }
+    Ok(status)
 }
 
 /// Prints one outcome; returns its exit status.
@@ -293,280 +337,145 @@ fn report(
     result: &Result<HandleRecord, ResolveError>,
     hops: &[Hop],
     args: &Args,
-) -> u8 {
+    ctx: &Context,
+    o: &mut Out,
+) -> std::io::Result<u8> {
     if args.json {
-        println!("{}", json_document(input, result, hops, args.trace));
+        o.line(render::json_document(
+            input, result, hops, ctx, args.trace, args.raw,
+        ))?;
     } else {
         if args.trace {
-            println!(";; {input}");
+            o.line(format!(";; {input}"))?;
             for hop in hops {
-                println!(";;   {hop}");
+                o.line(format!(";;   {hop}"))?;
             }
         }
-        if let Ok(rec) = result {
-            print_record(rec, args);
+        match result {
+            Ok(rec) if args.short => {
+                let urls = rec.urls();
+                if urls.is_empty() {
+                    out::note(format!("{input}: no URL values"));
+                }
+                for url in urls {
+                    o.line(url)?;
+                }
+            }
+            Ok(rec) => {
+                for line in render::record_text(rec, args.raw) {
+                    o.line(line)?;
+                }
+            }
+            Err(_) => {}
         }
     }
-    match result {
+    Ok(match result {
         Ok(_) => OK,
         Err(e) => {
-            eprintln!("{}", error_message(input, e));
-            exit_status(e)
+            out::error(render::error_line(input, e, hops, ctx));
+            render::exit_status(e)
         }
-    }
-}
-
-/// `error: ...`, naming the identifier unless the error already does.
-fn error_message(input: &str, e: &ResolveError) -> String {
-    match e {
-        ResolveError::NotFound { .. }
-        | ResolveError::NoMatchingValues { .. }
-        | ResolveError::PrefixNotServed { .. }
-        | ResolveError::AuthenticationNeeded { .. }
-        | ResolveError::ReferralLoop { .. }
-        | ResolveError::TooManyReferrals { .. } => format!("error: {e}"),
-        _ => format!("error: {input}: {e}"),
-    }
-}
-
-fn print_record(rec: &HandleRecord, args: &Args) {
-    if args.short {
-        for url in rec.urls() {
-            println!("{url}");
-        }
-        return;
-    }
-    let s = &rec.source;
-    let origin = if rec.from_cache { ", cached" } else { "" };
-    let cert = if s.certified { ", certified" } else { "" };
-    println!(
-        "{}  (from {} {}{}{}{})",
-        rec.handle,
-        s.server,
-        transport_name(s.transport),
-        s.site_description
-            .as_deref()
-            .map(|d| format!(", site {d:?}"))
-            .unwrap_or_default(),
-        cert,
-        origin
-    );
-    if rec.aliases.len() > 1 {
-        println!("  alias chain: {}", rec.aliases.join(" -> "));
-    }
-    for v in &rec.values {
-        let data = if args.raw {
-            hex::encode(&v.data)
-        } else {
-            display_data(v)
-        };
-        println!("  {:>5}  {:<14} {}", v.index, v.type_str(), data);
-    }
-}
-
-fn display_data(v: &HandleValue) -> String {
-    match v.typed() {
-        TypedValue::Url(s)
-        | TypedValue::Email(s)
-        | TypedValue::Desc(s)
-        | TypedValue::Serv(s)
-        | TypedValue::Alias(s)
-        | TypedValue::Text(s) => s,
-        other => other.to_json()["value"].to_string(),
-    }
-}
-
-fn timestamp(ts: u32) -> Json {
-    time::OffsetDateTime::from_unix_timestamp(i64::from(ts))
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .map_or(Json::Null, Json::String)
-}
-
-fn value_json(v: &HandleValue) -> Json {
-    json!({
-        "index": v.index,
-        "type": v.type_str(),
-        "data": v.typed().to_json(),
-        "ttl": v.ttl.value(),
-        "timestamp": timestamp(v.timestamp),
     })
 }
 
-fn hop_json(h: &Hop) -> Json {
-    json!({
-        "handle": h.handle,
-        "server": h.server.to_string(),
-        "transport": transport_name(h.transport),
-        "attempt": h.attempt,
-        "rttMs": (h.rtt.as_secs_f64() * 1e4).round() / 10.0,
-        "transmissions": h.transmissions,
-        "outcome": match &h.outcome {
-            handle_resolver::resolver::HopOutcome::Response(c) => json!(c.code()),
-            other => json!(format!("{other:?}")),
-        },
-    })
+/// The comparable part of one server's answer: its values, or its response code.
+fn answer_key(r: &Result<Vec<HandleValue>, ResolveError>) -> Option<Result<&[HandleValue], u32>> {
+    match r {
+        Ok(v) => Some(Ok(v.as_slice())),
+        Err(e) => e.response_code().map(|c| Err(c.code())),
+    }
 }
 
-/// `{"responseCode": 1, "handle": "...", "values": [...]}` (handle.net REST API), or
-/// `{"responseCode": N, "handle": "...", "message": "..."}` for a failure (2 when the failure
-/// has no response code of its own).
-fn json_document(
+/// `--all-sites`: every server of every site, and whether the responsible ones agree.
+async fn all_sites(
+    resolver: &Resolver,
     input: &str,
-    result: &Result<HandleRecord, ResolveError>,
-    hops: &[Hop],
-    trace: bool,
-) -> Json {
-    let mut doc = match result {
-        Ok(rec) => json!({
-            "responseCode": 1,
-            "handle": rec.handle,
-            "values": rec.values.iter().map(value_json).collect::<Vec<_>>(),
-        }),
-        Err(e) => json!({
-            "responseCode": e.response_code().map_or(2, |c| c.code()),
-            "handle": input,
-            "message": e.to_string(),
-        }),
-    };
-    if trace {
-        doc["trace"] = Json::Array(hops.iter().map(hop_json).collect());
-    }
-    doc
-}
-
-/// `--all-sites`: every server of every site, and whether their answers agree.
-async fn all_sites(resolver: &Resolver, input: &str, query: &Query, args: &Args) -> u8 {
+    query: &Query,
+    args: &Args,
+    ctx: &Context,
+    o: &mut Out,
+) -> std::io::Result<u8> {
     let answers: Vec<SiteAnswer> = match resolver.resolve_all_sites(input, query).await {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("{}", error_message(input, &e));
-            return exit_status(&e);
+            out::error(render::error_line(input, &e, &[], ctx));
+            return Ok(render::exit_status(&e));
         }
     };
-    let responsible: Vec<&SiteAnswer> = answers.iter().filter(|a| a.responsible).collect();
-    let reference = responsible.iter().find_map(|a| a.result.as_ref().ok());
+    let reference = answers
+        .iter()
+        .find(|a| a.responsible)
+        .and_then(|a| answer_key(&a.result));
     let mut drift = false;
+    let mut status = OK;
     let mut docs = Vec::new();
+    let mut rows = Vec::new();
     for a in &answers {
-        let same = match (&a.result, reference) {
-            (Ok(v), Some(r)) => v == r,
-            _ => false,
-        };
-        if a.responsible && !same {
-            drift = true;
+        let key = answer_key(&a.result);
+        let agrees = key.is_some() && key == reference;
+        if a.responsible {
+            drift |= !agrees;
+            if let Err(e) = &a.result {
+                status = status.max(render::exit_status(e));
+            }
         }
+        let code = match &a.result {
+            Ok(_) => 1,
+            Err(e) => e.response_code().map_or(2, |c| c.code()),
+        };
         if args.json {
-            docs.push(json!({
+            let mut doc = json!({
                 "site": a.site,
                 "server": a.server.to_string(),
                 "responsible": a.responsible,
-                "responseCode": match &a.result { Ok(_) => 1, Err(e) => e.response_code().map_or(2, |c| c.code()) },
-                "values": a.result.as_ref().map(|v| v.iter().map(value_json).collect::<Vec<_>>()).unwrap_or_default(),
-                "agrees": same,
-            }));
+                "responseCode": code,
+                "values": a.result.as_ref().map(|v| v.iter().map(|v| render::value_json(v, args.raw)).collect::<Vec<_>>()).unwrap_or_default(),
+                "agrees": agrees,
+            });
+            if let Err(e) = &a.result {
+                doc["message"] = json!(render::reason(e, &[], ctx));
+            }
+            docs.push(doc);
         } else {
             let what = match &a.result {
-                Ok(v) => format!(
-                    "{} values{}",
-                    v.len(),
-                    if same { "" } else { " (DIFFERENT)" }
-                ),
-                Err(e) => e.to_string(),
+                Ok(v) => format!("{} values", v.len()),
+                Err(e) => render::reason(e, &[], ctx),
             };
-            let mark = if a.responsible { "*" } else { " " };
-            println!("{mark} {:<24} {:<22} {what}", a.site, a.server);
+            let mark = if a.responsible && !agrees {
+                "  <- DIFFERS"
+            } else {
+                ""
+            };
+            rows.push(SiteRow {
+                responsible: a.responsible,
+                site: a.site.clone(),
+                server: a.server,
+                answer: format!("{what}{mark}"),
+            });
         }
     }
     if args.json {
-        println!(
-            "{}",
-            json!({"handle": input, "drift": drift, "servers": docs})
-        );
+        o.line(json!({"handle": input, "drift": drift, "servers": docs}))?;
     } else {
-        println!(
-            "{}",
-            if drift {
-                "sites DIFFER"
-            } else {
-                "all responsible servers agree"
-            }
-        );
+        o.line(format!(
+            ";; {input}: {} server{} asked (* = the one its site's hash picks)",
+            answers.len(),
+            if answers.len() == 1 { "" } else { "s" }
+        ))?;
+        for line in render::sites_table(&rows) {
+            o.line(line)?;
+        }
     }
     if drift {
-        eprintln!("error: {input}: the sites of its service answer differently");
-        NOT_FOUND
-    } else if reference.is_none() {
-        NOT_FOUND
-    } else {
-        OK
+        out::error(format!(
+            "{input}: the responsible servers of its service answer differently"
+        ));
+        status = status.max(NOT_FOUND);
+    } else if let Some(Err(code)) = reference {
+        out::error(format!(
+            "{input}: every responsible server answers {}",
+            ResponseCode::from_code(code)
+        ));
     }
-}
-
-/// Checks one identifier: the library does all the validation and normalization.
-fn check_one(input: &str, options: ParseOptions) -> Result<Description, IdentError> {
-    Identifier::parse_with(input, options).map(|id| id.describe(input))
-}
-
-/// `--check`: prints each identifier's description; exit 2 if any is invalid.
-fn run_check(args: &Args) -> ExitCode {
-    let options = args.parse_options();
-    let mut failed = false;
-    for input in &args.ids {
-        match check_one(input, options) {
-            Ok(description) => print_description(&description, args.json),
-            Err(err) => {
-                failed = true;
-                eprintln!("{}", error_line(input, &err));
-            }
-        }
-    }
-    if failed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// `error: "<identifier>": <reason> (at byte N)`.
-fn error_line(input: &str, err: &IdentError) -> String {
-    format!("error: {input:?}: {err}")
-}
-
-fn print_description(d: &Description, json: bool) {
-    if json {
-        match serde_json::to_string(d) {
-            Ok(line) => println!("{line}"),
-            Err(e) => eprintln!("error: cannot encode JSON: {e}"),
-        }
-        return;
-    }
-    println!("{}", d.input);
-    println!("  kind: {}", d.kind);
-    let fields = [
-        ("handle", &d.handle),
-        ("prefix", &d.prefix),
-        ("suffix", &d.suffix),
-        ("query", &d.query),
-        ("fragment", &d.fragment),
-        ("hdl_uri", &d.hdl_uri),
-        ("urn", &d.urn),
-    ];
-    for (name, value) in fields {
-        if let Some(value) = value {
-            println!("  {name}: {value}");
-        }
-    }
-    if let Some(namespace) = d.namespace {
-        println!("  namespace: {namespace}");
-    }
-    for url in &d.resolver_urls {
-        println!("  resolver_url: {url}");
-    }
-    for note in &d.notes {
-        println!("  note: {note}");
-    }
+    Ok(status)
 }

@@ -1,0 +1,60 @@
+//! `--check`: validate and normalize identifiers offline (no network at all).
+
+use handle_resolver::ident::{Description, Identifier, ParseOptions};
+
+use crate::out::{self, Out};
+use crate::render::{BAD_INPUT, OK};
+
+/// Prints each identifier's description; returns 0 when all are valid, 2 otherwise.
+pub fn run(ids: &[String], options: ParseOptions, json: bool, o: &mut Out) -> std::io::Result<u8> {
+    let mut status = OK;
+    for input in ids {
+        match Identifier::parse_with(input, options) {
+            Ok(id) => print_description(&id.describe(input), json, o)?,
+            Err(err) => {
+                status = BAD_INPUT;
+                out::error(format!("{input:?}: {err}"));
+            }
+        }
+        o.done()?;
+    }
+    Ok(status)
+}
+
+fn print_description(d: &Description, json: bool, o: &mut Out) -> std::io::Result<()> {
+    if json {
+        return match serde_json::to_string(d) {
+            Ok(line) => o.line(line),
+            Err(e) => {
+                out::error(format!("{}: cannot encode JSON: {e}", d.input));
+                Ok(())
+            }
+        };
+    }
+    o.line(&d.input)?;
+    o.line(format!("  kind: {}", d.kind))?;
+    let fields = [
+        ("handle", &d.handle),
+        ("prefix", &d.prefix),
+        ("suffix", &d.suffix),
+        ("query", &d.query),
+        ("fragment", &d.fragment),
+        ("hdl_uri", &d.hdl_uri),
+        ("urn", &d.urn),
+    ];
+    for (name, value) in fields {
+        if let Some(value) = value {
+            o.line(format!("  {name}: {value}"))?;
+        }
+    }
+    if let Some(namespace) = d.namespace {
+        o.line(format!("  namespace: {namespace}"))?;
+    }
+    for url in &d.resolver_urls {
+        o.line(format!("  resolver_url: {url}"))?;
+    }
+    for note in &d.notes {
+        o.line(format!("  note: {note}"))?;
+    }
+    Ok(())
+}

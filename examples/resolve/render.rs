@@ -1,0 +1,320 @@
+//! What `resolve` prints: the text view, the JSON documents (handle.net REST API shape) and
+//! the reasons of failures, which name the identifier, the server and what went wrong.
+
+use std::net::SocketAddr;
+
+use handle_resolver::resolver::{HandleRecord, Hop, HopOutcome, ResolveError};
+use handle_resolver::transport::{TransportError, TransportKind};
+use handle_resolver::wire::{HandleValue, TypedValue};
+use serde_json::{json, Value as Json};
+
+/// Exit statuses, most severe last (with several identifiers the highest wins).
+pub const OK: u8 = 0;
+/// Some identifier not found or without (matching) values.
+pub const NOT_FOUND: u8 = 1;
+/// Bad input: an invalid identifier or option; nothing was sent for it.
+pub const BAD_INPUT: u8 = 2;
+/// Network, timeout or protocol failure.
+pub const NETWORK: u8 = 3;
+
+/// The exit status of one failed resolution.
+pub fn exit_status(e: &ResolveError) -> u8 {
+    match e {
+        _ if e.is_input_error() => BAD_INPUT,
+        ResolveError::NotFound { .. }
+        | ResolveError::NoMatchingValues { .. }
+        | ResolveError::ServiceNotFound { .. }
+        | ResolveError::AuthenticationNeeded { .. } => NOT_FOUND,
+        _ => NETWORK,
+    }
+}
+
+/// `udp` or `tcp`.
+pub fn transport_name(kind: TransportKind) -> &'static str {
+    match kind {
+        TransportKind::Udp => "udp",
+        TransportKind::Tcp => "tcp",
+    }
+}
+
+/// What the run asked, for the failure messages: where requests went first, and whether the
+/// query had a type or index filter.
+pub struct Context {
+    /// `127.0.0.1:2641 (--server)`, `root 127.0.0.1:2641`, `the global root servers`, ...
+    pub first_hop: String,
+    /// `--type` or `--index` given.
+    pub filtered: bool,
+}
+
+/// ` at 127.0.0.1:2641 udp`, for the last server that answered at all.
+fn answered_by(hops: &[Hop]) -> String {
+    hops.iter()
+        .rev()
+        .find(|h| matches!(h.outcome, HopOutcome::Response(_)))
+        .map(|h| format!(" at {} {}", h.server, transport_name(h.transport)))
+        .unwrap_or_default()
+}
+
+fn transport_reason(error: &TransportError) -> String {
+    match error {
+        TransportError::Io(_, text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Why a resolution failed, with the server involved; the identifier is not repeated (the
+/// caller puts it in front).
+pub fn reason(e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
+    let from = answered_by(hops);
+    match e {
+        ResolveError::InvalidIdentifier(ie) => format!("invalid identifier: {ie}"),
+        ResolveError::NotFound { .. } => format!("handle not found (100){from}"),
+        ResolveError::NoMatchingValues { .. } if ctx.filtered => {
+            format!("no values of the --type/--index asked for (200){from}")
+        }
+        ResolveError::NoMatchingValues { .. } => format!("no public values (200){from}"),
+        ResolveError::PrefixNotServed { .. } => {
+            format!("prefix not served by any site of its service (301){from}")
+        }
+        ResolveError::AuthenticationNeeded { .. } => {
+            format!("values need authentication (402){from}")
+        }
+        ResolveError::ServiceNotFound { prefix_handle } => {
+            format!("no service information: prefix handle {prefix_handle} not found{from}")
+        }
+        ResolveError::ReferralLoop { at, .. } => {
+            format!("referral loop: {at} reached twice (last answer{from})")
+        }
+        ResolveError::TooManyReferrals { limit, .. } => {
+            format!("more than {limit} referrals or service hops (last answer{from})")
+        }
+        ResolveError::Timeout(d) => {
+            let last = hops.last().map_or(String::new(), |h| {
+                format!(" (last request: {} to {})", h.handle, h.server)
+            });
+            format!(
+                "no answer within {} s from {}{last}",
+                d.as_secs_f64(),
+                if hops.is_empty() {
+                    ctx.first_hop.as_str()
+                } else {
+                    "the servers asked"
+                }
+            )
+        }
+        ResolveError::Transport {
+            server,
+            kind,
+            error,
+        } => format!(
+            "{} exchange with {server} failed: {}",
+            transport_name(*kind),
+            transport_reason(error)
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The `error: ...` line for one identifier.
+pub fn error_line(input: &str, e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
+    match e {
+        // Same shape as `--check`: the input quoted, the reason with its byte offset.
+        ResolveError::InvalidIdentifier(ie) => format!("{input:?}: {ie}"),
+        _ => format!("{input}: {}", reason(e, hops, ctx)),
+    }
+}
+
+/// Control characters of a value shown on one line (`\n`, `\t`, `\u{1b}`, ...).
+fn one_line(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .flat_map(|c| {
+                if c.is_control() {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect()
+    } else {
+        s.to_string()
+    }
+}
+
+fn display_data(v: &HandleValue) -> String {
+    match v.typed() {
+        TypedValue::Url(s)
+        | TypedValue::Email(s)
+        | TypedValue::Desc(s)
+        | TypedValue::Serv(s)
+        | TypedValue::Alias(s)
+        | TypedValue::Text(s) => one_line(&s),
+        other => other.to_json()["value"].to_string(),
+    }
+}
+
+/// The text view of a record: a header line, the alias chain, one aligned line per value.
+pub fn record_text(rec: &HandleRecord, raw: bool) -> Vec<String> {
+    let s = &rec.source;
+    let mut lines = vec![format!(
+        "{}  (from {} {}{}{}{})",
+        rec.handle,
+        s.server,
+        transport_name(s.transport),
+        s.site_description
+            .as_deref()
+            .map(|d| format!(", site {d:?}"))
+            .unwrap_or_default(),
+        if s.certified { ", certified" } else { "" },
+        if rec.from_cache { ", cached" } else { "" },
+    )];
+    if rec.aliases.len() > 1 {
+        lines.push(format!("  alias chain: {}", rec.aliases.join(" -> ")));
+    }
+    let index_width = rec
+        .values
+        .iter()
+        .map(|v| v.index.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let type_width = rec
+        .values
+        .iter()
+        .map(|v| v.type_str().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    for v in &rec.values {
+        let data = if raw {
+            hex::encode(&v.data)
+        } else {
+            display_data(v)
+        };
+        lines.push(format!(
+            "  {:>index_width$}  {:<type_width$}  {data}",
+            v.index,
+            one_line(&v.type_str())
+        ));
+    }
+    lines
+}
+
+fn timestamp(ts: u32) -> Json {
+    time::OffsetDateTime::from_unix_timestamp(i64::from(ts))
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .map_or(Json::Null, Json::String)
+}
+
+/// One value in the REST API shape; `raw` adds the hex of the data bytes.
+pub fn value_json(v: &HandleValue, raw: bool) -> Json {
+    let mut value = json!({
+        "index": v.index,
+        "type": v.type_str(),
+        "data": v.typed().to_json(),
+        "ttl": v.ttl.value(),
+        "timestamp": timestamp(v.timestamp),
+    });
+    if raw {
+        value["raw"] = Json::String(hex::encode(&v.data));
+    }
+    value
+}
+
+fn hop_json(h: &Hop) -> Json {
+    let code = match &h.outcome {
+        HopOutcome::Response(c) => json!(c.code()),
+        _ => Json::Null,
+    };
+    let outcome = match &h.outcome {
+        HopOutcome::Response(c) => c.to_string(),
+        HopOutcome::Rejected(why) => format!("rejected: {why}"),
+        HopOutcome::Failed(why) => format!("failed: {why}"),
+        HopOutcome::Cancelled => "cancelled".to_string(),
+    };
+    json!({
+        "handle": h.handle,
+        "server": h.server.to_string(),
+        "transport": transport_name(h.transport),
+        "attempt": h.attempt,
+        "rttMs": (h.rtt.as_secs_f64() * 1e4).round() / 10.0,
+        "transmissions": h.transmissions,
+        "responseCode": code,
+        "outcome": outcome,
+    })
+}
+
+/// `{"responseCode": 1, "handle": "...", "values": [...]}` (handle.net REST API), or
+/// `{"responseCode": N, "handle": "<input>", "message": "..."}` for a failure (2, the REST
+/// API's generic error, when the failure has no response code of its own).
+pub fn json_document(
+    input: &str,
+    result: &Result<HandleRecord, ResolveError>,
+    hops: &[Hop],
+    ctx: &Context,
+    trace: bool,
+    raw: bool,
+) -> Json {
+    let mut doc = match result {
+        Ok(rec) => json!({
+            "responseCode": 1,
+            "handle": rec.handle,
+            "values": rec.values.iter().map(|v| value_json(v, raw)).collect::<Vec<_>>(),
+        }),
+        Err(e) => json!({
+            "responseCode": e.response_code().map_or(2, |c| c.code()),
+            "handle": input,
+            "message": reason(e, hops, ctx),
+        }),
+    };
+    if trace {
+        doc["trace"] = Json::Array(hops.iter().map(hop_json).collect());
+    }
+    doc
+}
+
+/// One row of the `--all-sites` table.
+pub struct SiteRow {
+    /// `*` when the site's hash picks this server for the handle.
+    pub responsible: bool,
+    /// Site label.
+    pub site: String,
+    /// Server address.
+    pub server: SocketAddr,
+    /// `3 values`, `handle not found (100)`, ...
+    pub answer: String,
+}
+
+/// The `--all-sites` table, columns sized to their content.
+pub fn sites_table(rows: &[SiteRow]) -> Vec<String> {
+    let site_w = rows
+        .iter()
+        .map(|r| r.site.chars().count())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let server_w = rows
+        .iter()
+        .map(|r| r.server.to_string().len())
+        .chain([6])
+        .max()
+        .unwrap_or(6);
+    let mut lines = vec![format!(
+        "  {:<site_w$}  {:<server_w$}  ANSWER",
+        "SITE", "SERVER"
+    )];
+    for r in rows {
+        lines.push(format!(
+            "{} {:<site_w$}  {:<server_w$}  {}",
+            if r.responsible { "*" } else { " " },
+            r.site,
+            r.server.to_string(),
+            r.answer
+        ));
+    }
+    lines
+}
