@@ -438,7 +438,7 @@ async fn all_sites(
             docs.push(doc);
         } else {
             let what = match &a.result {
-                Ok(v) => format!("{} values", v.len()),
+                Ok(v) => format!("{} value{}", v.len(), if v.len() == 1 { "" } else { "s" }),
                 Err(e) => render::reason(e, &[], ctx),
             };
             let mark = if a.responsible && !agrees {
