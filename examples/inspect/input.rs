@@ -47,7 +47,7 @@ pub struct Decoded {
 #[derive(Debug, Error)]
 pub enum InspectError {
     /// The file could not be read.
-    #[error("{file}: {source}")]
+    #[error("{file}: cannot read: {source}")]
     Io {
         /// The file.
         file: String,

@@ -14,6 +14,7 @@ mod input;
 mod render;
 mod text;
 
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -56,7 +57,7 @@ fn main() -> ExitCode {
     let pubkey = match args.pubkey.as_deref().map(load_pubkey).transpose() {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("inspect: {e}");
+            report(e);
             return ExitCode::from(2);
         }
     };
@@ -73,25 +74,45 @@ fn main() -> ExitCode {
     }
     let outcome = decode_files(inputs, &Limits::default());
     errors.extend(outcome.errors);
-    for (i, d) in outcome.messages.iter().enumerate() {
-        if args.json {
-            println!("{}", message_json(&d.message, &opts));
-        } else {
-            if i > 0 {
-                println!();
+    // One locked, buffered stdout; a reader that went away (`inspect ... | head`) ends the
+    // output quietly instead of panicking.
+    let written = (|| -> std::io::Result<()> {
+        let mut out = BufWriter::new(std::io::stdout().lock());
+        for (i, d) in outcome.messages.iter().enumerate() {
+            if args.json {
+                writeln!(out, "{}", message_json(&d.message, &opts))?;
+            } else {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                write!(
+                    out,
+                    "{}",
+                    text::message_text(&d.message, &d.source, d.size, &opts)
+                )?;
             }
-            print!(
-                "{}",
-                text::message_text(&d.message, &d.source, d.size, &opts)
-            );
+        }
+        out.flush()
+    })();
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            report(format!("cannot write to stdout: {e}"));
+            return ExitCode::from(2);
         }
     }
     for e in &errors {
-        eprintln!("inspect: {e}");
+        report(e);
     }
     if errors.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     }
+}
+
+/// `error: <what failed>` on stderr (never panics, even when stderr is closed).
+fn report(message: impl std::fmt::Display) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("error: {message}\n").as_bytes());
 }
