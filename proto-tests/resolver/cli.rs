@@ -1,8 +1,9 @@
 //! The `resolve` example against the loopback test server serving
 //! `fixtures/testserver/handles.json`: output shapes and exit statuses.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
 use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
@@ -74,14 +75,22 @@ async fn resolve_cli_output_and_exit_statuses() {
     let trace = doc["trace"].as_array().unwrap();
     assert_eq!(trace[0]["handle"], "0.NA/20.500.1");
     assert_eq!(trace[1]["handle"], "20.500.1/1");
-    assert_eq!(trace[1]["outcome"], 1);
+    assert_eq!(trace[1]["responseCode"], 1);
+    assert_eq!(trace[1]["outcome"], "SUCCESS (1)");
 
     // Not found: 1, with the code in JSON and a message on stderr.
     let out = run(&bin, args(&["--root", &root, "--json", "20.500.1/nothere"])).await;
     assert_eq!(out.status.code(), Some(1));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["responseCode"], 100);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not found"));
+    // stderr names the identifier, the reason and the server that said so.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "error: 20.500.1/nothere: handle not found (100) at {root} udp"
+        )),
+        "{err}"
+    );
 
     // Bad input: 2, nothing sent.
     let before = server.udp_requests();
@@ -158,4 +167,205 @@ async fn resolve_cli_output_and_exit_statuses() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["drift"], false);
     assert_eq!(doc["servers"].as_array().unwrap().len(), 1);
+}
+
+/// Runs the binary with `input` on stdin.
+async fn run_stdin(bin: &Path, args: Vec<String>, input: String) -> Output {
+    let bin = bin.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(bin)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        out
+    })
+    .await
+    .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
+    let Some(bin) = resolve_binary() else {
+        eprintln!("resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let server = server().await;
+    let root = server.addr().to_string();
+
+    // 1,000 lines from stdin (blank lines skipped), in flight 64 at a time: one JSON document
+    // per identifier, in completion order; not-found lines make the status 1.
+    let mut input = String::new();
+    for i in 0..1000 {
+        input.push_str(if i % 4 == 0 {
+            "20.500.1/nothere\n\n"
+        } else {
+            "20.500.1/1\n"
+        });
+    }
+    let out = run_stdin(
+        &bin,
+        args(&["--root", &root, "--json", "--concurrency", "64", "-"]),
+        input.clone(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let docs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 1000);
+    let found = docs.iter().filter(|d| d["responseCode"] == 1).count();
+    let missing = docs.iter().filter(|d| d["responseCode"] == 100).count();
+    assert_eq!((found, missing), (750, 250));
+    assert_eq!(stderr(&out).lines().count(), 250);
+
+    // One invalid identifier among them: bad input (2) outranks not found (1).
+    let out = run_stdin(
+        &bin,
+        args(&["--root", &root, "--short", "-", "20.500.1/"]),
+        input.clone(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 750);
+    assert!(
+        stderr(&out).contains(r#"error: "20.500.1/": the suffix after '/' is empty (at byte 9)"#)
+    );
+
+    // A reader that stops early (`| head -1`): a quiet exit, no panic, no broken-pipe noise.
+    let bin2 = bin.clone();
+    let root2 = root.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(bin2)
+            .args(["--root", &root2, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before anything is written
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all("20.500.1/1\n".repeat(2000).as_bytes())
+            .unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_cli_chains_loops_timeouts_and_options() {
+    let Some(bin) = resolve_binary() else {
+        eprintln!("resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let server = server().await;
+    let root = server.addr().to_string();
+
+    // The HS_SERV chain: prefix handle, service handle, then the handle.
+    let out = run(&bin, args(&["--root", &root, "--trace", "20.500.2/1"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hops: Vec<&str> = text.lines().filter(|l| l.starts_with(";;   #")).collect();
+    assert_eq!(hops.len(), 3, "{text}");
+    assert!(hops[1].contains(" 0.SERV/test ") && hops[2].contains(" 20.500.2/1 "));
+    assert!(text.contains("https://example.org/served-via-hs-serv"));
+
+    // An alias loop is a failure (3) that shows the chain.
+    let out = run(
+        &bin,
+        args(&["--root", &root, "--follow-aliases", "20.500.1/loop-a"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("alias loop: 20.500.1/loop-a -> 20.500.1/loop-b"));
+
+    // --raw in JSON adds the data's hex; text columns follow the longest type.
+    let out = run(
+        &bin,
+        args(&[
+            "--root",
+            &root,
+            "--json",
+            "--raw",
+            "--index",
+            "1",
+            "20.500.1/1",
+        ]),
+    )
+    .await;
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["values"][0]["raw"],
+        hex::encode("https://example.org/landing/1")
+    );
+    let out = run(&bin, args(&["--root", &root, "20.500.1/mirrors"])).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let columns: Vec<usize> = text
+        .lines()
+        .skip(1)
+        .take(3)
+        .map(|l| l.find("https://").unwrap())
+        .collect();
+    assert_eq!(columns.len(), 3, "{text}");
+    assert!(columns.iter().all(|&c| c == columns[0]), "{text}");
+
+    // --all-sites: the one server agrees with itself, on a missing handle too (status 1, no drift).
+    let out = run(
+        &bin,
+        args(&["--root", &root, "--all-sites", "20.500.1/nothere"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stderr(&out).contains("differently"), "{}", stderr(&out));
+
+    // A server that never answers: 3 once the deadline passes, naming the server.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap().to_string();
+    let out = run(
+        &bin,
+        args(&["--server", &addr, "--timeout", "0.3", "20.500.1/1"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: 20.500.1/1: ") && err.contains(&addr),
+        "{err}"
+    );
+
+    // Option mistakes are bad input (2) and send nothing.
+    let before = server.udp_requests();
+    for bad in [
+        &["--root", &root, "--short", "--json", "20.500.1/1"][..],
+        &["--root", &root, "--server", &root, "20.500.1/1"],
+        &["--root", &root, "--concurrency", "0", "20.500.1/1"],
+        &["--root", &root, "--timeout", "-1", "20.500.1/1"],
+        &["--root", &root, "--bogus", "20.500.1/1"],
+        &["--server", "127.0.0.1", "20.500.1/1"],
+    ] {
+        let out = run(&bin, args(bad)).await;
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(
+            stderr(&out).starts_with("error: "),
+            "{bad:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(server.udp_requests(), before);
 }
