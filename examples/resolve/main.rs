@@ -74,8 +74,9 @@ struct Args {
     /// Only the value with this index (repeatable).
     #[arg(long = "index", value_name = "N", help_heading = "Query")]
     indexes: Vec<u32>,
-    /// Ask for signed answers and verify every one (an unverifiable answer is an error).
-    #[arg(long, help_heading = "Query")]
+    /// Ask for signed answers and verify each with the key in the HS_SITE of the server
+    /// asked (an unverifiable answer is an error; needs a service lookup, so not --server).
+    #[arg(long, conflicts_with = "server", help_heading = "Query")]
     certify: bool,
     /// Ask primary sites only, bypassing caches.
     #[arg(long, help_heading = "Query")]
@@ -273,7 +274,15 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
 }
 
 async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
-    let resolver = match builder(args).and_then(|b| b.build().map_err(|e| e.to_string())) {
+    let built = builder(args).and_then(|b| {
+        b.build().map_err(|e| match (&e, &args.root) {
+            (ResolveError::Bootstrap(b), Some(root)) => {
+                format!("--root {root}: not a usable root_info or bootstrap_handles file: {b}")
+            }
+            _ => e.to_string(),
+        })
+    });
+    let resolver = match built {
         Ok(r) => r,
         Err(e) => {
             out::error(e);
@@ -347,8 +356,8 @@ fn report(
     } else {
         if args.trace {
             o.line(format!(";; {input}"))?;
-            for hop in hops {
-                o.line(format!(";;   {hop}"))?;
+            for line in render::hops_text(hops) {
+                o.line(line)?;
             }
         }
         match result {
@@ -367,6 +376,16 @@ fn report(
                 }
             }
             Err(_) => {}
+        }
+    }
+    if let Ok(rec) = result {
+        if !args.follow_aliases {
+            for alias in rec.values.iter().filter(|v| v.type_str() == "HS_ALIAS") {
+                out::note(format!(
+                    "{input}: an alias of {} (--follow-aliases follows it)",
+                    String::from_utf8_lossy(&alias.data)
+                ));
+            }
         }
     }
     Ok(match result {

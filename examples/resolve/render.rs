@@ -124,6 +124,49 @@ pub fn error_line(input: &str, e: &ResolveError, hops: &[Hop], ctx: &Context) ->
     }
 }
 
+/// The `--trace` lines of one resolution, in aligned columns: attempt, handle, server,
+/// transport, round-trip time, outcome.
+pub fn hops_text(hops: &[Hop]) -> Vec<String> {
+    let attempt_w = hops
+        .iter()
+        .map(|h| h.attempt.to_string().len() + 1)
+        .max()
+        .unwrap_or(2);
+    let handle_w = hops
+        .iter()
+        .map(|h| h.handle.chars().count())
+        .max()
+        .unwrap_or(0);
+    let server_w = hops
+        .iter()
+        .map(|h| h.server.to_string().len())
+        .max()
+        .unwrap_or(0);
+    hops.iter()
+        .map(|h| {
+            let outcome = match &h.outcome {
+                HopOutcome::Response(code) => code.to_string(),
+                HopOutcome::Rejected(why) => format!("rejected: {why}"),
+                HopOutcome::Failed(why) => format!("failed: {why}"),
+                HopOutcome::Cancelled => "cancelled (another answer won)".to_string(),
+            };
+            let sent = if h.transmissions > 1 {
+                format!(" ({} transmissions)", h.transmissions)
+            } else {
+                String::new()
+            };
+            format!(
+                ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>5.1} ms  {outcome}{sent}",
+                format!("#{}", h.attempt),
+                one_line(&h.handle),
+                h.server.to_string(),
+                transport_name(h.transport),
+                h.rtt.as_secs_f64() * 1000.0,
+            )
+        })
+        .collect()
+}
+
 /// Control characters of a value shown on one line (`\n`, `\t`, `\u{1b}`, ...).
 fn one_line(s: &str) -> String {
     if s.chars().any(char::is_control) {

@@ -283,6 +283,9 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
     let text = String::from_utf8_lossy(&out.stdout);
     let hops: Vec<&str> = text.lines().filter(|l| l.starts_with(";;   #")).collect();
     assert_eq!(hops.len(), 3, "{text}");
+    // Aligned columns: the server starts at the same place on every hop line.
+    let at: Vec<usize> = hops.iter().map(|l| l.find("127.0.0.1:").unwrap()).collect();
+    assert!(at.iter().all(|&c| c == at[0]), "{text}");
     assert!(hops[1].contains(" 0.SERV/test ") && hops[2].contains(" 20.500.2/1 "));
     assert!(text.contains("https://example.org/served-via-hs-serv"));
 
@@ -350,6 +353,11 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
     );
 
     // Option mistakes are bad input (2) and send nothing.
+    let bad_root_file = std::env::temp_dir()
+        .join(format!("resolve-cli-bad-root-{}", std::process::id()))
+        .to_string_lossy()
+        .into_owned();
+    std::fs::write(&bad_root_file, "20.500.1/1\n").unwrap();
     let before = server.udp_requests();
     for bad in [
         &["--root", &root, "--short", "--json", "20.500.1/1"][..],
@@ -358,6 +366,8 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
         &["--root", &root, "--timeout", "-1", "20.500.1/1"],
         &["--root", &root, "--bogus", "20.500.1/1"],
         &["--server", "127.0.0.1", "20.500.1/1"],
+        &["--server", &root, "--certify", "20.500.1/1"],
+        &["--root", &bad_root_file, "20.500.1/1"],
     ] {
         let out = run(&bin, args(bad)).await;
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
@@ -368,4 +378,11 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
         );
     }
     assert_eq!(server.udp_requests(), before);
+    let out = run(&bin, args(&["--root", &bad_root_file, "20.500.1/1"])).await;
+    assert!(
+        stderr(&out).starts_with(&format!("error: --root {bad_root_file}: ")),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_file(&bad_root_file);
 }
