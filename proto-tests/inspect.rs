@@ -344,3 +344,53 @@ fn text_view_reads_like_dig() {
         "{resp}"
     );
 }
+
+/// The `inspect` example built next to this test binary (absent when only this target was
+/// built: the binary checks are skipped then).
+fn inspect_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe
+        .parent()?
+        .parent()?
+        .join("examples")
+        .join(format!("inspect{}", std::env::consts::EXE_SUFFIX));
+    path.exists().then_some(path)
+}
+
+#[test]
+fn binary_exits_quietly_on_a_closed_pipe_and_names_unreadable_files() {
+    use std::process::{Command, Stdio};
+    let Some(bin) = inspect_binary() else {
+        eprintln!("inspect example not built; skipping the binary checks");
+        return;
+    };
+    // 42 values as JSON, to a reader that has already gone (`inspect ... | head -0`).
+    let files = bins("captures", "tcp_large", "");
+    let mut child = Command::new(&bin)
+        .arg("--json")
+        .args(&files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+
+    // A missing file: status 2 and `error: FILE: cannot read: ...`; the others still print.
+    let missing = dir("captures", "tcp_large").join("no-such-file.bin");
+    let out = Command::new(&bin)
+        .arg(&missing)
+        .args(&files)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(&format!("error: {}: cannot read: ", missing.display())),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(";; ANSWER SECTION:"));
+}

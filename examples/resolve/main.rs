@@ -121,7 +121,7 @@ struct Args {
           value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Network")]
     concurrency: u32,
     /// Ask every server of every site of the service and show where they differ.
-    #[arg(long, help_heading = "Network")]
+    #[arg(long, conflicts_with_all = ["short", "trace", "follow_aliases"], help_heading = "Network")]
     all_sites: bool,
 }
 
@@ -175,13 +175,16 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let mut args = Args::parse();
-    match expand_stdin(&args.ids) {
-        Ok(ids) => args.ids = ids,
+    let bad_lines = match expand_stdin(&args.ids) {
+        Ok((ids, bad)) => {
+            args.ids = ids;
+            bad
+        }
         Err(e) => {
             out::error(format!("cannot read identifiers from stdin: {e}"));
             return ExitCode::from(BAD_INPUT);
         }
-    }
+    };
     let mut o = Out::new();
     let result = if args.check {
         check::run(&args.ids, args.parse_options(), args.json, &mut o)
@@ -199,6 +202,7 @@ fn main() -> ExitCode {
     };
     // A reader that went away (`resolve ... | head`) is not an error of ours: exit quietly.
     let status = match result.and_then(|s| o.finish().map(|()| s)) {
+        Ok(s) if bad_lines > 0 => s.max(BAD_INPUT),
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => OK,
         Err(e) => {
@@ -209,23 +213,32 @@ fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
-/// Replaces each `-` by the non-empty lines of stdin (surrounding blanks trimmed).
-fn expand_stdin(ids: &[String]) -> std::io::Result<Vec<String>> {
+/// Replaces each `-` by the non-empty lines of stdin (surrounding blanks trimmed). A line that
+/// is not UTF-8 is reported with its number and skipped; the second value counts them.
+fn expand_stdin(ids: &[String]) -> std::io::Result<(Vec<String>, usize)> {
     let mut out = Vec::new();
+    let mut bad = 0;
     for id in ids {
-        if id == "-" {
-            for line in std::io::stdin().lock().lines() {
-                let line = line?;
-                let line = line.trim();
-                if !line.is_empty() {
-                    out.push(line.to_string());
+        if id != "-" {
+            out.push(id.clone());
+            continue;
+        }
+        for (n, line) in std::io::stdin().lock().split(b'\n').enumerate() {
+            match String::from_utf8(line?) {
+                Ok(line) if line.trim().is_empty() => {}
+                Ok(line) => out.push(line.trim().to_string()),
+                Err(e) => {
+                    bad += 1;
+                    out::error(format!(
+                        "stdin line {}: not UTF-8 (invalid byte at {})",
+                        n + 1,
+                        e.utf8_error().valid_up_to()
+                    ));
                 }
             }
-        } else {
-            out.push(id.clone());
         }
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 fn socket_addr(text: &str) -> Option<SocketAddr> {

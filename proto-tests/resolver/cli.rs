@@ -170,7 +170,8 @@ async fn resolve_cli_output_and_exit_statuses() {
 }
 
 /// Runs the binary with `input` on stdin.
-async fn run_stdin(bin: &Path, args: Vec<String>, input: String) -> Output {
+async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> Output {
+    let input: Vec<u8> = input.into();
     let bin = bin.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let mut child = Command::new(bin)
@@ -181,7 +182,7 @@ async fn run_stdin(bin: &Path, args: Vec<String>, input: String) -> Output {
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
         let out = child.wait_with_output().unwrap();
         writer.join().unwrap().unwrap();
         out
@@ -242,6 +243,20 @@ async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
     assert!(
         stderr(&out).contains(r#"error: "20.500.1/": the suffix after '/' is empty (at byte 9)"#)
     );
+
+    // A line that is not UTF-8 is bad input, reported with its line number; the rest resolve.
+    let out = run_stdin(
+        &bin,
+        args(&["--root", &root, "--short", "-"]),
+        b"20.500.1/1\n20.500.1/\xff\n".to_vec(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "https://example.org/landing/1\n"
+    );
+    assert!(stderr(&out).starts_with("error: stdin line 2: not UTF-8"));
 
     // A reader that stops early (`| head -1`): a quiet exit, no panic, no broken-pipe noise.
     let bin2 = bin.clone();
