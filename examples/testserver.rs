@@ -11,6 +11,7 @@
 //! Stop with Ctrl-C.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,7 +30,7 @@ struct Args {
     /// UDP worker tasks (0 = one per CPU).
     #[arg(long, default_value_t = 0)]
     workers: usize,
-    /// Share of UDP requests dropped (0.0 to 1.0).
+    /// Share of UDP requests dropped (0.0 to 1.0), to try retransmission.
     #[arg(long, default_value_t = 0.0)]
     drop: f64,
     /// Delay before every answer, in milliseconds.
@@ -40,16 +41,40 @@ struct Args {
     seed: u64,
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let text =
-        std::fs::read_to_string(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let file = StoreFile::parse(&text)?;
+    if !(0.0..=1.0).contains(&args.drop) {
+        eprintln!(
+            "error: --drop {}: expected a share between 0.0 and 1.0",
+            args.drop
+        );
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(serve(&args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn serve(args: &Args) -> Result<(), String> {
+    let file_name = args.file.display();
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("{file_name}: cannot read: {e}"))?;
+    let file = StoreFile::parse(&text).map_err(|e| format!("{file_name}: {e}"))?;
     let store = Arc::new(file.new_store());
     let mut config = TestServerConfig::new(store.clone());
     config.port = args.port;
@@ -60,15 +85,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         delay: Duration::from_millis(args.delay_ms),
         ..Faults::default()
     };
-    let server = TestServer::start(config).await?;
-    file.fill(&store, &server.site_value(1).data)?;
+    let server = TestServer::start(config)
+        .await
+        .map_err(|e| format!("cannot serve on 127.0.0.1:{}: {e}", args.port))?;
+    file.fill(&store, &server.site_value(1).data)
+        .map_err(|e| format!("{file_name}: {e}"))?;
     println!(
-        "serving {} handles from {} on {} (UDP and TCP)",
+        "serving {} handles from {file_name} on {} (UDP and TCP)",
         store.len(),
-        args.file.display(),
         server.addr()
     );
-    tokio::signal::ctrl_c().await?;
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
     println!(
         "stopping: {} UDP datagrams, {} TCP requests received",
         server.udp_requests(),

@@ -36,10 +36,10 @@ use render::{Context, SiteRow, BAD_INPUT, NETWORK, NOT_FOUND, OK};
 
 const AFTER_HELP: &str = "\
 Examples:
-  resolve --root 127.0.0.1:2641 20.500.1/1          resolve through a local root
-  resolve --server 127.0.0.1:2641 --json 20.500.1/1  ask one server, REST API JSON
-  resolve --root 127.0.0.1:2641 --short - < ids.txt  bulk: one identifier per line
-  resolve --check --cordra 21.T11148/0123456789ABCDEF0123456789ABCDEF
+  resolve --root 127.0.0.1:2641 20.500.1/1             resolve through a local root
+  resolve --server 127.0.0.1:2641 --json 20.500.1/1    ask one server; REST API JSON
+  resolve --root 127.0.0.1:2641 --short - < ids.txt    bulk: one identifier per line
+  resolve --check --cordra 20.500.123/0123456789abcdef0123456789abcdef
 
 Without --root or --server, requests go to the global Handle System root servers.
 --type and --index select values matching any of the types OR any of the indexes (the
