@@ -337,25 +337,34 @@ async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
         .map(|input| {
             let (resolver, query) = (&resolver, &query);
             async move {
-                let outcome = match Identifier::parse_with(input, options) {
-                    Ok(id) => resolver.resolve_traced(&id, query).await,
-                    Err(e) => (Err(ResolveError::InvalidIdentifier(e)), Vec::new()),
-                };
-                (input, outcome)
+                match Identifier::parse_with(input, options) {
+                    Ok(id) => {
+                        let asked = id.normalized_handle().map(|h| h.to_string());
+                        (input, asked, resolver.resolve_traced(&id, query).await)
+                    }
+                    Err(e) => (
+                        input,
+                        None,
+                        (Err(ResolveError::InvalidIdentifier(e)), Vec::new()),
+                    ),
+                }
             }
         })
         .buffer_unordered(args.concurrency as usize);
     let mut status = OK;
-    while let Some((input, (result, hops))) = results.next().await {
-        status = status.max(report(input, &result, &hops, args, &ctx, o)?);
+    while let Some((input, asked, (result, hops))) = results.next().await {
+        let asked = asked.as_deref().unwrap_or(input);
+        status = status.max(report(input, asked, &result, &hops, args, &ctx, o)?);
         o.done()?;
     }
     Ok(status)
 }
 
 /// Prints one outcome; returns its exit status.
+#[allow(clippy::too_many_arguments)]
 fn report(
     input: &str,
+    asked: &str,
     result: &Result<HandleRecord, ResolveError>,
     hops: &[Hop],
     args: &Args,
@@ -364,7 +373,7 @@ fn report(
 ) -> std::io::Result<u8> {
     if args.json {
         o.line(render::json_document(
-            input, result, hops, ctx, args.trace, args.raw,
+            asked, result, hops, ctx, args.trace, args.raw,
         ))?;
     } else {
         if args.trace {

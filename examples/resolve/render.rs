@@ -292,10 +292,12 @@ fn hop_json(h: &Hop) -> Json {
 }
 
 /// `{"responseCode": 1, "handle": "...", "values": [...]}` (handle.net REST API), or
-/// `{"responseCode": N, "handle": "<input>", "message": "..."}` for a failure (2, the REST
-/// API's generic error, when the failure has no response code of its own).
+/// `{"responseCode": N, "handle": "...", "message": "..."}` for a failure (2, the REST
+/// API's generic error, when the failure has no response code of its own). `asked` is the
+/// normalized handle asked for (the input itself when it is not a valid identifier); after
+/// HS_ALIAS following, `handle` is the handle the values belong to and `aliases` the chain.
 pub fn json_document(
-    input: &str,
+    asked: &str,
     result: &Result<HandleRecord, ResolveError>,
     hops: &[Hop],
     ctx: &Context,
@@ -303,14 +305,20 @@ pub fn json_document(
     raw: bool,
 ) -> Json {
     let mut doc = match result {
-        Ok(rec) => json!({
-            "responseCode": 1,
-            "handle": rec.handle,
-            "values": rec.values.iter().map(|v| value_json(v, raw)).collect::<Vec<_>>(),
-        }),
+        Ok(rec) => {
+            let mut doc = json!({
+                "responseCode": 1,
+                "handle": rec.handle,
+                "values": rec.values.iter().map(|v| value_json(v, raw)).collect::<Vec<_>>(),
+            });
+            if rec.aliases.len() > 1 {
+                doc["aliases"] = json!(rec.aliases);
+            }
+            doc
+        }
         Err(e) => json!({
             "responseCode": e.response_code().map_or(2, |c| c.code()),
-            "handle": input,
+            "handle": asked,
             "message": reason(e, hops, ctx),
         }),
     };

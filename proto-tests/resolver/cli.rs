@@ -313,6 +313,33 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("alias loop: 20.500.1/loop-a -> 20.500.1/loop-b"));
 
+    // JSON names the handle asked for (normalized from any input form) and, after following
+    // aliases, the handle the values belong to with the chain.
+    let out = run(
+        &bin,
+        args(&[
+            "--root",
+            &root,
+            "--json",
+            "--follow-aliases",
+            "hdl:20.500.1/alias",
+            "https://hdl.handle.net/20.500.1/nope",
+        ]),
+    )
+    .await;
+    let docs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let alias = docs.iter().find(|d| d["responseCode"] == 1).unwrap();
+    assert_eq!(alias["handle"], "20.500.1/1");
+    assert_eq!(
+        alias["aliases"],
+        serde_json::json!(["20.500.1/alias", "20.500.1/1"])
+    );
+    let missing = docs.iter().find(|d| d["responseCode"] == 100).unwrap();
+    assert_eq!(missing["handle"], "20.500.1/nope");
+
     // --raw in JSON adds the data's hex; text columns follow the longest type.
     let out = run(
         &bin,
