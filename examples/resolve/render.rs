@@ -142,6 +142,8 @@ pub fn hops_text(hops: &[Hop]) -> Vec<String> {
         .map(|h| h.server.to_string().len())
         .max()
         .unwrap_or(0);
+    let rtt = |h: &Hop| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
+    let rtt_w = hops.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
     hops.iter()
         .map(|h| {
             let outcome = match &h.outcome {
@@ -156,12 +158,12 @@ pub fn hops_text(hops: &[Hop]) -> Vec<String> {
                 String::new()
             };
             format!(
-                ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>5.1} ms  {outcome}{sent}",
+                ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>rtt_w$} ms  {outcome}{sent}",
                 format!("#{}", h.attempt),
                 one_line(&h.handle),
                 h.server.to_string(),
                 transport_name(h.transport),
-                h.rtt.as_secs_f64() * 1000.0,
+                rtt(h),
             )
         })
         .collect()
