@@ -9,7 +9,7 @@ use crate::render::{BAD_INPUT, OK};
 pub fn run(ids: &[String], options: ParseOptions, json: bool, o: &mut Out) -> std::io::Result<u8> {
     let mut status = OK;
     for input in ids {
-        match Identifier::parse_with(input, options) {
+        match Identifier::parse_with(input.trim(), options) {
             Ok(id) => print_description(&id.describe(input), json, o)?,
             Err(err) => {
                 status = BAD_INPUT;

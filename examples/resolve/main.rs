@@ -337,7 +337,7 @@ async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
         .map(|input| {
             let (resolver, query) = (&resolver, &query);
             async move {
-                match Identifier::parse_with(input, options) {
+                match Identifier::parse_with(input.trim(), options) {
                     Ok(id) => {
                         let asked = id.normalized_handle().map(|h| h.to_string());
                         (input, asked, resolver.resolve_traced(&id, query).await)
