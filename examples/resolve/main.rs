@@ -386,6 +386,7 @@ fn report(
             Ok(rec) if args.short => {
                 let urls = rec.urls();
                 if urls.is_empty() {
+                    o.done()?;
                     out::note(format!("{input}: no URL values"));
                 }
                 for url in urls {
@@ -400,6 +401,8 @@ fn report(
             Err(_) => {}
         }
     }
+    // On a terminal, this identifier's lines show before its notes and errors on stderr.
+    o.done()?;
     if let Ok(rec) = result {
         if !args.follow_aliases {
             for alias in rec.values.iter().filter(|v| v.type_str() == "HS_ALIAS") {
