@@ -69,6 +69,15 @@ pub enum IdentError {
         /// The whole prefix.
         text: String,
     },
+    /// A prefix containing white space (`" 10.1045"`, `"10. 1045"`): no registered prefix has
+    /// any, and it is almost always a copy-and-paste slip.
+    #[error("prefix {text:?} contains white space; a prefix is segments separated by dots (at byte {at})")]
+    PrefixWhitespace {
+        /// Byte offset of the white-space character.
+        at: usize,
+        /// The whole prefix.
+        text: String,
+    },
     /// A prefix that would contain `/` (written `%2F` in a URI, or given to a prefix API).
     #[error("a prefix cannot contain '/', the separator between prefix and suffix (at byte {at})")]
     SlashInPrefix {
@@ -94,7 +103,7 @@ pub enum IdentError {
         text: String,
     },
     /// A CORDRA suffix with the wrong number of hex digits.
-    #[error("suffix has {found} hex digits, a CORDRA id needs 32 (at byte {at})")]
+    #[error("suffix has {found} hex digit{}, a CORDRA id needs 32 (at byte {at})", if *found == 1 { "" } else { "s" })]
     CordraSuffixLength {
         /// Byte offset of the suffix.
         at: usize,
@@ -334,6 +343,8 @@ pub enum ErrorKind {
     EmptyPrefix,
     /// A prefix with an empty `.`-separated segment (`10..1`, `.10`, `10.`).
     EmptyPrefixSegment,
+    /// A prefix containing white space.
+    PrefixWhitespace,
     /// A prefix that would contain `/` (written `%2F` in a URI, or given to a prefix API).
     SlashInPrefix,
     /// Nothing after the first `/`.
@@ -403,6 +414,7 @@ impl IdentError {
             E::MissingSlash { .. } => ErrorKind::MissingSlash,
             E::EmptyPrefix { .. } => ErrorKind::EmptyPrefix,
             E::EmptyPrefixSegment { .. } => ErrorKind::EmptyPrefixSegment,
+            E::PrefixWhitespace { .. } => ErrorKind::PrefixWhitespace,
             E::SlashInPrefix { .. } => ErrorKind::SlashInPrefix,
             E::EmptySuffix { .. } => ErrorKind::EmptySuffix,
             E::CordraPrefix { .. } => ErrorKind::CordraPrefix,
@@ -455,6 +467,7 @@ impl IdentError {
             | E::MissingSlash { at, text }
             | E::EmptyPrefix { at, text }
             | E::EmptyPrefixSegment { at, text }
+            | E::PrefixWhitespace { at, text }
             | E::SlashInPrefix { at, text }
             | E::EmptySuffix { at, text }
             | E::CordraPrefix { at, text }

@@ -282,12 +282,18 @@ impl Handle {
     }
 }
 
-/// Checks a prefix: non-empty, segments non-empty.
+/// Checks a prefix: non-empty, no white space, segments non-empty.
 pub(crate) fn check_prefix(prefix: &str, span: &Span<'_>) -> Result<(), IdentError> {
     if prefix.is_empty() {
         return Err(IdentError::EmptyPrefix {
             at: span.map(0),
             text: String::new(),
+        });
+    }
+    if let Some((at, _)) = prefix.char_indices().find(|(_, c)| c.is_whitespace()) {
+        return Err(IdentError::PrefixWhitespace {
+            at: span.map(at),
+            text: prefix.to_string(),
         });
     }
     let mut at = 0usize;

@@ -10,6 +10,9 @@ const STRICT: &[(&str, K)] = &[
     ("10.1045/", K::EmptySuffix),
     ("10..1045/x", K::EmptyPrefixSegment),
     (".10/x", K::EmptyPrefixSegment),
+    (" 20.500.1/1", K::PrefixWhitespace),
+    ("20.500.1 /1", K::PrefixWhitespace),
+    ("10.\u{a0}1045/x", K::PrefixWhitespace),
     ("10./x", K::EmptyPrefixSegment),
     ("10.1045/a\u{7}b", K::ControlCharacter),
     ("10.1045/a\nb", K::ControlCharacter),
@@ -253,4 +256,16 @@ fn http_authority_is_a_host_and_an_optional_port() {
         );
         assert_eq!(uri.to_string(), input);
     }
+}
+
+#[test]
+fn messages_count_hex_digits_in_good_grammar_and_point_at_prefix_white_space() {
+    let one = crate::ident::CordraId::parse("100.102/A").unwrap_err();
+    assert_eq!(
+        one.to_string(),
+        "suffix has 1 hex digit, a CORDRA id needs 32 (at byte 8)"
+    );
+    let e = Identifier::parse("20.500 .1/x").unwrap_err();
+    assert_eq!(e.kind(), K::PrefixWhitespace);
+    assert_eq!(e.offset(), 6);
 }
