@@ -258,6 +258,12 @@ async fn aliases_are_followed_with_loop_and_depth_checks() {
         matches!(e, ResolveError::TooManyAliases { limit: 10, .. }),
         "{e}"
     );
+    // An alias target is server data: one starting with a multi-byte character is just a
+    // handle nobody serves (it once panicked the cache key builder).
+    w.store
+        .insert("20.500.1/odd", vec![HandleValue::new(1, "HS_ALIAS", "€/x")]);
+    let e = r.resolve("20.500.1/odd").await.unwrap_err();
+    assert!(matches!(e, ResolveError::ServiceNotFound { .. }), "{e}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -66,7 +66,11 @@ impl RecordKey {
 
 /// The handle with its prefix (or, for `0.` handles, all of it) ASCII upper-cased.
 pub fn cache_handle(handle: &str) -> String {
-    if handle.len() >= 2 && handle[..2].eq_ignore_ascii_case("0.") || !handle.contains('/') {
+    let global = handle
+        .as_bytes()
+        .get(..2)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"0."));
+    if global || !handle.contains('/') {
         return handle.to_ascii_uppercase();
     }
     match handle.split_once('/') {
@@ -349,6 +353,9 @@ mod tests {
         let c = RecordKey::new("ABC.DEF/suffix", &[], &[], false, true);
         assert_ne!(c.handle, a.handle);
         assert_eq!(cache_handle("0.na/10.abc"), "0.NA/10.ABC");
+        // A first character of more than one byte (alias targets come from servers).
+        assert_eq!(cache_handle("€/x"), "€/x");
+        assert_eq!(cache_handle("ab€/Cd"), "AB€/Cd");
         assert_ne!(
             RecordKey::new("a/b", &[], &[], true, true),
             RecordKey::new("a/b", &[], &[], false, true)
