@@ -377,9 +377,10 @@ impl Inner {
             return self.resolve_network(handle, query, key, ctx).await;
         };
         let (h, q, k) = (handle.to_string(), query.clone(), key.clone());
+        let flight_ctx = ctx.for_flight(handle);
         let (flight, _) = self.flights.records.join_or_start(key, move || {
             async move {
-                let ctx = Ctx::new(&h);
+                let ctx = flight_ctx;
                 let out = match this.cached(&k, &h) {
                     Some(out) => out,
                     None => this.resolve_network(&h, &q, k, &ctx).await,

@@ -142,9 +142,10 @@ impl Inner {
         };
         let key = ServiceFlightKey::new(None, prefix_handle, certify, path);
         let (handle, path) = (prefix_handle.to_string(), path.to_vec());
+        let flight_ctx = ctx.for_flight(prefix_handle);
         let (flight, started) = self.flights.services.join_or_start(key, move || {
             async move {
-                let ctx = Ctx::new(&handle);
+                let ctx = flight_ctx;
                 let out = match this.caches.get_service(&handle, certify) {
                     Some(sites) => Ok(sites),
                     None => this.lookup_service_now(&handle, certify, &ctx, &path).await,
@@ -324,10 +325,11 @@ impl Inner {
         };
         let key = ServiceFlightKey::new(Some(kind), target, certify, &sub_path);
         let span = debug_span!("shared_service_handle", service = target);
+        let flight_ctx = ctx.for_flight(target);
         let target = target.to_string();
         let (flight, _) = self.flights.service_handles.join_or_start(key, move || {
             async move {
-                let ctx = Ctx::new(&target);
+                let ctx = flight_ctx;
                 let out = this
                     .service_sites_now(&target, kind, certify, &ctx, &sub_path)
                     .await
