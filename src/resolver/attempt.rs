@@ -236,17 +236,23 @@ impl Inner {
                 return Err(e);
             }
         };
-        let first_wait = self.options.udp_retransmit.first().copied();
-        self.srtt.record_answer(
-            srtt_key(server),
-            rtt,
-            transmissions,
-            first_wait.unwrap_or_default(),
-        );
+        let code = response.response_code();
+        if try_next_site(code) {
+            // Busy, not responsible, failing: as useless as silence for site choice, so it is
+            // penalised (a quick "busy" must not put the server first in line).
+            self.srtt.record_failure(srtt_key(server));
+        } else {
+            let first_wait = self.options.udp_retransmit.first().copied();
+            self.srtt.record_answer(
+                srtt_key(server),
+                rtt,
+                transmissions,
+                first_wait.unwrap_or_default(),
+            );
+        }
         if let Some(hop) = guard.hop.as_mut() {
             hop.transmissions = transmissions;
         }
-        let code = response.response_code();
         guard.finish(HopOutcome::Response(code));
         let answer = Answer {
             msg: response,
