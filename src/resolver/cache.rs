@@ -278,9 +278,12 @@ pub fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Optio
     })
 }
 
-/// The lifetime one value may be cached (see [`values_ttl`]).
+/// The lifetime one value may be cached (see [`values_ttl`]). A relative TTL is an int4
+/// (PROTOCOL.md §4.3): one with the sign bit set is negative, i.e. not cacheable, not 68+
+/// years (the reference client only caches positive TTLs).
 pub fn value_ttl(value: &HandleValue, now_unix: u64, cap: Duration) -> Option<Duration> {
     let ttl = match value.ttl {
+        Ttl::Relative(s) if i32::try_from(s).is_err() => Duration::ZERO,
         Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
         Ttl::Absolute(t) => Duration::from_secs(u64::from(t).saturating_sub(now_unix)),
         Ttl::Other { .. } => return None,
@@ -318,9 +321,12 @@ mod tests {
         let d = |s| Some(Duration::from_secs(s));
         assert_eq!(values_ttl(&[value(Ttl::Relative(60))], 0, cap), d(60));
         assert_eq!(
-            values_ttl(&[value(Ttl::Relative(u32::MAX))], 0, cap),
+            values_ttl(&[value(Ttl::Relative(i32::MAX as u32))], 0, cap),
             Some(cap)
         );
+        // int4 -1 and every other negative relative TTL: not cached.
+        assert_eq!(values_ttl(&[value(Ttl::Relative(u32::MAX))], 0, cap), d(0));
+        assert_eq!(values_ttl(&[value(Ttl::Relative(1 << 31))], 0, cap), d(0));
         assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 400, cap), d(600));
         assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 4_000, cap), d(0));
         assert_eq!(
