@@ -13,7 +13,6 @@ use crate::transport::{TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
 use crate::wire::{
     verify_message, Body, Message, OpFlags, ProtocolVersion, ResponseCode, ServerInfo,
-    ENVELOPE_LEN, HEADER_LEN,
 };
 
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
@@ -300,12 +299,10 @@ impl Inner {
                 .request_digest
                 .as_ref()
                 .ok_or_else(|| protocol(ProtocolViolation::DigestMissing))?;
-            let encoded = request
-                .encode()
+            let covered = request
+                .header_and_body()
                 .map_err(|_| protocol(ProtocolViolation::DigestMismatch))?;
-            let covered = header_and_body(&encoded)
-                .ok_or_else(|| protocol(ProtocolViolation::DigestMismatch))?;
-            if !digest.matches(covered) {
+            if !digest.matches(&covered) {
                 return Err(protocol(ProtocolViolation::DigestMismatch));
             }
         }
@@ -333,18 +330,6 @@ impl Inner {
         verify_message(response, &key).map_err(|e| signature(SignatureFailure::Invalid(e)))?;
         Ok(true)
     }
-}
-
-/// The header + body of an encoded request (what a request digest covers): after the
-/// envelope, `HEADER_LEN + BodyLength` bytes.
-pub fn header_and_body(encoded: &[u8]) -> Option<&[u8]> {
-    let at = ENVELOPE_LEN.checked_add(20)?;
-    let len_bytes: [u8; 4] = encoded.get(at..at.checked_add(4)?)?.try_into().ok()?;
-    let body_len = usize::try_from(u32::from_be_bytes(len_bytes)).ok()?;
-    let end = ENVELOPE_LEN
-        .checked_add(HEADER_LEN)?
-        .checked_add(body_len)?;
-    encoded.get(ENVELOPE_LEN..end)
 }
 
 fn udp_falls_back(e: &ResolveError) -> bool {
