@@ -103,6 +103,17 @@ async fn service_referral_302_is_followed() {
     let rec = w.resolver().resolve(h).await.unwrap();
     assert_eq!(rec.source.server, addr(40));
     assert_eq!(rec.values, urls(h, 2));
+    // Each referral counts in the resent request's RecursionCount (PROTOCOL.md §5.3), so
+    // servers can end loops too.
+    let counts: Vec<u8> = w
+        .net
+        .log()
+        .iter()
+        .filter(|s| handle_of(&s.request) == h)
+        .map(|s| s.request.header.recursion_count)
+        .collect();
+    assert_eq!(counts.first(), Some(&0));
+    assert_eq!(counts.last(), Some(&1));
 }
 
 #[tokio::test(start_paused = true)]
