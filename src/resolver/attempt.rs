@@ -19,7 +19,7 @@ use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::record::{Hop, HopOutcome};
 use super::selection::srtt_key;
 use super::sites::{query_addr, Site};
-use super::state::{Ctx, Inner, TransportPreference};
+use super::state::{Ctx, Inner};
 
 /// What to send (the parts that do not depend on the site).
 #[derive(Debug, Clone)]
@@ -162,23 +162,21 @@ impl Inner {
         spec: &RequestSpec,
         ctx: &Ctx,
     ) -> Result<Answer, ResolveError> {
-        let kinds: &[TransportKind] = match self.config.transport {
-            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
-            TransportPreference::Tcp => &[TransportKind::Tcp],
-        };
         let mut last = None;
-        for &kind in kinds {
+        for &kind in self.config.transport.kinds() {
             let Some(addr) = query_addr(server, kind) else {
                 continue;
             };
             match self.ask_server(site, server, addr, kind, spec, ctx).await {
                 Ok(answer) => return Ok(answer),
-                Err(e @ ResolveError::Transport { .. })
-                    if kind == TransportKind::Udp && udp_falls_back(&e) =>
-                {
+                Err(e) => {
+                    let fallback = kind == TransportKind::Udp
+                        && matches!(&e, ResolveError::Transport { error, .. } if udp_falls_back(error));
+                    if !fallback {
+                        return Err(e);
+                    }
                     last = Some(e);
                 }
-                Err(e) => return Err(e),
             }
         }
         Err(last.unwrap_or(ResolveError::Protocol {
@@ -332,13 +330,12 @@ impl Inner {
     }
 }
 
-fn udp_falls_back(e: &ResolveError) -> bool {
+/// True when a UDP failure sends the request over TCP to the same server (PROTOCOL.md §8.4):
+/// no answer in time, too big for a datagram, or the UDP side is saturated.
+pub(crate) fn udp_falls_back(error: &TransportError) -> bool {
     matches!(
-        e,
-        ResolveError::Transport {
-            error: TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy,
-            ..
-        }
+        error,
+        TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy
     )
 }
 

@@ -8,17 +8,17 @@ use futures::stream::{self, BoxStream, StreamExt};
 use futures::FutureExt;
 use tracing::{debug_span, info_span, Instrument};
 
-use crate::transport::{TransportError, TransportKind};
+use crate::transport::TransportKind;
 use crate::wire::{Body, HandleValue, Message, ResponseCode};
 
-use super::attempt::{try_next_site, Answer};
+use super::attempt::{try_next_site, udp_falls_back, Answer};
 use super::builder::ResolverBuilder;
 use super::cache::{CachedAnswer, RecordKey};
 use super::error::{ProtocolViolation, ResolveError};
 use super::record::{HandleRecord, Hop, Query, Source};
 use super::service::final_error;
 use super::sites::query_addr;
-use super::state::{Ctx, Inner, TransportPreference, MAX_ALIAS_DEPTH};
+use super::state::{Ctx, Inner, MAX_ALIAS_DEPTH};
 use super::target::{Resolvable, Target};
 
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
@@ -194,13 +194,9 @@ impl Resolver {
         request: &Message,
     ) -> Result<Message, ResolveError> {
         let inner = &self.inner;
-        let kinds: &[TransportKind] = match inner.config.transport {
-            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
-            TransportPreference::Tcp => &[TransportKind::Tcp],
-        };
         let work = async {
             let mut last = None;
-            for &kind in kinds {
+            for &kind in inner.config.transport.kinds() {
                 match inner
                     .exchange
                     .exchange(server, kind, request, &inner.options)
@@ -208,12 +204,7 @@ impl Resolver {
                 {
                     Ok(m) => return Ok(m),
                     Err(error) => {
-                        let fallback = matches!(
-                            error,
-                            TransportError::Timeout
-                                | TransportError::TooLargeForUdp
-                                | TransportError::Busy
-                        );
+                        let fallback = udp_falls_back(&error);
                         last = Some(ResolveError::Transport {
                             server,
                             kind,

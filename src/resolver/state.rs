@@ -8,7 +8,7 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::Rng;
 
-use crate::transport::{Exchange, ExchangeOptions};
+use crate::transport::{Exchange, ExchangeOptions, TransportKind};
 use crate::wire::Limits;
 
 use super::cache::{Caches, RecordKey};
@@ -27,6 +27,16 @@ pub enum TransportPreference {
     Udp,
     /// TCP only.
     Tcp,
+}
+
+impl TransportPreference {
+    /// The transports to try on one server, in order.
+    pub(crate) fn kinds(self) -> &'static [TransportKind] {
+        match self {
+            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
+            TransportPreference::Tcp => &[TransportKind::Tcp],
+        }
+    }
 }
 
 /// Most referrals (302/303) and service-handle hops in one resolution (the reference client's
