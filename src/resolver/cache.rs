@@ -222,7 +222,8 @@ impl Caches {
         self.records.insert(key, Arc::new(Entry { value, until }));
     }
 
-    /// Live service sites for a prefix handle.
+    /// Live service sites for a prefix handle (empty: known to have none, see
+    /// [`Caches::put_service_not_found`]).
     pub fn get_service(&self, prefix_handle: &str, certified: bool) -> Option<Arc<Vec<Site>>> {
         let key = (prefix_handle.to_ascii_uppercase(), certified);
         let e = self.services.get(&key)?;
@@ -253,6 +254,14 @@ impl Caches {
                 until,
             }),
         );
+    }
+
+    /// Caches "no service for this prefix handle" (the root has no sites for it, also when
+    /// asked with AT) for the negative TTL: an empty site list, which
+    /// [`Caches::get_service`] callers read as not found.
+    pub fn put_service_not_found(&self, prefix_handle: &str, certified: bool) {
+        let ttl = self.config.negative_ttl;
+        self.put_service(prefix_handle, certified, Arc::new(Vec::new()), ttl);
     }
 
     /// Forgets the service information of a prefix handle (after an out-of-date answer).
