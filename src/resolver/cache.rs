@@ -21,8 +21,12 @@ use super::sites::Site;
 pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(2 * 24 * 3600);
 /// Default lifetime of a "handle not found" answer.
 pub const DEFAULT_NEGATIVE_TTL: Duration = Duration::from_secs(60);
-/// Default number of cached answers.
+/// Default number of cached answers (an answer of more than [`WEIGHT_UNIT`] bytes counts
+/// as one per started unit).
 pub const DEFAULT_CAPACITY: u64 = 10_000;
+/// Size of answer that counts as one entry against the capacity: most answers are smaller,
+/// a 256 KiB one counts as 256 entries, so memory stays near `capacity` KiB at most.
+pub const WEIGHT_UNIT: usize = 1024;
 
 /// What identifies a cached answer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -79,6 +83,24 @@ pub fn cache_handle(handle: &str) -> String {
     }
 }
 
+/// The weight of an answer against the capacity: its approximate size in started
+/// [`WEIGHT_UNIT`]s, at least 1.
+fn weight(answer: &CachedAnswer) -> u32 {
+    let bytes = match answer {
+        CachedAnswer::NotFound => 0,
+        CachedAnswer::Found { handle, values, .. } => values.iter().fold(handle.len(), |n, v| {
+            let refs = v.references.iter().fold(0usize, |r, x| {
+                r.saturating_add(x.handle.len()).saturating_add(8)
+            });
+            n.saturating_add(v.data.len())
+                .saturating_add(v.type_name.len())
+                .saturating_add(refs)
+                .saturating_add(std::mem::size_of::<HandleValue>())
+        }),
+    };
+    u32::try_from(bytes.div_ceil(WEIGHT_UNIT).max(1)).unwrap_or(u32::MAX)
+}
+
 /// A cached outcome.
 #[derive(Debug, Clone)]
 pub enum CachedAnswer {
@@ -119,7 +141,8 @@ impl<K, T> moka::Expiry<K, Arc<Entry<T>>> for PerEntry {
 /// Cache limits.
 #[derive(Debug, Clone, Copy)]
 pub struct CacheConfig {
-    /// Most answers kept (0 disables the answer cache).
+    /// Most answers kept (0 disables the answer cache); an answer larger than
+    /// [`WEIGHT_UNIT`] counts once per started unit.
     pub capacity: u64,
     /// Most prefixes whose service information is kept.
     pub service_capacity: u64,
@@ -164,6 +187,7 @@ impl Caches {
             config,
             records: Cache::builder()
                 .max_capacity(config.capacity)
+                .weigher(|_, e: &Arc<Entry<CachedAnswer>>| weight(&e.value))
                 .expire_after(PerEntry)
                 .build(),
             services: Cache::builder()
@@ -397,6 +421,32 @@ mod tests {
         assert!(matches!(caches.get(&nf), Some(CachedAnswer::NotFound)));
         tokio::time::advance(DEFAULT_NEGATIVE_TTL).await;
         assert!(caches.get(&nf).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn big_answers_count_against_the_capacity_by_size() {
+        let caches = Caches::new(CacheConfig {
+            capacity: 40,
+            ..CacheConfig::default()
+        });
+        // Ten answers of 16 KiB each: 160 units against a capacity of 40.
+        for i in 0..10 {
+            let mut v = value(Ttl::Relative(600));
+            v.data = bytes::Bytes::from(vec![b'x'; 16 * WEIGHT_UNIT]);
+            let key = RecordKey::new(&format!("a/{i}"), &[], &[], false, true);
+            caches.put_found(key, format!("a/{i}"), vec![v], source(), 0);
+        }
+        caches.records.run_pending_tasks();
+        assert!(caches.records.weighted_size() <= 40);
+        assert!(caches.records.entry_count() <= 2);
+        // Small answers still count one each.
+        let small = CachedAnswer::Found {
+            handle: "a/b".into(),
+            values: vec![value(Ttl::Relative(1))],
+            source: source(),
+        };
+        assert_eq!(weight(&small), 1);
+        assert_eq!(weight(&CachedAnswer::NotFound), 1);
     }
 
     #[tokio::test(start_paused = true)]
