@@ -96,7 +96,7 @@ impl Resolver {
         let deadline = self.inner.config.timeout;
         let result = match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => Err(timeout(&target.handle, deadline)),
         };
         let hops = ctx.hops();
         let result = result.map(|mut r| {
@@ -182,7 +182,7 @@ impl Resolver {
         };
         match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => Err(timeout(&target.handle, deadline)),
         }
     }
 
@@ -224,7 +224,13 @@ impl Resolver {
         let deadline = inner.config.timeout;
         match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => {
+                let handle = match &request.body {
+                    Body::ResolutionRequest(r) => String::from_utf8_lossy(&r.handle).into_owned(),
+                    _ => format!("request to {server}"),
+                };
+                Err(timeout(&handle, deadline))
+            }
         }
     }
 
@@ -239,7 +245,7 @@ impl Resolver {
         let deadline = self.inner.config.timeout;
         match tokio::time::timeout(deadline, self.inner.refresh_root(certify, &ctx)).await {
             Ok(r) => r.map(|()| self.inner.root_sites().len()),
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => Err(timeout(super::bootstrap::ROOT_HANDLE, deadline)),
         }
     }
 
@@ -268,6 +274,14 @@ impl Resolver {
             });
         }
         Ok(target)
+    }
+}
+
+/// The error for a call that ran past its deadline.
+fn timeout(handle: &str, after: std::time::Duration) -> ResolveError {
+    ResolveError::Timeout {
+        handle: handle.to_string(),
+        after,
     }
 }
 
