@@ -456,7 +456,10 @@ impl Inner {
             site_serial: answer.msg.header.site_info_serial,
             site_description: answer.site.description(),
             certified: answer.certified,
-            authoritative: answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
+            // Servers set AT on every response (PROTOCOL.md §14.4): only the site says
+            // whether the answer came from a primary.
+            authoritative: answer.site.is_primary()
+                && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
             protocol_version: answer.msg.envelope.version,
         };
         self.caches.put_found(
