@@ -136,6 +136,18 @@ impl<K, T> moka::Expiry<K, Arc<Entry<T>>> for PerEntry {
     ) -> Option<Duration> {
         Some(value.until.saturating_duration_since(Instant::now()))
     }
+
+    /// A replaced entry gets the new value's lifetime (moka's default keeps the old one: a
+    /// 60 s "not found" overwritten by an answer valid for a day was evicted after 60 s).
+    fn expire_after_update(
+        &self,
+        _key: &K,
+        value: &Arc<Entry<T>>,
+        _updated_at: std::time::Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.until.saturating_duration_since(Instant::now()))
+    }
 }
 
 /// Cache limits.
@@ -447,6 +459,23 @@ mod tests {
         };
         assert_eq!(weight(&small), 1);
         assert_eq!(weight(&CachedAnswer::NotFound), 1);
+    }
+
+    #[test]
+    fn a_replaced_entry_lives_as_long_as_its_new_value() {
+        // moka's clock is real time: a short first lifetime, really waited out.
+        let caches = Caches::new(CacheConfig {
+            negative_ttl: Duration::from_millis(20),
+            ..CacheConfig::default()
+        });
+        let key = RecordKey::new("a/b", &[], &[], false, true);
+        caches.put_not_found(key.clone());
+        // An authoritative resolution (no cache read) found it meanwhile: valid for an hour.
+        let v = value(Ttl::Relative(3600));
+        caches.put_found(key.clone(), "a/b".into(), vec![v], source(), 0);
+        std::thread::sleep(Duration::from_millis(100));
+        caches.records.run_pending_tasks();
+        assert!(matches!(caches.get(&key), Some(CachedAnswer::Found { .. })));
     }
 
     #[tokio::test(start_paused = true)]
