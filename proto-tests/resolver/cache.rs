@@ -44,6 +44,34 @@ async fn a_second_resolution_sends_no_packet_until_the_ttl_runs_out() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_unknown_prefix_is_cached_as_briefly_as_a_negative_answer() {
+    let w = World::new(None);
+    let r = w.resolver();
+    let unknown = |e: &ResolveError| matches!(e, ResolveError::ServiceNotFound { prefix_handle } if prefix_handle == "0.NA/99.999");
+    let e = r.resolve("99.999/a").await.unwrap_err();
+    assert!(unknown(&e), "{e}");
+    let sent = w.net.total();
+    assert_eq!(sent, 2, "looked up plain, then with AT");
+    // Other handles under the same prefix: answered from the cache, no packet.
+    for h in ["99.999/b", "99.999/c"] {
+        let e = r.resolve(h).await.unwrap_err();
+        assert!(unknown(&e), "{e}");
+    }
+    assert_eq!(w.net.total(), sent);
+    // Once the negative TTL has passed the root is asked again (the prefix may exist now).
+    tokio::time::advance(handle_resolver::resolver::DEFAULT_NEGATIVE_TTL).await;
+    let e = r.resolve("99.999/d").await.unwrap_err();
+    assert!(unknown(&e), "{e}");
+    assert_eq!(w.net.total(), sent + 2);
+    // No negative caching when it is switched off.
+    let r = w.builder().negative_ttl(Duration::ZERO).build().unwrap();
+    let before = w.net.total();
+    r.resolve("99.999/e").await.unwrap_err();
+    r.resolve("99.999/f").await.unwrap_err();
+    assert_eq!(w.net.total(), before + 4);
+}
+
+#[tokio::test(start_paused = true)]
 async fn ttl_zero_is_not_cached_and_absolute_ttls_are_honoured() {
     let w = World::new(None);
     let mut v = HandleValue::new(1, "URL", "http://zero/");
@@ -209,7 +237,7 @@ async fn service_lifetime_honours_absolute_ttls_the_cap_and_zero() {
 
     // Relative TTLs are capped.
     let w = World::new(None);
-    set_ttl(&w, &serv, 1, Ttl::Relative(u32::MAX));
+    set_ttl(&w, &serv, 1, Ttl::Relative(i32::MAX as u32));
     let r = w
         .builder()
         .max_ttl(Duration::from_secs(300))

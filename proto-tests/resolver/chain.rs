@@ -202,6 +202,22 @@ async fn busy_and_error_answers_move_to_the_next_site() {
     }
     let rec = w.resolver().resolve(h).await.unwrap();
     assert_eq!(rec.source.server, w.hashed(1, h));
+    // Site B is a mirror: its answer is not authoritative, though it has AT set as every
+    // server's answer does.
+    assert!(!rec.source.authoritative);
+    let index = w.sites[0].server_index_for(h.as_bytes()).unwrap();
+    w.net.serve(
+        w.hashed(0, h),
+        store_server(w.store.clone(), Some((w.sites[0].clone(), index)), None),
+    );
+    let primary = w.builder().cache_size(0).build().unwrap();
+    let at = Query {
+        authoritative: true,
+        ..Query::default()
+    };
+    let rec = primary.resolve_with(h, &at).await.unwrap();
+    assert_eq!(rec.source.server, w.hashed(0, h));
+    assert!(rec.source.authoritative);
 }
 
 #[tokio::test(start_paused = true)]
@@ -258,6 +274,12 @@ async fn aliases_are_followed_with_loop_and_depth_checks() {
         matches!(e, ResolveError::TooManyAliases { limit: 10, .. }),
         "{e}"
     );
+    // An alias target is server data: one starting with a multi-byte character is just a
+    // handle nobody serves (it once panicked the cache key builder).
+    w.store
+        .insert("20.500.1/odd", vec![HandleValue::new(1, "HS_ALIAS", "€/x")]);
+    let e = r.resolve("20.500.1/odd").await.unwrap_err();
+    assert!(matches!(e, ResolveError::ServiceNotFound { .. }), "{e}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -103,6 +103,17 @@ async fn service_referral_302_is_followed() {
     let rec = w.resolver().resolve(h).await.unwrap();
     assert_eq!(rec.source.server, addr(40));
     assert_eq!(rec.values, urls(h, 2));
+    // Each referral counts in the resent request's RecursionCount (PROTOCOL.md §5.3), so
+    // servers can end loops too.
+    let counts: Vec<u8> = w
+        .net
+        .log()
+        .iter()
+        .filter(|s| handle_of(&s.request) == h)
+        .map(|s| s.request.header.recursion_count)
+        .collect();
+    assert_eq!(counts.first(), Some(&0));
+    assert_eq!(counts.last(), Some(&1));
 }
 
 #[tokio::test(start_paused = true)]
@@ -315,4 +326,31 @@ async fn code_303_below_version_2_5_is_server_backup_and_moves_to_the_next_site(
         }
     }
     assert!(backup_asked > 0, "no seed asked the backup site first");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_diamond_of_service_handles_is_bounded_by_one_referral_budget() {
+    // 0.NA/20.500.9 → HS_SERV 0.SERV/d0-a, 0.SERV/d0-b; each 0.SERV/dk-* → both
+    // 0.SERV/d(k+1)-*: no handle repeats on any one path, yet there are 2^20 paths. Shared
+    // lookups (single flights) once each started with a fresh budget of 40, so the walk was
+    // only ended by the deadline, thousands of requests later.
+    let w = World::new(None);
+    let serv = |k: usize| {
+        vec![
+            HandleValue::new(1, "HS_SERV", format!("0.SERV/d{k}-a")),
+            HandleValue::new(2, "HS_SERV", format!("0.SERV/d{k}-b")),
+        ]
+    };
+    w.root_store.insert("0.NA/20.500.9", serv(0));
+    for k in 0..30 {
+        for side in ["a", "b"] {
+            w.root_store
+                .insert(format!("0.SERV/d{k}-{side}"), serv(k + 1));
+        }
+    }
+    let e = w.resolver().resolve("20.500.9/x").await.unwrap_err();
+    // The first path down ends at the depth limit (20); the others run into the budget (40).
+    assert!(matches!(e, ResolveError::TooManyReferrals { .. }), "{e}");
+    // The prefix lookup plus at most one request per counted service hop.
+    assert!(w.net.total() <= 41, "{} requests", w.net.total());
 }

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use handle_resolver::resolver::ResolveError;
-use handle_resolver::wire::ResponseCode;
+use handle_resolver::testing::TestKey;
+use handle_resolver::wire::{OpFlags, ResponseCode};
 
-use super::mock::{error_answer, handle_of, site_value, store_server, Reply};
+use super::mock::{error_answer, handle_of, sign, site_value, store_server, Reply};
 use super::world::{urls, World, PREFIX};
 
 fn root_lookups(w: &World) -> usize {
@@ -59,6 +60,48 @@ async fn a_newer_root_serial_refreshes_the_root_in_the_background() {
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(root_lookups(&w), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn automatic_refreshes_are_certified_when_the_root_has_keys() {
+    // The root sites are shared by every caller: a refresh set off by a plain resolution
+    // must still be checked against the current root keys, or it could hand unverified
+    // keys to later certified resolutions.
+    let key = TestKey::embedded();
+    let w = World::new(Some(key.clone()));
+    let mut newer = w.root_site.clone();
+    newer.serial = 9;
+    w.root_store
+        .insert("0.NA/0.NA", vec![site_value(1, &newer)]);
+    let inner = store_server(w.root_store.clone(), None, None);
+    w.net.serve(
+        w.root,
+        Arc::new(move |req, kind| match inner(req, kind) {
+            Reply::Answer(mut m) => {
+                m.header.site_info_serial = 9;
+                match req.header.flags.contains(OpFlags::CT) {
+                    true => Reply::Answer(sign(m, &key)),
+                    false => Reply::Answer(m),
+                }
+            }
+            other => other,
+        }),
+    );
+    let h = format!("{PREFIX}/plain");
+    w.store.insert(&h, urls(&h, 1));
+    let r = w.resolver();
+    r.resolve(h.as_str()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let refreshes: Vec<_> = w
+        .net
+        .log()
+        .into_iter()
+        .filter(|s| handle_of(&s.request) == "0.NA/0.NA")
+        .collect();
+    assert_eq!(refreshes.len(), 1);
+    assert!(refreshes[0].request.header.flags.contains(OpFlags::CT));
+    // Verified with the current root key, and taken.
+    assert_eq!(r.root_sites()[0].request_serial, 9);
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{HopOutcome, Resolver};
+use handle_resolver::resolver::{HopOutcome, ResolveError, Resolver};
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::NetTransport;
-use handle_resolver::wire::HandleValue;
+use handle_resolver::wire::{HandleValue, ResponseCode};
 
-use super::mock::{addr, values_answer, MockNet, Reply};
+use super::mock::{addr, error_answer, values_answer, MockNet, Reply};
 
 #[tokio::test(start_paused = true)]
 async fn retransmitted_answers_are_traced_but_not_rtt_samples() {
@@ -56,6 +56,38 @@ async fn retransmitted_answers_are_traced_but_not_rtt_samples() {
     let rec = r.resolve("20.500.1/slower").await.unwrap();
     assert_eq!(rec.hops.last().unwrap().transmissions, 3);
     assert_eq!(r.server_rtt(server), Some(Duration::from_millis(500)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompt_busy_or_error_answers_penalise_the_server() {
+    for code in [
+        ResponseCode::ServerBusy,
+        ResponseCode::Error,
+        ResponseCode::ServerNotResponsible,
+    ] {
+        let net = MockNet::new();
+        let server = addr(61);
+        net.serve(
+            server,
+            Arc::new(move |req, _| Reply::Answer(error_answer(req, code))),
+        );
+        let r = Resolver::builder()
+            .server(server)
+            .exchange(net.clone())
+            .build()
+            .unwrap();
+        let e = r.resolve("20.500.1/busy").await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ResolveError::Server { .. } | ResolveError::PrefixNotServed { .. }
+            ),
+            "{e}"
+        );
+        // Answered within 2 ms, yet no better than a silent server for the next site choice.
+        let srtt = r.server_rtt(server).unwrap();
+        assert!(srtt >= Duration::from_secs(1), "{code}: {srtt:?}");
+    }
 }
 
 #[tokio::test]

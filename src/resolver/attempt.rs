@@ -13,14 +13,13 @@ use crate::transport::{TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
 use crate::wire::{
     verify_message, Body, Message, OpFlags, ProtocolVersion, ResponseCode, ServerInfo,
-    ENVELOPE_LEN, HEADER_LEN,
 };
 
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::record::{Hop, HopOutcome};
 use super::selection::srtt_key;
 use super::sites::{query_addr, Site};
-use super::state::{Ctx, Inner, TransportPreference};
+use super::state::{Ctx, Inner};
 
 /// What to send (the parts that do not depend on the site).
 #[derive(Debug, Clone)]
@@ -163,23 +162,21 @@ impl Inner {
         spec: &RequestSpec,
         ctx: &Ctx,
     ) -> Result<Answer, ResolveError> {
-        let kinds: &[TransportKind] = match self.config.transport {
-            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
-            TransportPreference::Tcp => &[TransportKind::Tcp],
-        };
         let mut last = None;
-        for &kind in kinds {
+        for &kind in self.config.transport.kinds() {
             let Some(addr) = query_addr(server, kind) else {
                 continue;
             };
             match self.ask_server(site, server, addr, kind, spec, ctx).await {
                 Ok(answer) => return Ok(answer),
-                Err(e @ ResolveError::Transport { .. })
-                    if kind == TransportKind::Udp && udp_falls_back(&e) =>
-                {
+                Err(e) => {
+                    let fallback = kind == TransportKind::Udp
+                        && matches!(&e, ResolveError::Transport { error, .. } if udp_falls_back(error));
+                    if !fallback {
+                        return Err(e);
+                    }
                     last = Some(e);
                 }
-                Err(e) => return Err(e),
             }
         }
         Err(last.unwrap_or(ResolveError::Protocol {
@@ -236,17 +233,23 @@ impl Inner {
                 return Err(e);
             }
         };
-        let first_wait = self.options.udp_retransmit.first().copied();
-        self.srtt.record_answer(
-            srtt_key(server),
-            rtt,
-            transmissions,
-            first_wait.unwrap_or_default(),
-        );
+        let code = response.response_code();
+        if try_next_site(code) {
+            // Busy, not responsible, failing: as useless as silence for site choice, so it is
+            // penalised (a quick "busy" must not put the server first in line).
+            self.srtt.record_failure(srtt_key(server));
+        } else {
+            let first_wait = self.options.udp_retransmit.first().copied();
+            self.srtt.record_answer(
+                srtt_key(server),
+                rtt,
+                transmissions,
+                first_wait.unwrap_or_default(),
+            );
+        }
         if let Some(hop) = guard.hop.as_mut() {
             hop.transmissions = transmissions;
         }
-        let code = response.response_code();
         guard.finish(HopOutcome::Response(code));
         let answer = Answer {
             msg: response,
@@ -294,12 +297,10 @@ impl Inner {
                 .request_digest
                 .as_ref()
                 .ok_or_else(|| protocol(ProtocolViolation::DigestMissing))?;
-            let encoded = request
-                .encode()
+            let covered = request
+                .header_and_body()
                 .map_err(|_| protocol(ProtocolViolation::DigestMismatch))?;
-            let covered = header_and_body(&encoded)
-                .ok_or_else(|| protocol(ProtocolViolation::DigestMismatch))?;
-            if !digest.matches(covered) {
+            if !digest.matches(&covered) {
                 return Err(protocol(ProtocolViolation::DigestMismatch));
             }
         }
@@ -329,25 +330,12 @@ impl Inner {
     }
 }
 
-/// The header + body of an encoded request (what a request digest covers): after the
-/// envelope, `HEADER_LEN + BodyLength` bytes.
-pub fn header_and_body(encoded: &[u8]) -> Option<&[u8]> {
-    let at = ENVELOPE_LEN.checked_add(20)?;
-    let len_bytes: [u8; 4] = encoded.get(at..at.checked_add(4)?)?.try_into().ok()?;
-    let body_len = usize::try_from(u32::from_be_bytes(len_bytes)).ok()?;
-    let end = ENVELOPE_LEN
-        .checked_add(HEADER_LEN)?
-        .checked_add(body_len)?;
-    encoded.get(ENVELOPE_LEN..end)
-}
-
-fn udp_falls_back(e: &ResolveError) -> bool {
+/// True when a UDP failure sends the request over TCP to the same server (PROTOCOL.md §8.4):
+/// no answer in time, too big for a datagram, or the UDP side is saturated.
+pub(crate) fn udp_falls_back(error: &TransportError) -> bool {
     matches!(
-        e,
-        ResolveError::Transport {
-            error: TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy,
-            ..
-        }
+        error,
+        TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy
     )
 }
 

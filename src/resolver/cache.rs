@@ -21,8 +21,12 @@ use super::sites::Site;
 pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(2 * 24 * 3600);
 /// Default lifetime of a "handle not found" answer.
 pub const DEFAULT_NEGATIVE_TTL: Duration = Duration::from_secs(60);
-/// Default number of cached answers.
+/// Default number of cached answers (an answer of more than [`WEIGHT_UNIT`] bytes counts
+/// as one per started unit).
 pub const DEFAULT_CAPACITY: u64 = 10_000;
+/// Size of answer that counts as one entry against the capacity: most answers are smaller,
+/// a 256 KiB one counts as 256 entries, so memory stays near `capacity` KiB at most.
+pub const WEIGHT_UNIT: usize = 1024;
 
 /// What identifies a cached answer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,13 +70,35 @@ impl RecordKey {
 
 /// The handle with its prefix (or, for `0.` handles, all of it) ASCII upper-cased.
 pub fn cache_handle(handle: &str) -> String {
-    if handle.len() >= 2 && handle[..2].eq_ignore_ascii_case("0.") || !handle.contains('/') {
+    let global = handle
+        .as_bytes()
+        .get(..2)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"0."));
+    if global || !handle.contains('/') {
         return handle.to_ascii_uppercase();
     }
     match handle.split_once('/') {
         Some((p, s)) => format!("{}/{}", p.to_ascii_uppercase(), s),
         None => handle.to_ascii_uppercase(),
     }
+}
+
+/// The weight of an answer against the capacity: its approximate size in started
+/// [`WEIGHT_UNIT`]s, at least 1.
+fn weight(answer: &CachedAnswer) -> u32 {
+    let bytes = match answer {
+        CachedAnswer::NotFound => 0,
+        CachedAnswer::Found { handle, values, .. } => values.iter().fold(handle.len(), |n, v| {
+            let refs = v.references.iter().fold(0usize, |r, x| {
+                r.saturating_add(x.handle.len()).saturating_add(8)
+            });
+            n.saturating_add(v.data.len())
+                .saturating_add(v.type_name.len())
+                .saturating_add(refs)
+                .saturating_add(std::mem::size_of::<HandleValue>())
+        }),
+    };
+    u32::try_from(bytes.div_ceil(WEIGHT_UNIT).max(1)).unwrap_or(u32::MAX)
 }
 
 /// A cached outcome.
@@ -110,12 +136,25 @@ impl<K, T> moka::Expiry<K, Arc<Entry<T>>> for PerEntry {
     ) -> Option<Duration> {
         Some(value.until.saturating_duration_since(Instant::now()))
     }
+
+    /// A replaced entry gets the new value's lifetime (moka's default keeps the old one: a
+    /// 60 s "not found" overwritten by an answer valid for a day was evicted after 60 s).
+    fn expire_after_update(
+        &self,
+        _key: &K,
+        value: &Arc<Entry<T>>,
+        _updated_at: std::time::Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.until.saturating_duration_since(Instant::now()))
+    }
 }
 
 /// Cache limits.
 #[derive(Debug, Clone, Copy)]
 pub struct CacheConfig {
-    /// Most answers kept (0 disables the answer cache).
+    /// Most answers kept (0 disables the answer cache); an answer larger than
+    /// [`WEIGHT_UNIT`] counts once per started unit.
     pub capacity: u64,
     /// Most prefixes whose service information is kept.
     pub service_capacity: u64,
@@ -160,6 +199,7 @@ impl Caches {
             config,
             records: Cache::builder()
                 .max_capacity(config.capacity)
+                .weigher(|_, e: &Arc<Entry<CachedAnswer>>| weight(&e.value))
                 .expire_after(PerEntry)
                 .build(),
             services: Cache::builder()
@@ -218,7 +258,8 @@ impl Caches {
         self.records.insert(key, Arc::new(Entry { value, until }));
     }
 
-    /// Live service sites for a prefix handle.
+    /// Live service sites for a prefix handle (empty: known to have none, see
+    /// [`Caches::put_service_not_found`]).
     pub fn get_service(&self, prefix_handle: &str, certified: bool) -> Option<Arc<Vec<Site>>> {
         let key = (prefix_handle.to_ascii_uppercase(), certified);
         let e = self.services.get(&key)?;
@@ -251,6 +292,14 @@ impl Caches {
         );
     }
 
+    /// Caches "no service for this prefix handle" (the root has no sites for it, also when
+    /// asked with AT) for the negative TTL: an empty site list, which
+    /// [`Caches::get_service`] callers read as not found.
+    pub fn put_service_not_found(&self, prefix_handle: &str, certified: bool) {
+        let ttl = self.config.negative_ttl;
+        self.put_service(prefix_handle, certified, Arc::new(Vec::new()), ttl);
+    }
+
     /// Forgets the service information of a prefix handle (after an out-of-date answer).
     pub fn forget_service(&self, prefix_handle: &str) {
         let p = prefix_handle.to_ascii_uppercase();
@@ -274,9 +323,12 @@ pub fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Optio
     })
 }
 
-/// The lifetime one value may be cached (see [`values_ttl`]).
+/// The lifetime one value may be cached (see [`values_ttl`]). A relative TTL is an int4
+/// (PROTOCOL.md §4.3): one with the sign bit set is negative, i.e. not cacheable, not 68+
+/// years (the reference client only caches positive TTLs).
 pub fn value_ttl(value: &HandleValue, now_unix: u64, cap: Duration) -> Option<Duration> {
     let ttl = match value.ttl {
+        Ttl::Relative(s) if i32::try_from(s).is_err() => Duration::ZERO,
         Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
         Ttl::Absolute(t) => Duration::from_secs(u64::from(t).saturating_sub(now_unix)),
         Ttl::Other { .. } => return None,
@@ -314,9 +366,12 @@ mod tests {
         let d = |s| Some(Duration::from_secs(s));
         assert_eq!(values_ttl(&[value(Ttl::Relative(60))], 0, cap), d(60));
         assert_eq!(
-            values_ttl(&[value(Ttl::Relative(u32::MAX))], 0, cap),
+            values_ttl(&[value(Ttl::Relative(i32::MAX as u32))], 0, cap),
             Some(cap)
         );
+        // int4 -1 and every other negative relative TTL: not cached.
+        assert_eq!(values_ttl(&[value(Ttl::Relative(u32::MAX))], 0, cap), d(0));
+        assert_eq!(values_ttl(&[value(Ttl::Relative(1 << 31))], 0, cap), d(0));
         assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 400, cap), d(600));
         assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 4_000, cap), d(0));
         assert_eq!(
@@ -349,6 +404,9 @@ mod tests {
         let c = RecordKey::new("ABC.DEF/suffix", &[], &[], false, true);
         assert_ne!(c.handle, a.handle);
         assert_eq!(cache_handle("0.na/10.abc"), "0.NA/10.ABC");
+        // A first character of more than one byte (alias targets come from servers).
+        assert_eq!(cache_handle("€/x"), "€/x");
+        assert_eq!(cache_handle("ab€/Cd"), "AB€/Cd");
         assert_ne!(
             RecordKey::new("a/b", &[], &[], true, true),
             RecordKey::new("a/b", &[], &[], false, true)
@@ -375,6 +433,49 @@ mod tests {
         assert!(matches!(caches.get(&nf), Some(CachedAnswer::NotFound)));
         tokio::time::advance(DEFAULT_NEGATIVE_TTL).await;
         assert!(caches.get(&nf).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn big_answers_count_against_the_capacity_by_size() {
+        let caches = Caches::new(CacheConfig {
+            capacity: 40,
+            ..CacheConfig::default()
+        });
+        // Ten answers of 16 KiB each: 160 units against a capacity of 40.
+        for i in 0..10 {
+            let mut v = value(Ttl::Relative(600));
+            v.data = bytes::Bytes::from(vec![b'x'; 16 * WEIGHT_UNIT]);
+            let key = RecordKey::new(&format!("a/{i}"), &[], &[], false, true);
+            caches.put_found(key, format!("a/{i}"), vec![v], source(), 0);
+        }
+        caches.records.run_pending_tasks();
+        assert!(caches.records.weighted_size() <= 40);
+        assert!(caches.records.entry_count() <= 2);
+        // Small answers still count one each.
+        let small = CachedAnswer::Found {
+            handle: "a/b".into(),
+            values: vec![value(Ttl::Relative(1))],
+            source: source(),
+        };
+        assert_eq!(weight(&small), 1);
+        assert_eq!(weight(&CachedAnswer::NotFound), 1);
+    }
+
+    #[test]
+    fn a_replaced_entry_lives_as_long_as_its_new_value() {
+        // moka's clock is real time: a short first lifetime, really waited out.
+        let caches = Caches::new(CacheConfig {
+            negative_ttl: Duration::from_millis(20),
+            ..CacheConfig::default()
+        });
+        let key = RecordKey::new("a/b", &[], &[], false, true);
+        caches.put_not_found(key.clone());
+        // An authoritative resolution (no cache read) found it meanwhile: valid for an hour.
+        let v = value(Ttl::Relative(3600));
+        caches.put_found(key.clone(), "a/b".into(), vec![v], source(), 0);
+        std::thread::sleep(Duration::from_millis(100));
+        caches.records.run_pending_tasks();
+        assert!(matches!(caches.get(&key), Some(CachedAnswer::Found { .. })));
     }
 
     #[tokio::test(start_paused = true)]

@@ -103,9 +103,15 @@ pub enum ResolveError {
         /// The handle asked for.
         handle: String,
     },
-    /// The overall deadline passed.
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
+    /// The overall deadline passed (the attempts made are in the trace,
+    /// [`crate::resolver::Resolver::resolve_traced`]).
+    #[error("{handle}: no answer within {after:?}")]
+    Timeout {
+        /// The handle being resolved (or asked for, in [`crate::resolver::Resolver::query`]).
+        handle: String,
+        /// The deadline.
+        after: Duration,
+    },
     /// A server answered something that is not an acceptable response.
     #[error("protocol error from {server}: {violation}")]
     Protocol {

@@ -61,7 +61,7 @@ pub use bootstrap::{
 };
 pub use bootstrap_json::read_bootstrap_handles;
 pub use builder::ResolverBuilder;
-pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL};
+pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};

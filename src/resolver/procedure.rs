@@ -69,8 +69,9 @@ impl Inner {
         let mut seen = HashSet::new();
         seen.insert(sites_key(&sites));
         let mut sites = sites;
+        let mut spec = spec.clone();
         loop {
-            let answer = self.race_sites(spec, &sites, ctx).await?;
+            let answer = self.race_sites(&spec, &sites, ctx).await?;
             let kind = match answer.code() {
                 ResponseCode::ServiceReferral => SiteKind::Service,
                 ResponseCode::PrefixReferral => {
@@ -118,6 +119,8 @@ impl Inner {
                 });
             }
             sites = Arc::new(referred);
+            // The same request again, one referral deeper (§5.3).
+            spec.recursion_count = spec.recursion_count.saturating_add(1);
         }
     }
 

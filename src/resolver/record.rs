@@ -63,7 +63,8 @@ pub struct Source {
     pub site_description: Option<String>,
     /// True when the answer was signed and its signature verified.
     pub certified: bool,
-    /// True when the response had AT set (it came from a primary site).
+    /// True when the answer came from a primary site (and had AT set; servers set AT on
+    /// every response, so the flag alone says nothing).
     pub authoritative: bool,
     /// The response's protocol version.
     pub protocol_version: ProtocolVersion,

@@ -53,6 +53,7 @@ impl Inner {
         certify: bool,
         ctx: &Ctx,
     ) -> Result<bool, ResolveError> {
+        let certify = self.auto_refresh_certify(certify);
         if let Some(flight) = self.flights.refresh.join(&certify) {
             let (out, hops) = flight.await;
             ctx.extend_hops(hops);
@@ -63,6 +64,21 @@ impl Inner {
             return Ok(false);
         }
         self.refresh_root(certify, ctx).await.map(|()| true)
+    }
+
+    /// Whether an automatic refresh asks with CT: always when the current root sites carry
+    /// keys (PROTOCOL.md §11.4: the new root information is checked against the current root
+    /// keys), whatever the request that triggered it. The root sites are shared by every
+    /// caller, so an unsigned refresh started by a plain resolution would otherwise hand
+    /// unverified keys to later certified ones. Without any root key (a bare `HOST:PORT`
+    /// root) a certified refresh could not succeed, so the request's own flag is kept.
+    fn auto_refresh_certify(&self, certify: bool) -> bool {
+        certify
+            || self
+                .root_sites()
+                .iter()
+                .flat_map(|s| s.info.servers.iter())
+                .any(|server| !server.public_key.is_empty())
     }
 
     /// Takes the rate limiter's slot: true when no automatic refresh started within the
@@ -99,6 +115,7 @@ impl Inner {
         if !self.is_root_site(&answer.site) || !ctx.claim_refresh() {
             return;
         }
+        let certify = self.auto_refresh_certify(certify);
         if self.flights.refresh.join(&certify).is_some() || !self.claim_root_refresh() {
             debug!(
                 sent,

@@ -8,17 +8,17 @@ use futures::stream::{self, BoxStream, StreamExt};
 use futures::FutureExt;
 use tracing::{debug_span, info_span, Instrument};
 
-use crate::transport::{TransportError, TransportKind};
+use crate::transport::TransportKind;
 use crate::wire::{Body, HandleValue, Message, ResponseCode};
 
-use super::attempt::{try_next_site, Answer};
+use super::attempt::{try_next_site, udp_falls_back, Answer};
 use super::builder::ResolverBuilder;
 use super::cache::{CachedAnswer, RecordKey};
 use super::error::{ProtocolViolation, ResolveError};
 use super::record::{HandleRecord, Hop, Query, Source};
 use super::service::final_error;
 use super::sites::query_addr;
-use super::state::{Ctx, Inner, TransportPreference, MAX_ALIAS_DEPTH};
+use super::state::{Ctx, Inner, MAX_ALIAS_DEPTH};
 use super::target::{Resolvable, Target};
 
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
@@ -96,7 +96,7 @@ impl Resolver {
         let deadline = self.inner.config.timeout;
         let result = match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => Err(timeout(&target.handle, deadline)),
         };
         let hops = ctx.hops();
         let result = result.map(|mut r| {
@@ -182,7 +182,7 @@ impl Resolver {
         };
         match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => Err(timeout(&target.handle, deadline)),
         }
     }
 
@@ -194,13 +194,9 @@ impl Resolver {
         request: &Message,
     ) -> Result<Message, ResolveError> {
         let inner = &self.inner;
-        let kinds: &[TransportKind] = match inner.config.transport {
-            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
-            TransportPreference::Tcp => &[TransportKind::Tcp],
-        };
         let work = async {
             let mut last = None;
-            for &kind in kinds {
+            for &kind in inner.config.transport.kinds() {
                 match inner
                     .exchange
                     .exchange(server, kind, request, &inner.options)
@@ -208,12 +204,7 @@ impl Resolver {
                 {
                     Ok(m) => return Ok(m),
                     Err(error) => {
-                        let fallback = matches!(
-                            error,
-                            TransportError::Timeout
-                                | TransportError::TooLargeForUdp
-                                | TransportError::Busy
-                        );
+                        let fallback = udp_falls_back(&error);
                         last = Some(ResolveError::Transport {
                             server,
                             kind,
@@ -233,7 +224,13 @@ impl Resolver {
         let deadline = inner.config.timeout;
         match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => {
+                let handle = match &request.body {
+                    Body::ResolutionRequest(r) => String::from_utf8_lossy(&r.handle).into_owned(),
+                    _ => format!("request to {server}"),
+                };
+                Err(timeout(&handle, deadline))
+            }
         }
     }
 
@@ -248,7 +245,7 @@ impl Resolver {
         let deadline = self.inner.config.timeout;
         match tokio::time::timeout(deadline, self.inner.refresh_root(certify, &ctx)).await {
             Ok(r) => r.map(|()| self.inner.root_sites().len()),
-            Err(_) => Err(ResolveError::Timeout(deadline)),
+            Err(_) => Err(timeout(super::bootstrap::ROOT_HANDLE, deadline)),
         }
     }
 
@@ -277,6 +274,14 @@ impl Resolver {
             });
         }
         Ok(target)
+    }
+}
+
+/// The error for a call that ran past its deadline.
+fn timeout(handle: &str, after: std::time::Duration) -> ResolveError {
+    ResolveError::Timeout {
+        handle: handle.to_string(),
+        after,
     }
 }
 
@@ -377,9 +382,10 @@ impl Inner {
             return self.resolve_network(handle, query, key, ctx).await;
         };
         let (h, q, k) = (handle.to_string(), query.clone(), key.clone());
+        let flight_ctx = ctx.for_flight(handle);
         let (flight, _) = self.flights.records.join_or_start(key, move || {
             async move {
-                let ctx = Ctx::new(&h);
+                let ctx = flight_ctx;
                 let out = match this.cached(&k, &h) {
                     Some(out) => out,
                     None => this.resolve_network(&h, &q, k, &ctx).await,
@@ -450,7 +456,10 @@ impl Inner {
             site_serial: answer.msg.header.site_info_serial,
             site_description: answer.site.description(),
             certified: answer.certified,
-            authoritative: answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
+            // Servers set AT on every response (PROTOCOL.md §14.4): only the site says
+            // whether the answer came from a primary.
+            authoritative: answer.site.is_primary()
+                && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
             protocol_version: answer.msg.envelope.version,
         };
         self.caches.put_found(

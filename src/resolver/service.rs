@@ -132,8 +132,8 @@ impl Inner {
         ctx: &Ctx,
         path: &[String],
     ) -> Result<Arc<Vec<Site>>, ResolveError> {
-        if let Some(sites) = self.caches.get_service(prefix_handle, certify) {
-            return Ok(sites);
+        if let Some(out) = self.cached_service(prefix_handle, certify) {
+            return out;
         }
         let Some(this) = self.me.upgrade() else {
             return self
@@ -142,11 +142,12 @@ impl Inner {
         };
         let key = ServiceFlightKey::new(None, prefix_handle, certify, path);
         let (handle, path) = (prefix_handle.to_string(), path.to_vec());
+        let flight_ctx = ctx.for_flight(prefix_handle);
         let (flight, started) = self.flights.services.join_or_start(key, move || {
             async move {
-                let ctx = Ctx::new(&handle);
-                let out = match this.caches.get_service(&handle, certify) {
-                    Some(sites) => Ok(sites),
+                let ctx = flight_ctx;
+                let out = match this.cached_service(&handle, certify) {
+                    Some(out) => out,
                     None => this.lookup_service_now(&handle, certify, &ctx, &path).await,
                 };
                 (out, ctx.hops())
@@ -160,6 +161,23 @@ impl Inner {
         let (out, hops) = flight.await;
         ctx.extend_hops(hops);
         out
+    }
+
+    /// The cached outcome of a service lookup, if any (an empty entry is a cached "not
+    /// found").
+    fn cached_service(
+        &self,
+        prefix_handle: &str,
+        certify: bool,
+    ) -> Option<Result<Arc<Vec<Site>>, ResolveError>> {
+        let sites = self.caches.get_service(prefix_handle, certify)?;
+        Some(if sites.is_empty() {
+            Err(ResolveError::ServiceNotFound {
+                prefix_handle: prefix_handle.to_string(),
+            })
+        } else {
+            Ok(sites)
+        })
     }
 
     /// The service lookup itself (no cache read, no sharing).
@@ -202,6 +220,9 @@ impl Inner {
                     spec.flags = spec.flags | OpFlags::AT;
                     continue;
                 }
+                // Known not to exist: kept as briefly as a "handle not found", so a stream of
+                // handles under an unknown prefix does not ask the root twice per handle.
+                self.caches.put_service_not_found(prefix_handle, certify);
                 return Err(not_found());
             }
             let sites = Arc::new(collected.sites);
@@ -324,10 +345,11 @@ impl Inner {
         };
         let key = ServiceFlightKey::new(Some(kind), target, certify, &sub_path);
         let span = debug_span!("shared_service_handle", service = target);
+        let flight_ctx = ctx.for_flight(target);
         let target = target.to_string();
         let (flight, _) = self.flights.service_handles.join_or_start(key, move || {
             async move {
-                let ctx = Ctx::new(&target);
+                let ctx = flight_ctx;
                 let out = this
                     .service_sites_now(&target, kind, certify, &ctx, &sub_path)
                     .await

@@ -108,7 +108,8 @@ impl Site {
         })
     }
 
-    /// Identity used to deduplicate sites: the servers' addresses and the serial.
+    /// Identity used to deduplicate sites and detect referral loops: each server's address
+    /// and interface ports, in record order (not the serial, keys or attributes).
     pub(crate) fn identity(&self) -> Vec<(IpAddr, Vec<u32>)> {
         self.info
             .servers

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::Rng;
 
-use crate::transport::{Exchange, ExchangeOptions};
+use crate::transport::{Exchange, ExchangeOptions, TransportKind};
 use crate::wire::Limits;
 
 use super::cache::{Caches, RecordKey};
@@ -27,6 +27,16 @@ pub enum TransportPreference {
     Udp,
     /// TCP only.
     Tcp,
+}
+
+impl TransportPreference {
+    /// The transports to try on one server, in order.
+    pub(crate) fn kinds(self) -> &'static [TransportKind] {
+        match self {
+            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
+            TransportPreference::Tcp => &[TransportKind::Tcp],
+        }
+    }
 }
 
 /// Most referrals (302/303) and service-handle hops in one resolution (the reference client's
@@ -215,7 +225,9 @@ pub struct Ctx {
     pub(crate) origin: String,
     hops: Mutex<Vec<Hop>>,
     attempts: AtomicU32,
-    referrals: AtomicU32,
+    /// Referrals and service hops so far: shared with the work this resolution starts on
+    /// behalf of others (single flights), so the limit bounds the whole tree of lookups.
+    referrals: Arc<AtomicU32>,
     refreshed: AtomicBool,
 }
 
@@ -226,8 +238,18 @@ impl Ctx {
             origin: origin.to_string(),
             hops: Mutex::new(Vec::new()),
             attempts: AtomicU32::new(0),
-            referrals: AtomicU32::new(0),
+            referrals: Arc::new(AtomicU32::new(0)),
             refreshed: AtomicBool::new(false),
+        }
+    }
+
+    /// Bookkeeping for shared work (a single flight) this resolution starts about `origin`:
+    /// its own attempts and trace, but this resolution's referral budget, so nested lookups
+    /// cannot each start over from [`MAX_REFERRALS`].
+    pub(crate) fn for_flight(&self, origin: &str) -> Self {
+        Self {
+            referrals: self.referrals.clone(),
+            ..Self::new(origin)
         }
     }
 
