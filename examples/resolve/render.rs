@@ -88,7 +88,7 @@ pub fn reason(e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
         ResolveError::TooManyReferrals { limit, .. } => {
             format!("more than {limit} referrals or service hops (last answer{from})")
         }
-        ResolveError::Timeout(d) => {
+        ResolveError::Timeout { after: d, .. } => {
             let last = hops.last().map_or(String::new(), |h| {
                 format!(" (last request: {} to {})", h.handle, h.server)
             });
