@@ -85,11 +85,26 @@ pub fn try_next_site(code: ResponseCode) -> bool {
     )
 }
 
-/// Records a cancelled attempt when dropped before it finished.
+/// Records an attempt as running while it runs, and as cancelled when dropped before it
+/// finished.
 struct HopGuard<'a> {
     ctx: &'a Ctx,
+    token: u64,
     hop: Option<Hop>,
     started: Instant,
+}
+
+impl<'a> HopGuard<'a> {
+    fn start(ctx: &'a Ctx, hop: Hop) -> Self {
+        let started = Instant::now();
+        let token = ctx.start_hop(hop.clone(), started);
+        Self {
+            ctx,
+            token,
+            hop: Some(hop),
+            started,
+        }
+    }
 }
 
 impl HopGuard<'_> {
@@ -107,7 +122,7 @@ impl HopGuard<'_> {
                 "attempt"
             );
             hop.outcome = outcome;
-            self.ctx.push_hop(hop);
+            self.ctx.end_hop(self.token, hop);
         }
     }
 }
@@ -195,9 +210,9 @@ impl Inner {
         ctx: &Ctx,
     ) -> Result<Answer, ResolveError> {
         let request = self.build_request(site, spec);
-        let mut guard = HopGuard {
+        let mut guard = HopGuard::start(
             ctx,
-            hop: Some(Hop {
+            Hop {
                 handle: spec.handle.clone(),
                 server: addr,
                 transport: kind,
@@ -205,9 +220,8 @@ impl Inner {
                 rtt: Duration::ZERO,
                 transmissions: 0,
                 outcome: HopOutcome::Cancelled,
-            }),
-            started: Instant::now(),
-        };
+            },
+        );
         let result = self
             .exchange
             .exchange_counted(addr, kind, &request, &self.options)

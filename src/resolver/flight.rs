@@ -18,15 +18,16 @@ use futures::future::{BoxFuture, FutureExt, Shared, WeakShared};
 /// The shared work of one flight.
 pub(crate) type Flight<V> = Shared<BoxFuture<'static, V>>;
 
-type Table<K, V> = HashMap<K, (u64, WeakShared<BoxFuture<'static, V>>)>;
+type Table<K, V, T> = HashMap<K, (u64, WeakShared<BoxFuture<'static, V>>, T)>;
 
-/// Flights in progress, by key.
-pub(crate) struct Flights<K, V> {
-    table: Arc<Mutex<Table<K, V>>>,
+/// Flights in progress, by key. Each flight carries a `T` its callers get too (the
+/// bookkeeping of the shared work, so that a caller can list its attempts before it ends).
+pub(crate) struct Flights<K, V, T> {
+    table: Arc<Mutex<Table<K, V, T>>>,
     next_token: AtomicU64,
 }
 
-impl<K, V> Default for Flights<K, V> {
+impl<K, V, T> Default for Flights<K, V, T> {
     fn default() -> Self {
         Self {
             table: Arc::new(Mutex::new(HashMap::new())),
@@ -35,7 +36,7 @@ impl<K, V> Default for Flights<K, V> {
     }
 }
 
-impl<K, V> std::fmt::Debug for Flights<K, V> {
+impl<K, V, T> std::fmt::Debug for Flights<K, V, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Flights")
             .field("in_flight", &lock(&self.table).len())
@@ -49,19 +50,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Removes its flight's entry when the flight's work ends: completed, or dropped because every
 /// caller went away.
-struct Landing<K: Hash + Eq, V> {
-    table: Weak<Mutex<Table<K, V>>>,
+struct Landing<K: Hash + Eq, V, T> {
+    table: Weak<Mutex<Table<K, V, T>>>,
     key: Option<K>,
     token: u64,
 }
 
-impl<K: Hash + Eq, V> Drop for Landing<K, V> {
+impl<K: Hash + Eq, V, T> Drop for Landing<K, V, T> {
     fn drop(&mut self) {
         let (Some(table), Some(key)) = (self.table.upgrade(), self.key.take()) else {
             return;
         };
         let mut t = lock(&table);
-        if t.get(&key).is_some_and(|(token, _)| *token == self.token) {
+        if t.get(&key)
+            .is_some_and(|(token, _, _)| *token == self.token)
+        {
             // The removed entry only holds a weak reference: dropping it under the lock
             // cannot drop (and re-enter) any work.
             t.remove(&key);
@@ -69,21 +72,27 @@ impl<K: Hash + Eq, V> Drop for Landing<K, V> {
     }
 }
 
-impl<K, V> Flights<K, V>
+impl<K, V, T> Flights<K, V, T>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Clone + Send + Sync + 'static,
+    T: Clone + Send + 'static,
 {
-    /// Joins the flight for `key`, or starts one running `work` (built by `start`, which must
-    /// only build the future). Returns the flight and whether this call started it.
+    /// Joins the flight for `key`, or starts one running `work` (built by `start` from the
+    /// flight's `T`, made by `tag`; `start` must only build the future). Returns the flight,
+    /// its `T` and whether this call started it.
     pub(crate) fn join_or_start(
         &self,
         key: K,
-        start: impl FnOnce() -> BoxFuture<'static, V>,
-    ) -> (Flight<V>, bool) {
+        tag: impl FnOnce() -> T,
+        start: impl FnOnce(T) -> BoxFuture<'static, V>,
+    ) -> (Flight<V>, T, bool) {
         let mut t = lock(&self.table);
-        if let Some(flight) = t.get(&key).and_then(|(_, weak)| weak.upgrade()) {
-            return (flight, false);
+        if let Some((flight, tag)) = t
+            .get(&key)
+            .and_then(|(_, weak, tag)| Some((weak.upgrade()?, tag.clone())))
+        {
+            return (flight, tag, false);
         }
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let landing = Landing {
@@ -91,7 +100,8 @@ where
             key: Some(key.clone()),
             token,
         };
-        let work = start();
+        let tag = tag();
+        let work = start(tag.clone());
         let flight = async move {
             let out = work.await;
             drop(landing);
@@ -100,16 +110,16 @@ where
         .boxed()
         .shared();
         if let Some(weak) = flight.downgrade() {
-            t.insert(key, (token, weak));
+            t.insert(key, (token, weak, tag.clone()));
         }
-        (flight, true)
+        (flight, tag, true)
     }
 
     /// Joins the flight for `key` if there is one.
-    pub(crate) fn join(&self, key: &K) -> Option<Flight<V>> {
+    pub(crate) fn join(&self, key: &K) -> Option<(Flight<V>, T)> {
         lock(&self.table)
             .get(key)
-            .and_then(|(_, weak)| weak.upgrade())
+            .and_then(|(_, weak, tag)| Some((weak.upgrade()?, tag.clone())))
     }
 
     /// Flights in progress (entries whose work is still alive).
@@ -127,9 +137,9 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn callers_share_one_run_and_the_entry_lands() {
-        let flights: Flights<u32, u32> = Flights::default();
+        let flights: Flights<u32, u32, ()> = Flights::default();
         let runs = Arc::new(AtomicUsize::new(0));
-        let start = || {
+        let start = |()| {
             let runs = runs.clone();
             async move {
                 runs.fetch_add(1, Ordering::SeqCst);
@@ -138,15 +148,15 @@ mod tests {
             }
             .boxed()
         };
-        let (a, started_a) = flights.join_or_start(1, start);
-        let (b, started_b) = flights.join_or_start(1, start);
+        let (a, (), started_a) = flights.join_or_start(1, || (), start);
+        let (b, (), started_b) = flights.join_or_start(1, || (), start);
         assert!(started_a && !started_b);
         assert_eq!(flights.len(), 1);
         assert_eq!(futures::join!(a, b), (7, 7));
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         assert_eq!(flights.len(), 0);
         // A later call runs the work again.
-        let (c, started_c) = flights.join_or_start(1, start);
+        let (c, (), started_c) = flights.join_or_start(1, || (), start);
         assert!(started_c);
         assert_eq!(c.await, 7);
         assert_eq!(runs.load(Ordering::SeqCst), 2);
@@ -154,18 +164,18 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_dropped_first_caller_does_not_fail_the_others() {
-        let flights: Flights<u32, u32> = Flights::default();
-        let start = || {
+        let flights: Flights<u32, u32, ()> = Flights::default();
+        let start = |()| {
             async {
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 9
             }
             .boxed()
         };
-        let (mut first, _) = flights.join_or_start(1, start);
+        let (mut first, (), _) = flights.join_or_start(1, || (), start);
         // The first caller drives the work part of the way, then goes away.
         assert!(futures::poll!(&mut first).is_pending());
-        let (second, started) = flights.join_or_start(1, start);
+        let (second, (), started) = flights.join_or_start(1, || (), start);
         assert!(!started);
         drop(first);
         assert_eq!(second.await, 9);
@@ -180,17 +190,21 @@ mod tests {
             }
         }
         let alive = Arc::new(AtomicUsize::new(0));
-        let flights: Flights<u32, u32> = Flights::default();
+        let flights: Flights<u32, u32, ()> = Flights::default();
         let a2 = alive.clone();
-        let (mut f, _) = flights.join_or_start(1, move || {
-            async move {
-                a2.fetch_add(1, Ordering::SeqCst);
-                let _alive = Alive(a2);
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                1
-            }
-            .boxed()
-        });
+        let (mut f, (), _) = flights.join_or_start(
+            1,
+            || (),
+            move |()| {
+                async move {
+                    a2.fetch_add(1, Ordering::SeqCst);
+                    let _alive = Alive(a2);
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    1
+                }
+                .boxed()
+            },
+        );
         assert!(futures::poll!(&mut f).is_pending());
         assert_eq!(alive.load(Ordering::SeqCst), 1);
         drop(f);

@@ -9,6 +9,7 @@
 //! [`DEFAULT_ROOT_REFRESH_INTERVAL`] (configurable) per resolver, so a root that keeps
 //! announcing a serial its own `0.NA/0.NA` does not carry cannot cause a storm.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -33,17 +34,18 @@ impl Inner {
         let Some(this) = self.me.upgrade() else {
             return self.refresh_root_now(certify, ctx).await;
         };
-        let (flight, _) = self.flights.refresh.join_or_start(certify, move || {
-            async move {
-                let ctx = Ctx::new(ROOT_HANDLE);
-                let out = this.refresh_root_now(certify, &ctx).await;
-                (out, ctx.hops())
-            }
-            .boxed()
-        });
-        let (out, hops) = flight.await;
-        ctx.extend_hops(hops);
-        out
+        let (flight, shared, _) = self.flights.refresh.join_or_start(
+            certify,
+            || Arc::new(Ctx::new(ROOT_HANDLE)),
+            move |ctx| {
+                async move {
+                    let out = this.refresh_root_now(certify, &ctx).await;
+                    (out, ctx.hops())
+                }
+                .boxed()
+            },
+        );
+        ctx.wait_for(flight, shared).await
     }
 
     /// An automatic refresh: joins one in flight, else starts one when the rate limit allows.
@@ -54,10 +56,8 @@ impl Inner {
         ctx: &Ctx,
     ) -> Result<bool, ResolveError> {
         let certify = self.auto_refresh_certify(certify);
-        if let Some(flight) = self.flights.refresh.join(&certify) {
-            let (out, hops) = flight.await;
-            ctx.extend_hops(hops);
-            return out.map(|()| true);
+        if let Some((flight, shared)) = self.flights.refresh.join(&certify) {
+            return ctx.wait_for(flight, shared).await.map(|()| true);
         }
         if !self.claim_root_refresh() {
             debug!("root refreshed recently; not again yet");

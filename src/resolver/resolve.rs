@@ -94,9 +94,17 @@ impl Resolver {
             .resolve_chain(&target.handle, query, &ctx)
             .instrument(span);
         let deadline = self.inner.config.timeout;
+        let work = std::pin::pin!(work);
         let result = match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
-            Err(_) => Err(timeout(&target.handle, deadline)),
+            // The trace is taken while the work still runs, so attempts in progress (also
+            // in shared work) are listed as they stood at the deadline.
+            Err(_) => {
+                return (
+                    Err(timeout(&target.handle, deadline)),
+                    ctx.hops_at_deadline(),
+                )
+            }
         };
         let hops = ctx.hops();
         let result = result.map(|mut r| {
@@ -382,22 +390,22 @@ impl Inner {
             return self.resolve_network(handle, query, key, ctx).await;
         };
         let (h, q, k) = (handle.to_string(), query.clone(), key.clone());
-        let flight_ctx = ctx.for_flight(handle);
-        let (flight, _) = self.flights.records.join_or_start(key, move || {
-            async move {
-                let ctx = flight_ctx;
-                let out = match this.cached(&k, &h) {
-                    Some(out) => out,
-                    None => this.resolve_network(&h, &q, k, &ctx).await,
-                };
-                (out, ctx.hops())
-            }
-            .instrument(debug_span!("shared_query", handle))
-            .boxed()
-        });
-        let (out, hops) = flight.await;
-        ctx.extend_hops(hops);
-        out
+        let (flight, shared, _) = self.flights.records.join_or_start(
+            key,
+            || Arc::new(ctx.for_flight(handle)),
+            move |ctx| {
+                async move {
+                    let out = match this.cached(&k, &h) {
+                        Some(out) => out,
+                        None => this.resolve_network(&h, &q, k, &ctx).await,
+                    };
+                    (out, ctx.hops())
+                }
+                .instrument(debug_span!("shared_query", handle))
+                .boxed()
+            },
+        );
+        ctx.wait_for(flight, shared).await
     }
 
     /// The cached outcome for `key`, if any.

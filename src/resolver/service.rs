@@ -142,25 +142,25 @@ impl Inner {
         };
         let key = ServiceFlightKey::new(None, prefix_handle, certify, path);
         let (handle, path) = (prefix_handle.to_string(), path.to_vec());
-        let flight_ctx = ctx.for_flight(prefix_handle);
-        let (flight, started) = self.flights.services.join_or_start(key, move || {
-            async move {
-                let ctx = flight_ctx;
-                let out = match this.cached_service(&handle, certify) {
-                    Some(out) => out,
-                    None => this.lookup_service_now(&handle, certify, &ctx, &path).await,
-                };
-                (out, ctx.hops())
-            }
-            .instrument(debug_span!("shared_service_lookup", prefix_handle))
-            .boxed()
-        });
+        let (flight, shared, started) = self.flights.services.join_or_start(
+            key,
+            || Arc::new(ctx.for_flight(prefix_handle)),
+            move |ctx| {
+                async move {
+                    let out = match this.cached_service(&handle, certify) {
+                        Some(out) => out,
+                        None => this.lookup_service_now(&handle, certify, &ctx, &path).await,
+                    };
+                    (out, ctx.hops())
+                }
+                .instrument(debug_span!("shared_service_lookup", prefix_handle))
+                .boxed()
+            },
+        );
         if !started {
             debug!(prefix_handle, "joining a service lookup in flight");
         }
-        let (out, hops) = flight.await;
-        ctx.extend_hops(hops);
-        out
+        ctx.wait_for(flight, shared).await
     }
 
     /// The cached outcome of a service lookup, if any (an empty entry is a cached "not
@@ -345,23 +345,23 @@ impl Inner {
         };
         let key = ServiceFlightKey::new(Some(kind), target, certify, &sub_path);
         let span = debug_span!("shared_service_handle", service = target);
-        let flight_ctx = ctx.for_flight(target);
+        let flight_ctx = || Arc::new(ctx.for_flight(target));
         let target = target.to_string();
-        let (flight, _) = self.flights.service_handles.join_or_start(key, move || {
-            async move {
-                let ctx = flight_ctx;
-                let out = this
-                    .service_sites_now(&target, kind, certify, &ctx, &sub_path)
-                    .await
-                    .map(Arc::new);
-                (out, ctx.hops())
-            }
-            .instrument(span)
-            .boxed()
-        });
-        let (out, hops) = flight.await;
-        ctx.extend_hops(hops);
-        out
+        let (flight, shared, _) =
+            self.flights
+                .service_handles
+                .join_or_start(key, flight_ctx, move |ctx| {
+                    async move {
+                        let out = this
+                            .service_sites_now(&target, kind, certify, &ctx, &sub_path)
+                            .await
+                            .map(Arc::new);
+                        (out, ctx.hops())
+                    }
+                    .instrument(span)
+                    .boxed()
+                });
+        ctx.wait_for(flight, shared).await
     }
 
     /// The service handle resolution itself (`sub_path` ends with `target`).

@@ -1,12 +1,13 @@
 //! The resolver's shared state ([`Inner`], behind the `Arc` of every `Resolver` clone), its
 //! settings ([`Config`]) and the per-resolution bookkeeping ([`Ctx`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::Rng;
+use tokio::time::Instant;
 
 use crate::transport::{Exchange, ExchangeOptions, TransportKind};
 use crate::wire::Limits;
@@ -15,7 +16,7 @@ use super::cache::{Caches, RecordKey};
 use super::clock::Clock;
 use super::error::ResolveError;
 use super::flight::Flights;
-use super::record::{HandleRecord, Hop};
+use super::record::{HandleRecord, Hop, HopOutcome};
 use super::selection::SrttTable;
 use super::sites::Site;
 
@@ -139,14 +140,14 @@ impl ServiceFlightKey {
 #[derive(Debug, Default)]
 pub(crate) struct FlightTables {
     /// Prefix handle lookups (`0.NA/<prefix>`).
-    pub(crate) services: Flights<ServiceFlightKey, SharedOutcome<Arc<Vec<Site>>>>,
+    pub(crate) services: Flights<ServiceFlightKey, SharedOutcome<Arc<Vec<Site>>>, Arc<Ctx>>,
     /// Service handle resolutions.
     pub(crate) service_handles:
-        Flights<ServiceFlightKey, SharedOutcome<Arc<super::service::Collected>>>,
+        Flights<ServiceFlightKey, SharedOutcome<Arc<super::service::Collected>>, Arc<Ctx>>,
     /// Resolutions, by cache key.
-    pub(crate) records: Flights<RecordKey, SharedOutcome<HandleRecord>>,
+    pub(crate) records: Flights<RecordKey, SharedOutcome<HandleRecord>, Arc<Ctx>>,
     /// Root refreshes, by certify flag.
-    pub(crate) refresh: Flights<bool, SharedOutcome<()>>,
+    pub(crate) refresh: Flights<bool, SharedOutcome<()>, Arc<Ctx>>,
 }
 
 /// Shared state.
@@ -218,13 +219,31 @@ impl Inner {
     }
 }
 
+/// The outcome text of an attempt still running when the overall deadline passed.
+pub(crate) const DEADLINE_PASSED: &str = "no answer yet when the overall deadline passed";
+
+/// The attempts of one resolution: finished, and running (token, hop, start).
+#[derive(Debug, Default)]
+struct Trace {
+    done: Vec<Hop>,
+    running: Vec<(u64, Hop, Instant)>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Bookkeeping of one resolution (shared by its concurrent attempts).
 #[derive(Debug)]
 pub struct Ctx {
     /// The handle asked for (for error messages).
     pub(crate) origin: String,
-    hops: Mutex<Vec<Hop>>,
+    trace: Mutex<Trace>,
     attempts: AtomicU32,
+    /// Shared work (single flights) this resolution waits for, by join token: their attempts
+    /// belong in this resolution's trace should its deadline pass before they end.
+    joined: Mutex<Vec<(u64, Arc<Ctx>)>>,
+    next_token: AtomicU64,
     /// Referrals and service hops so far: shared with the work this resolution starts on
     /// behalf of others (single flights), so the limit bounds the whole tree of lookups.
     referrals: Arc<AtomicU32>,
@@ -236,8 +255,10 @@ impl Ctx {
     pub(crate) fn new(origin: &str) -> Self {
         Self {
             origin: origin.to_string(),
-            hops: Mutex::new(Vec::new()),
+            trace: Mutex::new(Trace::default()),
             attempts: AtomicU32::new(0),
+            joined: Mutex::new(Vec::new()),
+            next_token: AtomicU64::new(1),
             referrals: Arc::new(AtomicU32::new(0)),
             refreshed: AtomicBool::new(false),
         }
@@ -258,13 +279,37 @@ impl Ctx {
         self.attempts.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Records a finished (or cancelled) attempt.
-    pub(crate) fn push_hop(&self, hop: Hop) {
-        let mut g = match self.hops.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        g.push(hop);
+    /// Records an attempt that has just started (until [`Ctx::end_hop`]); returns its token.
+    pub(crate) fn start_hop(&self, hop: Hop, started: Instant) -> u64 {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        lock(&self.trace).running.push((token, hop, started));
+        token
+    }
+
+    /// Records a finished (or cancelled) attempt started with [`Ctx::start_hop`].
+    pub(crate) fn end_hop(&self, token: u64, hop: Hop) {
+        let mut t = lock(&self.trace);
+        t.running.retain(|(k, _, _)| *k != token);
+        t.done.push(hop);
+    }
+
+    /// Records a finished attempt.
+    fn push_hop(&self, hop: Hop) {
+        lock(&self.trace).done.push(hop);
+    }
+
+    /// Notes that this resolution waits for shared work whose bookkeeping is `shared`;
+    /// returns the token for [`Ctx::leave`].
+    fn join(&self, shared: Arc<Ctx>) -> u64 {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        lock(&self.joined).push((token, shared));
+        token
+    }
+
+    /// The shared work joined with `token` has ended (its attempts are merged with
+    /// [`Ctx::extend_hops`]).
+    fn leave(&self, token: u64) {
+        lock(&self.joined).retain(|(k, _)| *k != token);
     }
 
     /// Appends the attempts of shared work done for this resolution, numbered after the
@@ -276,12 +321,55 @@ impl Ctx {
         }
     }
 
-    /// The attempts so far.
+    /// Waits for shared work (its bookkeeping is `shared`) and merges its attempts into
+    /// this resolution's trace; until it ends, [`Ctx::hops_at_deadline`] lists them too.
+    pub(crate) async fn wait_for<R: Clone>(
+        &self,
+        flight: super::flight::Flight<SharedOutcome<R>>,
+        shared: Arc<Ctx>,
+    ) -> Result<R, ResolveError> {
+        let token = self.join(shared);
+        let (out, hops) = flight.await;
+        self.leave(token);
+        self.extend_hops(hops);
+        out
+    }
+
+    /// The attempts finished so far.
     pub(crate) fn hops(&self) -> Vec<Hop> {
-        match self.hops.lock() {
-            Ok(g) => g.clone(),
-            Err(p) => p.into_inner().clone(),
+        lock(&self.trace).done.clone()
+    }
+
+    /// Every attempt of this resolution when its deadline has passed: those finished, those
+    /// of the shared work it was still waiting for, and those still running (as failed at
+    /// the deadline, with the time they had run). Numbers the shared work's attempts after
+    /// this resolution's own.
+    pub(crate) fn hops_at_deadline(&self) -> Vec<Hop> {
+        let (mut out, running) = {
+            let t = lock(&self.trace);
+            (t.done.clone(), t.running.clone())
+        };
+        let joined: Vec<Arc<Ctx>> = lock(&self.joined).iter().map(|(_, c)| c.clone()).collect();
+        let mut seen: Vec<*const Ctx> = Vec::new();
+        for shared in joined {
+            // Concurrent parts of this resolution may wait for the same shared work: its
+            // attempts are listed once.
+            let ptr = Arc::as_ptr(&shared);
+            if seen.contains(&ptr) {
+                continue;
+            }
+            seen.push(ptr);
+            for mut hop in shared.hops_at_deadline() {
+                hop.attempt = self.next_attempt();
+                out.push(hop);
+            }
         }
+        for (_, mut hop, started) in running {
+            hop.rtt = started.elapsed();
+            hop.outcome = HopOutcome::Failed(DEADLINE_PASSED.to_string());
+            out.push(hop);
+        }
+        out
     }
 
     /// Counts one referral or service hop; an error past [`MAX_REFERRALS`].

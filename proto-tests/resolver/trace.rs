@@ -1,0 +1,90 @@
+//! The trace of a resolution the overall deadline ended: every request sent is in the hops
+//! returned with the error, including those made inside shared (single-flight) work and those
+//! still running when the deadline passed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use handle_resolver::resolver::{Hop, HopOutcome, Query, ResolveError};
+use handle_resolver::transport::TransportKind;
+
+use super::mock::{addr, Reply};
+use super::world::World;
+
+/// Every logged request has its own hop (same server and transport).
+fn assert_every_request_traced(w: &World, hops: &[Hop]) {
+    let sent = w.net.log();
+    assert_eq!(
+        hops.len(),
+        sent.len(),
+        "sent {} requests, traced {}:\n{}",
+        sent.len(),
+        hops.len(),
+        hops.iter().map(|h| format!("{h}\n")).collect::<String>()
+    );
+    let mut left: Vec<&Hop> = hops.iter().collect();
+    for s in &sent {
+        let i = left
+            .iter()
+            .position(|h| h.server == s.to && h.transport == s.kind)
+            .unwrap_or_else(|| panic!("no hop for the request to {} {:?}", s.to, s.kind));
+        left.remove(i);
+    }
+    let mut numbers: Vec<u32> = hops.iter().map(|h| h.attempt).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=hops.len() as u32).collect::<Vec<_>>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_service_leaves_every_attempt_in_the_trace_at_the_deadline() {
+    let w = World::new(None);
+    for s in 0..2 {
+        for a in w.servers(s) {
+            w.net.serve(a, Arc::new(|_, _| Reply::Silent));
+        }
+    }
+    let deadline = Duration::from_secs(8);
+    let r = w.builder().timeout(deadline).build().unwrap();
+    let (out, hops) = r.resolve_traced("20.500.1/x", &Query::default()).await;
+    assert!(matches!(out, Err(ResolveError::Timeout { .. })), "{out:?}");
+    assert_every_request_traced(&w, &hops);
+    // The root answered both service lookups (inside shared work).
+    let root_answers = hops
+        .iter()
+        .filter(|h| h.server == w.root && h.outcome == HopOutcome::Response(1.into()))
+        .count();
+    assert_eq!(root_answers, 2, "{hops:#?}");
+    // UDP to the silent sites gave up (retransmissions done), then TCP was still waiting
+    // when the deadline passed: those show how long they had run, ending at the deadline.
+    assert!(hops.iter().any(|h| h.transport == TransportKind::Udp
+        && matches!(&h.outcome, HopOutcome::Failed(why) if why == "timed out")));
+    let running: Vec<&Hop> = hops
+        .iter()
+        .filter(|h| h.transport == TransportKind::Tcp)
+        .collect();
+    assert!(!running.is_empty(), "{hops:#?}");
+    for h in running {
+        assert!(
+            matches!(&h.outcome, HopOutcome::Failed(why) if why.contains("deadline")),
+            "{h}"
+        );
+        assert!(h.rtt > Duration::ZERO && h.rtt < deadline, "{h}");
+    }
+    assert_eq!(w.net.in_flight(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_fixed_server_is_traced_at_the_deadline() {
+    let w = World::new(None);
+    w.net.serve(addr(30), Arc::new(|_, _| Reply::Silent));
+    let r = w
+        .builder()
+        .server(addr(30))
+        .timeout(Duration::from_secs(8))
+        .build()
+        .unwrap();
+    let (out, hops) = r.resolve_traced("20.500.1/x", &Query::default()).await;
+    assert!(matches!(out, Err(ResolveError::Timeout { .. })), "{out:?}");
+    assert_every_request_traced(&w, &hops);
+    assert_eq!(hops.len(), 2, "{hops:#?}");
+}
