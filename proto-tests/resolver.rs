@@ -14,4 +14,5 @@ mod referrals;
 mod refresh;
 mod replay;
 mod rtt;
+mod trace;
 mod world;

@@ -56,10 +56,7 @@ fn answered_by(hops: &[Hop]) -> String {
 }
 
 fn transport_reason(error: &TransportError) -> String {
-    match error {
-        TransportError::Io(_, text) => text.clone(),
-        other => other.to_string(),
-    }
+    error.to_string()
 }
 
 /// Why a resolution failed, with the server involved; the identifier is not repeated (the

@@ -123,7 +123,7 @@ async fn everything_silent_ends_at_the_overall_deadline_with_nothing_left_runnin
         matches!(&e, ResolveError::Timeout { handle, after } if handle == "20.500.1/x" && *after == Duration::from_secs(2)),
         "{e}"
     );
-    assert_eq!(e.to_string(), "20.500.1/x: no answer within 2s");
+    assert_eq!(e.to_string(), "20.500.1/x: no answer within 2 s");
     assert_eq!(t0.elapsed(), Duration::from_secs(2));
     assert_eq!(w.net.in_flight(), 0);
     // With a long deadline every site and transport is tried, then the transport error.

@@ -63,7 +63,7 @@ pub enum SignatureFailure {
     #[error("response is not signed")]
     Unsigned,
     /// The credential type is not one a resolver can check (`HS_SIGNED`, `HS_DSAPUBKEY`).
-    #[error("credential type {0:?} cannot be verified")]
+    #[error("credential type \"{}\" cannot be verified", .0.escape_debug())]
     UnsupportedCredential(String),
     /// The service information of the server asked carries no public key.
     #[error("server {0} has no public key in its site information")]
@@ -105,7 +105,7 @@ pub enum ResolveError {
     },
     /// The overall deadline passed (the attempts made are in the trace,
     /// [`crate::resolver::Resolver::resolve_traced`]).
-    #[error("{handle}: no answer within {after:?}")]
+    #[error("{handle}: no answer within {} s", after.as_secs_f64())]
     Timeout {
         /// The handle being resolved (or asked for, in [`crate::resolver::Resolver::query`]).
         handle: String,
@@ -113,7 +113,7 @@ pub enum ResolveError {
         after: Duration,
     },
     /// A server answered something that is not an acceptable response.
-    #[error("protocol error from {server}: {violation}")]
+    #[error("protocol error{}: {violation}", from_server(server))]
     Protocol {
         /// The server that answered.
         server: SocketAddr,
@@ -163,13 +163,13 @@ pub enum ResolveError {
     #[error("invalid identifier: {0}")]
     InvalidIdentifier(#[from] IdentError),
     /// Strict CORDRA mode and the identifier is not a CORDRA id; nothing was sent.
-    #[error("{input:?} is not a CORDRA identifier (strict mode)")]
+    #[error("\"{}\" is not a CORDRA identifier (strict mode)", input.escape_debug())]
     NotCordra {
         /// The input as given.
         input: String,
     },
     /// Every server tried failed at the transport level (the last failure is reported).
-    #[error("{kind:?} exchange with {server} failed: {error}")]
+    #[error("{} exchange with {server} failed: {error}", kind.as_str())]
     Transport {
         /// The server.
         server: SocketAddr,
@@ -185,7 +185,7 @@ pub enum ResolveError {
         prefix_handle: String,
     },
     /// Any other response code (a server error, out-of-date site info after a refresh, ...).
-    #[error("{server}: {code}{}", if message.is_empty() { String::new() } else { format!(": {message}") })]
+    #[error("{server} answered {}{}", code_text(*code), if message.is_empty() { String::new() } else { format!(": {message}") })]
     Server {
         /// The server that answered.
         server: SocketAddr,
@@ -197,6 +197,23 @@ pub enum ResolveError {
     /// The bootstrap (root) information given could not be read.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] BootstrapError),
+}
+
+/// ` from <server>`, or nothing when no server is known (the unspecified address).
+fn from_server(server: &SocketAddr) -> String {
+    if server.ip().is_unspecified() {
+        String::new()
+    } else {
+        format!(" from {server}")
+    }
+}
+
+/// A response code as `NAME (n)`, or `response code n` for a code without a name.
+fn code_text(code: ResponseCode) -> String {
+    match code {
+        ResponseCode::Other(v) => format!("response code {v}"),
+        known => known.to_string(),
+    }
 }
 
 impl ResolveError {
@@ -228,5 +245,294 @@ impl ResolveError {
             ResolveError::Server { code, .. } => *code,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{DecodeErrorKind, EncodeError};
+    use std::io::ErrorKind;
+
+    fn addr() -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], 2641))
+    }
+
+    /// Every message names what failed, the handle or the server, with no Debug formatting.
+    #[test]
+    fn every_message_is_readable() {
+        let h = || "20.500.1/x".to_string();
+        let decode = DecodeError {
+            field: "values",
+            offset: 24,
+            kind: DecodeErrorKind::InvalidUtf8,
+        };
+        let transport = |error| ResolveError::Transport {
+            server: addr(),
+            kind: TransportKind::Tcp,
+            error,
+        };
+        let protocol = |violation| ResolveError::Protocol {
+            server: addr(),
+            violation,
+        };
+        let signature = |failure| ResolveError::Signature {
+            server: addr(),
+            failure,
+        };
+        let ident = crate::ident::Identifier::parse("hdl:").unwrap_err();
+        let ident_text = ident.to_string();
+        let cases: Vec<(ResolveError, String)> = vec![
+            (
+                ResolveError::NotFound { handle: h() },
+                "20.500.1/x: handle not found (100)".into(),
+            ),
+            (
+                ResolveError::NoMatchingValues { handle: h() },
+                "20.500.1/x: no values match the filter (200)".into(),
+            ),
+            (
+                ResolveError::PrefixNotServed { handle: h() },
+                "20.500.1/x: prefix not served by any site of its service (301)".into(),
+            ),
+            (
+                ResolveError::AuthenticationNeeded { handle: h() },
+                "20.500.1/x: authentication needed (402)".into(),
+            ),
+            (
+                ResolveError::Timeout {
+                    handle: h(),
+                    after: Duration::from_secs(8),
+                },
+                "20.500.1/x: no answer within 8 s".into(),
+            ),
+            (
+                ResolveError::Timeout {
+                    handle: h(),
+                    after: Duration::from_millis(2500),
+                },
+                "20.500.1/x: no answer within 2.5 s".into(),
+            ),
+            (
+                protocol(ProtocolViolation::Expired {
+                    expiration: 10,
+                    now: 20,
+                }),
+                "protocol error from 127.0.0.1:2641: response expired at 10 (now 20)".into(),
+            ),
+            (
+                protocol(ProtocolViolation::DigestMissing),
+                "protocol error from 127.0.0.1:2641: request digest asked for but missing".into(),
+            ),
+            (
+                protocol(ProtocolViolation::DigestMismatch),
+                "protocol error from 127.0.0.1:2641: request digest does not match the request"
+                    .into(),
+            ),
+            (
+                protocol(ProtocolViolation::OpCodeMismatch {
+                    expected: 1,
+                    got: 2,
+                }),
+                "protocol error from 127.0.0.1:2641: response op code 2 to a request with op code 1"
+                    .into(),
+            ),
+            (
+                protocol(ProtocolViolation::UnexpectedBody {
+                    code: ResponseCode::ServiceReferral,
+                }),
+                "protocol error from 127.0.0.1:2641: response code SERVICE_REFERRAL (302) with an \
+                 unexpected body"
+                    .into(),
+            ),
+            (
+                protocol(ProtocolViolation::UnexpectedPrefixReferral),
+                "protocol error from 127.0.0.1:2641: prefix referral to a request for a \
+                 non-prefix handle"
+                    .into(),
+            ),
+            (
+                protocol(ProtocolViolation::BadServiceInfo(decode)),
+                format!("protocol error from 127.0.0.1:2641: undecodable service information: {decode}"),
+            ),
+            (
+                ResolveError::Protocol {
+                    server: SocketAddr::from(([0, 0, 0, 0], 0)),
+                    violation: ProtocolViolation::NoUsableServer,
+                },
+                "protocol error: site has no usable server for the request".into(),
+            ),
+            (
+                signature(SignatureFailure::Unsigned),
+                "signature check failed for the answer from 127.0.0.1:2641: response is not signed"
+                    .into(),
+            ),
+            (
+                signature(SignatureFailure::UnsupportedCredential("HS_SIGNED".into())),
+                "signature check failed for the answer from 127.0.0.1:2641: credential type \
+                 \"HS_SIGNED\" cannot be verified"
+                    .into(),
+            ),
+            (
+                signature(SignatureFailure::NoServerKey(addr())),
+                "signature check failed for the answer from 127.0.0.1:2641: server \
+                 127.0.0.1:2641 has no public key in its site information"
+                    .into(),
+            ),
+            (
+                signature(SignatureFailure::BadKey("bad exponent".into())),
+                "signature check failed for the answer from 127.0.0.1:2641: server key \
+                 undecodable: bad exponent"
+                    .into(),
+            ),
+            (
+                signature(SignatureFailure::Invalid(SignatureError::Mismatch)),
+                "signature check failed for the answer from 127.0.0.1:2641: signature mismatch"
+                    .into(),
+            ),
+            (
+                ResolveError::ReferralLoop {
+                    handle: h(),
+                    at: "0.SERV/1".into(),
+                },
+                "referral loop while resolving 20.500.1/x (at 0.SERV/1)".into(),
+            ),
+            (
+                ResolveError::AliasLoop {
+                    chain: vec!["1/a".into(), "1/b".into(), "1/a".into()],
+                },
+                "alias loop: 1/a -> 1/b -> 1/a".into(),
+            ),
+            (
+                ResolveError::TooManyAliases {
+                    limit: 1,
+                    chain: vec!["1/a".into(), "1/b".into(), "1/c".into()],
+                },
+                "alias chain longer than 1: 1/a -> 1/b -> 1/c".into(),
+            ),
+            (
+                ResolveError::TooManyReferrals {
+                    handle: h(),
+                    limit: 40,
+                },
+                "20.500.1/x: more than 40 referrals or service hops".into(),
+            ),
+            (
+                ResolveError::InvalidIdentifier(ident),
+                format!("invalid identifier: {ident_text}"),
+            ),
+            (
+                ResolveError::NotCordra {
+                    input: "20.500.1/\"x\"".into(),
+                },
+                "\"20.500.1/\\\"x\\\"\" is not a CORDRA identifier (strict mode)".into(),
+            ),
+            (
+                transport(TransportError::Timeout),
+                "tcp exchange with 127.0.0.1:2641 failed: timed out".into(),
+            ),
+            (
+                ResolveError::Transport {
+                    server: addr(),
+                    kind: TransportKind::Udp,
+                    error: TransportError::Busy,
+                },
+                "udp exchange with 127.0.0.1:2641 failed: too many requests in flight".into(),
+            ),
+            (
+                transport(TransportError::Io(
+                    ErrorKind::ConnectionRefused,
+                    "Connection refused (os error 111)".into(),
+                )),
+                "tcp exchange with 127.0.0.1:2641 failed: connection refused".into(),
+            ),
+            (
+                transport(TransportError::Io(
+                    ErrorKind::AddrNotAvailable,
+                    "IPv6 address not available".into(),
+                )),
+                "tcp exchange with 127.0.0.1:2641 failed: IPv6 address not available".into(),
+            ),
+            (
+                transport(TransportError::Io(ErrorKind::ConnectionReset, String::new())),
+                "tcp exchange with 127.0.0.1:2641 failed: connection reset".into(),
+            ),
+            (
+                transport(TransportError::Decode(decode)),
+                format!("tcp exchange with 127.0.0.1:2641 failed: cannot decode the answer: {decode}"),
+            ),
+            (
+                transport(TransportError::Encode(EncodeError::TooLong {
+                    field: "handle",
+                    len: 70_000,
+                })),
+                "tcp exchange with 127.0.0.1:2641 failed: cannot encode the request: handle is \
+                 too long to encode: 70000 bytes"
+                    .into(),
+            ),
+            (
+                transport(TransportError::TooLargeForUdp),
+                "tcp exchange with 127.0.0.1:2641 failed: request too large for UDP".into(),
+            ),
+            (
+                transport(TransportError::Closed),
+                "tcp exchange with 127.0.0.1:2641 failed: connection closed before a complete \
+                 answer"
+                    .into(),
+            ),
+            (
+                transport(TransportError::RequestIdMismatch {
+                    expected: 1,
+                    got: 2,
+                }),
+                "tcp exchange with 127.0.0.1:2641 failed: answer has request id 0x00000002, \
+                 expected 0x00000001"
+                    .into(),
+            ),
+            (
+                ResolveError::ServiceNotFound {
+                    prefix_handle: "0.NA/20.500.1".into(),
+                },
+                "no service information for 0.NA/20.500.1".into(),
+            ),
+            (
+                ResolveError::Server {
+                    server: addr(),
+                    code: ResponseCode::Error,
+                    message: "disk full".into(),
+                },
+                "127.0.0.1:2641 answered ERROR (2): disk full".into(),
+            ),
+            (
+                ResolveError::Server {
+                    server: addr(),
+                    code: ResponseCode::Other(999),
+                    message: String::new(),
+                },
+                "127.0.0.1:2641 answered response code 999".into(),
+            ),
+            (
+                ResolveError::Bootstrap(BootstrapError::NoSites),
+                "bootstrap: no root site in the bootstrap information".into(),
+            ),
+        ];
+        for (error, expected) in &cases {
+            assert_eq!(error.to_string(), *expected, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn io_errors_read_once() {
+        let mut errors = vec![std::io::Error::from(ErrorKind::ConnectionRefused)];
+        if cfg!(target_os = "linux") {
+            // ECONNREFUSED: "Connection refused (os error 111)".
+            errors.push(std::io::Error::from_raw_os_error(111));
+        }
+        for e in errors {
+            let kind = e.kind();
+            let text = TransportError::from(e).to_string();
+            assert_eq!(kind, ErrorKind::ConnectionRefused);
+            assert_eq!(text, "connection refused");
+        }
     }
 }

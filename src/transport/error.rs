@@ -12,8 +12,9 @@ pub enum TransportError {
     /// timeout elapsed.
     #[error("timed out")]
     Timeout,
-    /// A socket error (kind and text, so that the error stays `Clone`).
-    #[error("i/o error ({0:?}): {1}")]
+    /// A socket error (kind and text, so that the error stays `Clone`). Displayed as the
+    /// text without its `(os error N)` tail, e.g. `connection refused`.
+    #[error("{}", io_text(*.0, .1))]
     Io(std::io::ErrorKind, String),
     /// The answer could not be decoded (TCP; on UDP bad datagrams are dropped instead).
     #[error("cannot decode the answer: {0}")]
@@ -39,6 +40,26 @@ pub enum TransportError {
     /// Too many requests in flight on this transport (the UDP demultiplexer table is full).
     #[error("too many requests in flight")]
     Busy,
+}
+
+/// The readable text of an I/O error: the OS text without `(os error N)`, starting in lower
+/// case (`Connection refused (os error 111)` → `connection refused`), or the kind's own text
+/// when there is none.
+fn io_text(kind: std::io::ErrorKind, text: &str) -> String {
+    let text = text.trim();
+    let text = match text.rsplit_once(" (os error ") {
+        Some((head, tail)) if tail.ends_with(')') => head.trim_end(),
+        _ => text,
+    };
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => kind.to_string(),
+        // Lower-case a capital only when a lower-case letter follows ("IPv6" stays).
+        (Some(first), Some(second)) if first.is_uppercase() && second.is_lowercase() => {
+            first.to_lowercase().chain(text.chars().skip(1)).collect()
+        }
+        _ => text.to_string(),
+    }
 }
 
 impl From<std::io::Error> for TransportError {
