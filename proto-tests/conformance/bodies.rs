@@ -50,9 +50,10 @@ fn cases() -> Vec<(OpCode, ResponseCode, Body, bool)> {
         (
             O::Resolution,
             R::HandleNotFound,
-            Body::Error(ErrorBody {
-                message: h("nope"),
-                indexes: Some(vec![4, 5]),
+            Body::Error({
+                let mut e = ErrorBody::new(h("nope"));
+                e.indexes = Some(vec![4, 5]);
+                e
             }),
             false, // the index list and the message are optional
         ),

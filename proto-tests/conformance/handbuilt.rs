@@ -1,11 +1,12 @@
 //! Hand-built packets for what the captures lack: a 2.1-era response with RD and an MD5
 //! digest (checked against the request), a prefix referral (303) with an HS_SITE.PREFIX
-//! value, and 303 below version 2.5 (an error body). Plus the request digests the captures
-//! do carry, checked against their requests. Every byte is commented.
+//! value, 303 below version 2.5 (an error body), and 2.0 error bodies without a message
+//! field (0 bytes). Plus the request digests the captures do carry, checked against their
+//! requests. Every byte is commented.
 
 use bytes::{BufMut, Bytes, BytesMut};
 use handle_resolver::wire::{
-    Body, DigestAlgorithm, Limits, Message, OpFlags, ProtocolVersion, ResponseCode,
+    Body, DigestAlgorithm, ErrorBody, Limits, Message, OpFlags, ProtocolVersion, ResponseCode,
 };
 
 use crate::support::captures::{scenario, Direction};
@@ -137,6 +138,72 @@ fn legacy_md5_request_digest_of_a_2_0_response_matches_the_request() {
     assert!(rd.matches(&request.signed_bytes));
     assert_eq!(response.body, Body::Error(Default::default()));
     assert_eq!(response.encode().unwrap(), raw);
+}
+
+/// A 2.0-era HANDLE_NOT_FOUND whose error body leaves the message field out entirely: 0
+/// body bytes (PROTOCOL.md §5.2; ≥ 2.1 peers always write the 4-byte message length).
+const RESPONSE_2_0_NO_MESSAGE: &str = "
+02 00 00 00              # envelope: version 2.0, bytes 2-3 zero
+00 00 00 00              # session id 0
+12 34 56 78              # request id (as in PROTOCOL.md §12)
+00 00 00 00              # sequence number 0
+00 00 00 1c              # MessageLength 28 = 24 header + 0 body + 4 credential length
+00 00 00 01              # header: OpCode 1 RESOLUTION
+00 00 00 64              # ResponseCode 100 HANDLE_NOT_FOUND
+19 00 00 00              # REC|CA|PO
+00 01 00 00              # site serial 1, recursion 0, reserved 0
+65 53 f1 00              # expiration 1 700 000 000
+00 00 00 00              # BodyLength 0: no message field at all
+00 00 00 00              # CredentialLength 0
+";
+
+/// The same with RD: the body is only the old-format digest (the 2.0 answer above, minus
+/// its 4-byte empty message).
+const RESPONSE_2_0_DIGEST_NO_MESSAGE: &str = "
+02 00 00 00              # envelope: version 2.0, bytes 2-3 zero
+00 00 00 00              # session id 0
+12 34 56 78              # request id echoed
+00 00 00 00              # sequence number 0
+00 00 00 30              # MessageLength 48 = 24 + 20 + 4
+00 00 00 01              # header: OpCode 1
+00 00 00 64              # ResponseCode 100 HANDLE_NOT_FOUND
+19 80 00 00              # REC|CA|PO | RD
+00 01 00 00              # site serial 1, recursion 0, reserved 0
+65 53 f1 00              # expiration copied from the request
+00 00 00 14              # BodyLength 20 = 20 digest + 0 message
+00 00 00 10              # old-format digest: int4 length 16 (first byte = code 0)
+62 f7 bb 15 2a 6b e1 f3 73 1a 60 9f a6 1a d7 97   # MD5 of the request's header+body
+00 00 00 00              # CredentialLength 0
+";
+
+#[test]
+fn a_2_0_error_body_without_a_message_re_encodes_byte_exact() {
+    let limits = Limits::default();
+    let request = Message::decode(Bytes::from(unhex(REQUEST_2_1)), &limits).unwrap();
+    for text in [RESPONSE_2_0_NO_MESSAGE, RESPONSE_2_0_DIGEST_NO_MESSAGE] {
+        let raw = Bytes::from(unhex(text));
+        let response = Message::decode(raw.clone(), &limits).unwrap();
+        assert_eq!(response.response_code(), ResponseCode::HandleNotFound);
+        let Body::Error(e) = &response.body else {
+            panic!("{:?}", response.body)
+        };
+        assert!(e.message.is_empty() && e.indexes.is_none());
+        assert!(e.message_absent());
+        if let Some(rd) = &response.request_digest {
+            assert_eq!(rd.algorithm, DigestAlgorithm::LegacyMd5);
+            assert!(rd.matches(&request.signed_bytes));
+        }
+        let encoded = response.encode().unwrap();
+        assert_eq!(encoded, raw);
+        assert_eq!(Message::decode(encoded, &limits).unwrap(), response);
+    }
+    // The same code with an empty message field written (the ≥ 2.1 form) stays 4 bytes
+    // longer: the two forms are told apart.
+    let mut written =
+        Message::decode(Bytes::from(unhex(RESPONSE_2_0_NO_MESSAGE)), &limits).unwrap();
+    written.body = Body::Error(ErrorBody::new(Bytes::new()));
+    let encoded = written.encode().unwrap();
+    assert_eq!(encoded.len(), unhex(RESPONSE_2_0_NO_MESSAGE).len() + 4);
 }
 
 /// Data of the HS_SITE.PREFIX value that the DSA setup's root stores in `0.NA/20.500`,

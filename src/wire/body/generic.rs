@@ -11,30 +11,52 @@ use crate::wire::value::{decode_values, encode_values, HandleValue};
 use crate::wire::writer::{put_bytes, put_u32_list};
 
 /// Error body: a message (often empty) and, rarely, the indexes of the offending values.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+///
+/// A 2.0-era peer may leave the message field out entirely (PROTOCOL.md §5.2): such a body
+/// decodes with an empty message and remembers the field was absent
+/// ([`ErrorBody::message_absent`]), so that it encodes back to the same (empty) bytes.
+#[derive(Debug, Clone, Default)]
 pub struct ErrorBody {
     /// The error text (UTF-8 in practice, kept raw).
     pub message: Bytes,
     /// The RFC's optional index list; present only when bytes follow the message.
     pub indexes: Option<Vec<u32>>,
+    /// The message field was absent on the wire (2.0 form).
+    absent: bool,
 }
 
 impl ErrorBody {
-    /// An error body with a message and no index list.
+    /// An error body with a message and no index list (the ≥ 2.1 form: the message field is
+    /// written, with its length, even when empty).
     pub fn new(message: impl Into<Bytes>) -> Self {
         Self {
             message: message.into(),
             indexes: None,
+            absent: false,
         }
     }
 
+    /// An error body without a message field at all, as 2.0-era peers send it (0 bytes).
+    pub fn without_message() -> Self {
+        Self {
+            absent: true,
+            ..Self::default()
+        }
+    }
+
+    /// True when the body has no message field (the 2.0 form): it encodes as 0 bytes as long
+    /// as the message stays empty and there is no index list.
+    pub fn message_absent(&self) -> bool {
+        self.absent && self.message.is_empty() && self.indexes.is_none()
+    }
+
     /// Decodes the body. Lenient like the reference library: fewer than 4 bytes means no
-    /// message (2.0-era peers; those bytes are skipped, so such a body re-encodes in the
-    /// ≥ 2.1 form); an index list is read only when bytes remain.
+    /// message (2.0-era peers: 0 bytes, which encode back as 0 bytes; 1 to 3 stray bytes are
+    /// skipped); an index list is read only when bytes remain.
     pub fn decode(r: &mut Reader, limits: &Limits) -> Result<Self, DecodeError> {
         if r.remaining() < 4 {
             r.rest();
-            return Ok(Self::default());
+            return Ok(Self::without_message());
         }
         let message = r.bytes("error.message", limits.max_array)?;
         let indexes = if r.is_empty() {
@@ -42,11 +64,20 @@ impl ErrorBody {
         } else {
             Some(read_u32_list(r, "error.indexes", limits)?)
         };
-        Ok(Self { message, indexes })
+        Ok(Self {
+            message,
+            indexes,
+            absent: false,
+        })
     }
 
-    /// Appends the body (always with the 4-byte message length, as every version ≥ 2.1).
+    /// Appends the body: nothing for a body without a message field
+    /// ([`ErrorBody::message_absent`]), else the message with its 4-byte length (as every
+    /// version ≥ 2.1 writes it) and the index list when there is one.
     pub fn encode(&self, out: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.message_absent() {
+            return Ok(());
+        }
         put_bytes(out, "error.message", &self.message)?;
         if let Some(ix) = &self.indexes {
             put_u32_list(out, "error.indexes", ix)?;
@@ -57,6 +88,26 @@ impl ErrorBody {
     /// The message as text (lossy).
     pub fn message_str(&self) -> std::borrow::Cow<'_, str> {
         String::from_utf8_lossy(&self.message)
+    }
+}
+
+/// Bodies are equal when they encode alike: the absent-field mark counts only while it
+/// applies ([`ErrorBody::message_absent`]).
+impl PartialEq for ErrorBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+            && self.indexes == other.indexes
+            && self.message_absent() == other.message_absent()
+    }
+}
+
+impl Eq for ErrorBody {}
+
+impl std::hash::Hash for ErrorBody {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.message.hash(state);
+        self.indexes.hash(state);
+        self.message_absent().hash(state);
     }
 }
 
@@ -166,9 +217,27 @@ mod tests {
         for raw in [&[][..], &[0][..], &[0, 0, 0][..]] {
             let mut r = Reader::new(Bytes::copy_from_slice(raw));
             let e = ErrorBody::decode(&mut r, &Limits::default()).unwrap();
-            assert_eq!(e, ErrorBody::default());
+            assert!(e.message.is_empty() && e.indexes.is_none());
+            assert!(e.message_absent());
+            assert_eq!(e, ErrorBody::without_message());
             assert!(r.is_empty());
         }
+    }
+
+    #[test]
+    fn an_absent_message_encodes_as_nothing_and_an_empty_one_with_its_length() {
+        let mut out = BytesMut::new();
+        ErrorBody::without_message().encode(&mut out).unwrap();
+        assert!(out.is_empty());
+        ErrorBody::default().encode(&mut out).unwrap();
+        assert_eq!(&out[..], &[0, 0, 0, 0]);
+        // Once given a message, the body is written in full.
+        let mut e = ErrorBody::without_message();
+        e.message = Bytes::from_static(b"x");
+        let mut out = BytesMut::new();
+        e.encode(&mut out).unwrap();
+        assert_eq!(&out[..], &[0, 0, 0, 1, b'x']);
+        assert!(!e.message_absent());
     }
 
     #[test]
