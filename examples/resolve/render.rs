@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use handle_resolver::resolver::{HandleRecord, Hop, HopOutcome, ResolveError};
-use handle_resolver::transport::{TransportError, TransportKind};
+use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::{HandleValue, TypedValue};
 use serde_json::{json, Value as Json};
 
@@ -55,10 +55,6 @@ fn answered_by(hops: &[Hop]) -> String {
         .unwrap_or_default()
 }
 
-fn transport_reason(error: &TransportError) -> String {
-    error.to_string()
-}
-
 /// Why a resolution failed, with the server involved; the identifier is not repeated (the
 /// caller puts it in front).
 pub fn reason(e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
@@ -99,15 +95,6 @@ pub fn reason(e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
                 }
             )
         }
-        ResolveError::Transport {
-            server,
-            kind,
-            error,
-        } => format!(
-            "{} exchange with {server} failed: {}",
-            transport_name(*kind),
-            transport_reason(error)
-        ),
         other => other.to_string(),
     }
 }

@@ -163,6 +163,7 @@ impl Inner {
         let server =
             site.server_for(spec.handle.as_bytes())
                 .ok_or_else(|| ResolveError::Protocol {
+                    sites_asked: 1,
                     server: unspecified(),
                     violation: ProtocolViolation::NoUsableServer,
                 })?;
@@ -195,6 +196,7 @@ impl Inner {
             }
         }
         Err(last.unwrap_or(ResolveError::Protocol {
+            sites_asked: 1,
             server: SocketAddr::new(server.address, 0),
             violation: ProtocolViolation::NoUsableServer,
         }))
@@ -233,6 +235,7 @@ impl Inner {
                 guard.finish(HopOutcome::Failed(error.to_string()));
                 self.srtt.record_failure(srtt_key(server));
                 return Err(ResolveError::Transport {
+                    sites_asked: 1,
                     server: addr,
                     kind,
                     error,
@@ -274,6 +277,7 @@ impl Inner {
         };
         if try_next_site(code) {
             return Err(ResolveError::Server {
+                sites_asked: 1,
                 server: addr,
                 code,
                 message: answer.error_text(),
@@ -292,6 +296,7 @@ impl Inner {
         addr: SocketAddr,
     ) -> Result<bool, ResolveError> {
         let protocol = |violation| ResolveError::Protocol {
+            sites_asked: 1,
             server: addr,
             violation,
         };
@@ -322,6 +327,7 @@ impl Inner {
             return Ok(false);
         }
         let signature = |failure| ResolveError::Signature {
+            sites_asked: 1,
             server: addr,
             failure,
         };

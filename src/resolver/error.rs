@@ -113,20 +113,26 @@ pub enum ResolveError {
         after: Duration,
     },
     /// A server answered something that is not an acceptable response.
-    #[error("protocol error{}: {violation}", from_server(server))]
+    #[error("protocol error{}: {violation}{}", from_server(server), asked(*sites_asked))]
     Protocol {
         /// The server that answered.
         server: SocketAddr,
         /// What was wrong.
         violation: ProtocolViolation,
+        /// How many sites were asked in all when this failure is the one reported for
+        /// several (the most telling; every attempt is in the trace); 1 otherwise.
+        sites_asked: usize,
     },
     /// A certified answer failed verification.
-    #[error("signature check failed for the answer from {server}: {failure}")]
+    #[error("signature check failed for the answer from {server}: {failure}{}", asked(*sites_asked))]
     Signature {
         /// The server that answered.
         server: SocketAddr,
         /// What failed.
         failure: SignatureFailure,
+        /// How many sites were asked in all when this failure is the one reported for
+        /// several (the most telling; every attempt is in the trace); 1 otherwise.
+        sites_asked: usize,
     },
     /// The same referral was met twice, or a service handle chain came back to itself.
     #[error("referral loop while resolving {handle} (at {at})")]
@@ -168,8 +174,9 @@ pub enum ResolveError {
         /// The input as given.
         input: String,
     },
-    /// Every server tried failed at the transport level (the last failure is reported).
-    #[error("{} exchange with {server} failed: {error}", kind.as_str())]
+    /// Every server tried failed at the transport level (the most telling failure is
+    /// reported: a timeout before a refused connection).
+    #[error("{} exchange with {server} failed: {error}{}", kind.as_str(), asked(*sites_asked))]
     Transport {
         /// The server.
         server: SocketAddr,
@@ -177,6 +184,9 @@ pub enum ResolveError {
         kind: TransportKind,
         /// What failed.
         error: TransportError,
+        /// How many sites were asked in all when this failure is the one reported for
+        /// several (the most telling; every attempt is in the trace); 1 otherwise.
+        sites_asked: usize,
     },
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]
@@ -185,7 +195,7 @@ pub enum ResolveError {
         prefix_handle: String,
     },
     /// Any other response code (a server error, out-of-date site info after a refresh, ...).
-    #[error("{server} answered {}{}", code_text(*code), if message.is_empty() { String::new() } else { format!(": {message}") })]
+    #[error("{server} answered {}{}{}", code_text(*code), if message.is_empty() { String::new() } else { format!(": {message}") }, asked(*sites_asked))]
     Server {
         /// The server that answered.
         server: SocketAddr,
@@ -193,6 +203,9 @@ pub enum ResolveError {
         code: ResponseCode,
         /// The server's error text (lossy UTF-8).
         message: String,
+        /// How many sites were asked in all when this failure is the one reported for
+        /// several (the most telling; every attempt is in the trace); 1 otherwise.
+        sites_asked: usize,
     },
     /// The bootstrap (root) information given could not be read.
     #[error("bootstrap: {0}")]
@@ -208,6 +221,15 @@ fn from_server(server: &SocketAddr) -> String {
     }
 }
 
+/// ` (3 sites asked)` when several were, else nothing.
+fn asked(sites: usize) -> String {
+    if sites > 1 {
+        format!(" ({sites} sites asked)")
+    } else {
+        String::new()
+    }
+}
+
 /// A response code as `NAME (n)`, or `response code n` for a code without a name.
 fn code_text(code: ResponseCode) -> String {
     match code {
@@ -217,6 +239,19 @@ fn code_text(code: ResponseCode) -> String {
 }
 
 impl ResolveError {
+    /// The same error, noting that it is the one reported for `sites` sites asked (for the
+    /// variants that carry the count).
+    pub(crate) fn with_sites_asked(mut self, sites: usize) -> Self {
+        match &mut self {
+            ResolveError::Protocol { sites_asked, .. }
+            | ResolveError::Signature { sites_asked, .. }
+            | ResolveError::Transport { sites_asked, .. }
+            | ResolveError::Server { sites_asked, .. } => *sites_asked = sites,
+            _ => {}
+        }
+        self
+    }
+
     /// True for the outcomes that mean "the identifier has no (matching) values": 100, 200.
     pub fn is_not_found(&self) -> bool {
         matches!(
@@ -271,14 +306,17 @@ mod tests {
             server: addr(),
             kind: TransportKind::Tcp,
             error,
+            sites_asked: 1,
         };
         let protocol = |violation| ResolveError::Protocol {
             server: addr(),
             violation,
+            sites_asked: 1,
         };
         let signature = |failure| ResolveError::Signature {
             server: addr(),
             failure,
+            sites_asked: 1,
         };
         let ident = crate::ident::Identifier::parse("hdl:").unwrap_err();
         let ident_text = ident.to_string();
@@ -359,6 +397,7 @@ mod tests {
                 ResolveError::Protocol {
                     server: SocketAddr::from(([0, 0, 0, 0], 0)),
                     violation: ProtocolViolation::NoUsableServer,
+                    sites_asked: 1,
                 },
                 "protocol error: site has no usable server for the request".into(),
             ),
@@ -436,6 +475,7 @@ mod tests {
                     server: addr(),
                     kind: TransportKind::Udp,
                     error: TransportError::Busy,
+                    sites_asked: 1,
                 },
                 "udp exchange with 127.0.0.1:2641 failed: too many requests in flight".into(),
             ),
@@ -500,14 +540,16 @@ mod tests {
                     server: addr(),
                     code: ResponseCode::Error,
                     message: "disk full".into(),
+                    sites_asked: 3,
                 },
-                "127.0.0.1:2641 answered ERROR (2): disk full".into(),
+                "127.0.0.1:2641 answered ERROR (2): disk full (3 sites asked)".into(),
             ),
             (
                 ResolveError::Server {
                     server: addr(),
                     code: ResponseCode::Other(999),
                     message: String::new(),
+                    sites_asked: 1,
                 },
                 "127.0.0.1:2641 answered response code 999".into(),
             ),

@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use tracing::{debug, info};
 
+use crate::transport::TransportError;
 use crate::wire::{Body, OpFlags, ResponseCode};
 
 use super::attempt::{Answer, RequestSpec};
@@ -77,6 +78,7 @@ impl Inner {
                 ResponseCode::PrefixReferral => {
                     if !is_prefix_query(&spec.handle) {
                         return Err(ResolveError::Protocol {
+                            sites_asked: 1,
                             server: answer.server,
                             violation: ProtocolViolation::UnexpectedPrefixReferral,
                         });
@@ -87,6 +89,7 @@ impl Inner {
             };
             let Body::Referral(body) = &answer.msg.body else {
                 return Err(ResolveError::Protocol {
+                    sites_asked: 1,
                     server: answer.server,
                     violation: ProtocolViolation::UnexpectedBody {
                         code: answer.code(),
@@ -190,14 +193,11 @@ fn sites_key(sites: &[Site]) -> Vec<Vec<(std::net::IpAddr, Vec<u32>)>> {
     ids
 }
 
-/// The error reported when every site failed: 301 everywhere → prefix not served; otherwise the
-/// first failure that is not a transport failure, else the last transport failure.
+/// The error reported when every site failed: 301 everywhere → prefix not served; otherwise
+/// the most telling failure ([`telling`]; the first of equals), noting how many sites were
+/// asked.
 pub(crate) fn summarize(handle: &str, errors: Vec<ResolveError>) -> ResolveError {
-    if errors.is_empty() {
-        return ResolveError::ServiceNotFound {
-            prefix_handle: handle.to_string(),
-        };
-    }
+    let asked = errors.len();
     let all_301 = errors.iter().all(|e| {
         matches!(
             e,
@@ -207,23 +207,155 @@ pub(crate) fn summarize(handle: &str, errors: Vec<ResolveError>) -> ResolveError
             }
         )
     });
-    if all_301 {
+    if all_301 && asked > 0 {
         return ResolveError::PrefixNotServed {
             handle: handle.to_string(),
         };
     }
-    let mut last_transport = None;
-    for e in errors {
-        match e {
-            ResolveError::Transport { .. } => last_transport = Some(e),
-            ResolveError::Server {
-                code: ResponseCode::ServerNotResponsible,
-                ..
-            } => {}
-            other => return other,
+    match errors.into_iter().min_by_key(telling) {
+        Some(e) => e.with_sites_asked(asked),
+        None => ResolveError::ServiceNotFound {
+            prefix_handle: handle.to_string(),
+        },
+    }
+}
+
+/// How telling one site's failure is (lower is more): the server's own answer, then an
+/// answer that was not acceptable, then one the transport could not take, then silence,
+/// then a transport that could not even send; a 301 ("not this site") last, as other sites
+/// may serve the prefix.
+fn telling(e: &ResolveError) -> u8 {
+    match e {
+        ResolveError::Server {
+            code: ResponseCode::ServerNotResponsible,
+            ..
+        } => 9,
+        ResolveError::Server { .. } => 0,
+        ResolveError::Signature { .. } => 1,
+        ResolveError::Protocol { .. } => 2,
+        ResolveError::Transport { error, .. } => match error {
+            TransportError::Decode(_)
+            | TransportError::Closed
+            | TransportError::RequestIdMismatch { .. } => 3,
+            TransportError::Timeout => 4,
+            TransportError::Busy | TransportError::TooLargeForUdp | TransportError::Encode(_) => 5,
+            TransportError::Io(..) => 6,
+        },
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::ErrorKind;
+    use std::net::SocketAddr;
+
+    fn at(n: u8) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, n], 2641))
+    }
+
+    fn transport(n: u8, error: TransportError) -> ResolveError {
+        ResolveError::Transport {
+            server: at(n),
+            kind: crate::transport::TransportKind::Udp,
+            error,
+            sites_asked: 1,
         }
     }
-    last_transport.unwrap_or(ResolveError::PrefixNotServed {
-        handle: handle.to_string(),
-    })
+
+    fn refused(n: u8) -> ResolveError {
+        transport(
+            n,
+            TransportError::Io(ErrorKind::ConnectionRefused, "Connection refused".into()),
+        )
+    }
+
+    fn server(n: u8, code: ResponseCode) -> ResolveError {
+        ResolveError::Server {
+            server: at(n),
+            code,
+            message: String::new(),
+            sites_asked: 1,
+        }
+    }
+
+    #[test]
+    fn a_timeout_is_more_telling_than_a_refused_connection() {
+        for errors in [
+            vec![
+                transport(1, TransportError::Timeout),
+                refused(2),
+                refused(3),
+            ],
+            vec![
+                refused(2),
+                refused(3),
+                transport(1, TransportError::Timeout),
+            ],
+        ] {
+            let e = summarize("1/x", errors);
+            assert!(
+                matches!(
+                    &e,
+                    ResolveError::Transport {
+                        error: TransportError::Timeout,
+                        sites_asked: 3,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                "udp exchange with 127.0.0.1:2641 failed: timed out (3 sites asked)"
+            );
+        }
+    }
+
+    #[test]
+    fn a_servers_answer_is_more_telling_than_silence_or_a_301() {
+        let errors = vec![
+            refused(1),
+            server(2, ResponseCode::ServerNotResponsible),
+            transport(3, TransportError::Timeout),
+            server(4, ResponseCode::ServerBusy),
+        ];
+        let e = summarize("1/x", errors);
+        assert_eq!(
+            e.to_string(),
+            "127.0.0.4:2641 answered SERVER_TOO_BUSY (3) (4 sites asked)"
+        );
+        // A 301 beside silence: the silence is reported (another site may serve the prefix).
+        let e = summarize(
+            "1/x",
+            vec![
+                server(2, ResponseCode::ServerNotResponsible),
+                transport(3, TransportError::Timeout),
+            ],
+        );
+        assert!(
+            matches!(&e, ResolveError::Transport { server, .. } if *server == at(3)),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn one_site_or_all_301_or_none() {
+        let e = summarize("1/x", vec![refused(1)]);
+        assert_eq!(
+            e.to_string(),
+            "udp exchange with 127.0.0.1:2641 failed: connection refused"
+        );
+        let e = summarize(
+            "1/x",
+            vec![
+                server(1, ResponseCode::ServerNotResponsible),
+                server(2, ResponseCode::ServerNotResponsible),
+            ],
+        );
+        assert!(matches!(e, ResolveError::PrefixNotServed { .. }), "{e:?}");
+        let e = summarize("1/x", Vec::new());
+        assert!(matches!(e, ResolveError::ServiceNotFound { .. }), "{e:?}");
+    }
 }

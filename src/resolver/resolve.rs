@@ -214,6 +214,7 @@ impl Resolver {
                     Err(error) => {
                         let fallback = udp_falls_back(&error);
                         last = Some(ResolveError::Transport {
+                            sites_asked: 1,
                             server,
                             kind,
                             error,
@@ -225,6 +226,7 @@ impl Resolver {
                 }
             }
             Err(last.unwrap_or(ResolveError::Protocol {
+                sites_asked: 1,
                 server,
                 violation: ProtocolViolation::NoUsableServer,
             }))
@@ -304,6 +306,7 @@ pub(crate) fn answer_values(
             r.values.clone(),
         )),
         (_, ResponseCode::Success) => Err(ResolveError::Protocol {
+            sites_asked: 1,
             server: answer.server,
             violation: ProtocolViolation::UnexpectedBody {
                 code: answer.code(),

@@ -438,6 +438,7 @@ pub(crate) fn final_error(
         ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },
         ResponseCode::ServerNotResponsible => ResolveError::PrefixNotServed { handle },
         code => ResolveError::Server {
+            sites_asked: 1,
             server,
             code,
             message: match &msg.body {
