@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use handle_resolver::resolver::{HandleRecord, Hop, HopOutcome, ResolveError};
 use handle_resolver::transport::TransportKind;
-use handle_resolver::wire::{HandleValue, TypedValue};
+use handle_resolver::wire::HandleValue;
 use serde_json::{json, Value as Json};
 
 /// Exit statuses, most severe last (with several identifiers the highest wins).
@@ -171,14 +171,10 @@ fn one_line(s: &str) -> String {
 }
 
 fn display_data(v: &HandleValue) -> String {
-    match v.typed() {
-        TypedValue::Url(s)
-        | TypedValue::Email(s)
-        | TypedValue::Desc(s)
-        | TypedValue::Serv(s)
-        | TypedValue::Alias(s)
-        | TypedValue::Text(s) => one_line(&s),
-        other => other.to_json()["value"].to_string(),
+    let typed = v.typed();
+    match typed.as_text() {
+        Some(s) => one_line(s),
+        None => typed.to_json()["value"].to_string(),
     }
 }
 

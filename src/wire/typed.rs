@@ -207,6 +207,28 @@ impl TypedValue {
         })
     }
 
+    /// The text of a textual view (URL, EMAIL, DESC, HS_SERV, HS_ALIAS, HS_NAMESPACE and any
+    /// other UTF-8 text); `None` for the structured and binary views.
+    ///
+    /// ```
+    /// use handle_resolver::wire::HandleValue;
+    ///
+    /// assert_eq!(HandleValue::new(1, "URL", "https://example.org/").typed().as_text(), Some("https://example.org/"));
+    /// assert_eq!(HandleValue::new(2, "HS_ADMIN", &b"\x0f\xff"[..]).typed().as_text(), None);
+    /// ```
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            TypedValue::Url(s)
+            | TypedValue::Email(s)
+            | TypedValue::Desc(s)
+            | TypedValue::Serv(s)
+            | TypedValue::Alias(s)
+            | TypedValue::Namespace(s)
+            | TypedValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The `"format"` of the JSON view.
     pub fn format(&self) -> ValueFormat {
         match self {
