@@ -3,3 +3,4 @@
 mod conformance;
 mod support;
 mod values;
+mod zero_copy;
