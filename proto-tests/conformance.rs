@@ -2,6 +2,7 @@
 //! with PROTOCOL.md: field-by-field decode, byte-exact re-encode, the malformed (`raw_*`)
 //! scenarios, hand-built packets the captures lack, truncation and never-panics properties.
 
+mod bodies;
 mod compare;
 mod decode;
 mod encode;

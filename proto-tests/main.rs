@@ -2,5 +2,7 @@
 
 mod conformance;
 mod support;
+#[cfg(feature = "testing")]
+mod transport;
 mod values;
 mod zero_copy;

@@ -9,10 +9,13 @@
 //! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values.
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
+//! - `testing` (feature `testing`): a loopback test server and test network.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod ident;
 pub mod resolver;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 pub mod wire;

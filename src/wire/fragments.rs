@@ -21,6 +21,11 @@ use super::limits::Limits;
 use super::message::Message;
 use super::reader::Reader;
 
+/// Error field of a datagram whose total length differs from its pending message's.
+const CONFLICT_LENGTH: &str = "envelope.message_length";
+/// Error field of a duplicate fragment whose bytes differ from the first copy.
+const CONFLICT_DUPLICATE: &str = "fragment.duplicate";
+
 /// Largest datagram: envelope + payload.
 pub const MAX_DATAGRAM: usize = 512;
 /// Largest message chunk in one datagram.
@@ -32,6 +37,25 @@ pub const MAX_FRAGMENT_PAYLOAD: usize = 492;
 /// Every fragment carries the original envelope with its sequence number replaced; the
 /// flags are kept as they are (set `envelope.truncated` before encoding to mark a request's
 /// fragments with TC as the reference client does; reference servers leave it clear).
+///
+/// ```
+/// use std::time::Instant;
+/// use bytes::Bytes;
+/// use handle_resolver::wire::{fragment, Message, Reassembler, ReassemblerConfig, MAX_DATAGRAM};
+///
+/// let types = (0..60).map(|i| Bytes::from(format!("TYPE.{i:04}"))).collect();
+/// let big = Message::resolution_request("0.NA/10.1045", vec![], types, 7, 0).encode()?;
+/// let datagrams = fragment(&big);
+/// assert_eq!(datagrams.len(), 2);
+/// assert!(datagrams.iter().all(|d| d.len() <= MAX_DATAGRAM));
+///
+/// let mut r = Reassembler::new(ReassemblerConfig::default());
+/// let now = Instant::now();
+/// assert!(r.push(datagrams[1].clone(), now)?.is_none()); // any order
+/// let whole = r.push(datagrams[0].clone(), now)?.expect("complete");
+/// assert_eq!(whole.encode()?, big);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn fragment(encoded: &Bytes) -> Vec<Bytes> {
     if encoded.len() <= MAX_DATAGRAM || encoded.len() < ENVELOPE_LEN {
         return vec![encoded.clone()];
@@ -261,29 +285,47 @@ impl Reassembler {
     /// A single-datagram message completes at once and is never stored. Expired partial
     /// messages are dropped first. When `max_in_progress` messages are already pending, the
     /// oldest is evicted to make room (a reassembler with `max_in_progress == 0` refuses
-    /// multi-datagram messages). A datagram that does not fit its pending message (see
-    /// [`PartialMessage::push`]) is an error and leaves that message as it was.
+    /// multi-datagram messages). A datagram of the pending request id but another total
+    /// length, or a duplicate fragment with other bytes, means another message under the
+    /// same id: the pending one is dropped and a new one starts from this datagram (newest
+    /// wins). Other misfits (sequence number out of range, wrong chunk size) are errors and
+    /// leave the pending message as it was. A duplicate arriving after its message completed
+    /// starts a new partial message that expires (or call [`Reassembler::remove`]).
     pub fn push(&mut self, datagram: Bytes, now: Instant) -> Result<Option<Message>, DecodeError> {
         self.expire(now);
         let (env, _) = decode_envelope(&datagram)?;
         let id = env.request_id;
-        let complete = if let Some((p, _)) = self.partial.get_mut(&id) {
-            let out = p.push(datagram)?;
-            if out.is_some() {
-                let env = *p.envelope();
-                self.partial.remove(&id);
-                out.map(|b| (env, b))
-            } else {
-                None
-            }
-        } else {
-            let mut p = PartialMessage::new(env, &self.limits)?;
-            match p.push(datagram)? {
-                Some(b) => Some((*p.envelope(), b)),
-                None => {
-                    self.make_room()?;
-                    self.partial.insert(id, (p, now));
+        let pending = match self.partial.get_mut(&id) {
+            Some((p, _)) => match p.push(datagram.clone()) {
+                Ok(Some(b)) => {
+                    let env = *p.envelope();
+                    self.partial.remove(&id);
+                    Some(Some((env, b)))
+                }
+                Ok(None) => Some(None),
+                // Another message under the same request id (a stale partial, or a resend
+                // of the request elsewhere): the newest wins, as the reference client only
+                // cares about the latest answer.
+                Err(e) if e.field == CONFLICT_LENGTH || e.field == CONFLICT_DUPLICATE => {
+                    tracing::debug!(request_id = id, error = %e, "restarting partial message");
+                    self.partial.remove(&id);
                     None
+                }
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        let complete = match pending {
+            Some(done) => done,
+            None => {
+                let mut p = PartialMessage::new(env, &self.limits)?;
+                match p.push(datagram)? {
+                    Some(b) => Some((*p.envelope(), b)),
+                    None => {
+                        self.make_room()?;
+                        self.partial.insert(id, (p, now));
+                        None
+                    }
                 }
             }
         };
@@ -462,5 +504,28 @@ mod tests {
         r.expire(t0 + Duration::from_secs(4));
         assert_eq!(r.in_progress(), 0);
         assert!(n > 1);
+    }
+
+    #[test]
+    fn another_message_under_the_same_id_replaces_the_pending_one() {
+        let t = Instant::now();
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let old = fragment(&big_response(9, 30));
+        let new_encoded = big_response(9, 31);
+        let new = fragment(&new_encoded);
+        assert!(r.push(old[1].clone(), t).unwrap().is_none());
+        // Different total length: the old partial goes, the new message completes.
+        let mut done = None;
+        for f in &new {
+            done = r.push(f.clone(), t).unwrap();
+        }
+        assert_eq!(done.unwrap().encode().unwrap(), new_encoded);
+        assert_eq!(r.in_progress(), 0);
+        // A bad sequence number, by contrast, is an error that keeps the pending message.
+        assert!(r.push(old[0].clone(), t).unwrap().is_none());
+        let mut far = BytesMut::from(&old[1][..]);
+        far[12..16].copy_from_slice(&99u32.to_be_bytes());
+        assert!(r.push(far.freeze(), t).is_err());
+        assert_eq!(r.in_progress(), 1);
     }
 }

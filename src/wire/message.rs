@@ -26,6 +26,20 @@ const MESSAGE_LENGTH_AT: usize = 16;
 const BODY_LENGTH_AT: usize = ENVELOPE_LEN + HEADER_LEN - 4;
 
 /// One protocol message.
+///
+/// ```
+/// use handle_resolver::wire::{Body, Limits, Message};
+///
+/// // PROTOCOL.md §12: resolve every value of 0.NA/10.1045.
+/// let request = Message::resolution_request("0.NA/10.1045", vec![], vec![], 0x1234_5678, 1_700_000_000);
+/// let bytes = request.encode()?;
+/// assert_eq!(bytes.len(), 20 + 52); // envelope + header, body and credential length
+///
+/// let back = Message::decode(bytes, &Limits::default())?;
+/// assert_eq!(back.request_id(), 0x1234_5678);
+/// assert!(matches!(back.body, Body::ResolutionRequest(ref r) if &r.handle[..] == b"0.NA/10.1045"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// The envelope (for a reassembled UDP message: fragment 0's).
@@ -329,6 +343,7 @@ mod tests {
     use super::*;
     use crate::wire::body::ErrorBody;
     use crate::wire::value::HandleValue;
+    use bytes::BytesMut;
 
     /// PROTOCOL.md §12, byte for byte.
     #[test]
@@ -392,5 +407,79 @@ mod tests {
         resp.header.response_code = ResponseCode::HandleNotFound;
         let back = Message::decode(resp.encode().unwrap(), &Limits::default()).unwrap();
         assert_eq!(back.body, Body::Error(ErrorBody::new("x")));
+    }
+
+    fn response(body: Body, rd: bool) -> Message {
+        let mut req = Message::resolution_request("0.NA/1", vec![], vec![], 3, 9);
+        req.header.flags.set(OpFlags::RD, rd);
+        Message::response_to(&req, ResponseCode::Success, body)
+    }
+
+    #[test]
+    fn unknown_digest_algorithm_keeps_the_whole_body() {
+        let mut m = response(Body::Success, true);
+        m.request_digest = None;
+        // Digest algorithm byte 9 (unknown), then 3 bytes nobody can interpret.
+        m.body = Body::Unknown(Bytes::from_static(&[9, 1, 2, 3]));
+        m.header.op_code = OpCode::DeleteHandle;
+        let bytes = m.encode().unwrap();
+        let back = Message::decode(bytes.clone(), &Limits::default()).unwrap();
+        assert_eq!(back.request_digest, None);
+        assert_eq!(back.body, Body::Unknown(Bytes::from_static(&[9, 1, 2, 3])));
+        assert_eq!(back.encode().unwrap(), bytes);
+    }
+
+    #[test]
+    fn trailing_bytes_after_a_known_layout_keep_the_body_raw() {
+        let mut body = BytesMut::new();
+        Body::ResolutionResponse(crate::wire::body::ResolutionResponse {
+            handle: Bytes::from_static(b"0.NA/1"),
+            values: vec![],
+        })
+        .encode(&mut body)
+        .unwrap();
+        body.put_slice(&[0, 0]); // two stray bytes counted by BodyLength
+        let raw = body.freeze();
+        let m = response(Body::Unknown(raw.clone()), false);
+        let bytes = m.encode().unwrap();
+        let back = Message::decode(bytes.clone(), &Limits::default()).unwrap();
+        assert_eq!(back.body, Body::Unknown(raw));
+        assert_eq!(back.encode().unwrap(), bytes);
+    }
+
+    #[test]
+    fn encrypted_and_compressed_messages_are_unsupported() {
+        for flag in [0x40u8, 0x80] {
+            let mut bytes = BytesMut::from(&response(Body::Success, false).encode().unwrap()[..]);
+            bytes[2] |= flag;
+            let e = Message::decode(bytes.freeze(), &Limits::default()).unwrap_err();
+            assert_eq!(e.kind, DecodeErrorKind::Unsupported);
+            assert_eq!((e.field, e.offset), ("envelope.flags", 2));
+        }
+    }
+
+    #[test]
+    fn body_length_beyond_the_message_and_stray_bytes_are_errors() {
+        let mut ok = response(Body::Success, false);
+        ok.header.op_code = OpCode::DeleteHandle; // generic success: empty body
+        let good = ok.encode().unwrap();
+        let mut b = BytesMut::from(&good[..]);
+        b[43] = 200; // BodyLength 200 in a 28-byte message
+        let e = Message::decode(b.freeze(), &Limits::default()).unwrap_err();
+        assert_eq!(e.field, "header.body_length");
+        // Two bytes after the credential length.
+        let mut b = BytesMut::from(&good[..]);
+        b.put_slice(&[0, 0]);
+        b[19] += 2;
+        let e = Message::decode(b.freeze(), &Limits::default()).unwrap_err();
+        assert_eq!(e.field, "message");
+        assert_eq!(e.kind, DecodeErrorKind::TrailingBytes { count: 2 });
+        // No credential length at all (an RFC-style peer): accepted, re-encoded with one.
+        let short = good.slice(..good.len() - 4);
+        let mut b = BytesMut::from(&short[..]);
+        b[19] -= 4;
+        let m = Message::decode(b.freeze(), &Limits::default()).unwrap();
+        assert_eq!(m.credential, None);
+        assert_eq!(m.encode().unwrap(), good);
     }
 }

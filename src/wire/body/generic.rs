@@ -29,9 +29,11 @@ impl ErrorBody {
     }
 
     /// Decodes the body. Lenient like the reference library: fewer than 4 bytes means no
-    /// message (2.0-era peers); an index list is read only when bytes remain.
+    /// message (2.0-era peers; those bytes are skipped, so such a body re-encodes in the
+    /// ≥ 2.1 form); an index list is read only when bytes remain.
     pub fn decode(r: &mut Reader, limits: &Limits) -> Result<Self, DecodeError> {
         if r.remaining() < 4 {
+            r.rest();
             return Ok(Self::default());
         }
         let message = r.bytes("error.message", limits.max_array)?;
@@ -152,5 +154,28 @@ impl SiteInfoResponse {
     /// Appends the record.
     pub fn encode(&self, out: &mut BytesMut) {
         out.put_slice(&self.record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_error_bodies_are_empty_messages() {
+        for raw in [&[][..], &[0][..], &[0, 0, 0][..]] {
+            let mut r = Reader::new(Bytes::copy_from_slice(raw));
+            let e = ErrorBody::decode(&mut r, &Limits::default()).unwrap();
+            assert_eq!(e, ErrorBody::default());
+            assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn error_index_list_is_read_when_bytes_remain() {
+        let b = Bytes::from_static(&[0, 0, 0, 1, b'x', 0, 0, 0, 1, 0, 0, 0, 7]);
+        let e = ErrorBody::decode(&mut Reader::new(b), &Limits::default()).unwrap();
+        assert_eq!(e.message_str(), "x");
+        assert_eq!(e.indexes, Some(vec![7]));
     }
 }

@@ -6,6 +6,8 @@
 //!   body is kept as [`Body::Unknown`], since its length cannot be known);
 //! - responses: 1 → op-specific success body, 302 → referral, 303 → referral from version
 //!   2.5 on and an error body before, 402 → challenge, anything else → error body;
+//! - an error body shorter than 4 bytes is an empty message (as the reference library reads
+//!   it; re-encoded with the 4-byte length);
 //! - a known layout that leaves bytes unread, and any op this library has no layout for, is
 //!   kept byte for byte as [`Body::Unknown`] (so it re-encodes exactly: e.g. session setup,
 //!   whose BodyLength counts two trailing zero bytes, §14.15). Malformed bytes inside a known

@@ -1,0 +1,308 @@
+//! UDP: demultiplexing, reassembly, retransmission, junk datagrams, limits.
+
+use std::time::{Duration, Instant};
+
+use handle_resolver::testing::Faults;
+use handle_resolver::transport::{
+    Exchange, NetTransport, TransportError, TransportKind, MAX_UDP_REQUEST_FRAGMENTS,
+};
+use handle_resolver::wire::{Message, ResponseCode, MAX_FRAGMENT_PAYLOAD};
+
+use super::{answer_values, b, expiration, options, request, server};
+
+#[tokio::test]
+async fn udp_exchange_returns_the_answer_to_our_request() {
+    let server = server(1).await;
+    let t = NetTransport::new();
+    let req = request("20.500.1/small");
+    let answer = t
+        .exchange(server.addr(), TransportKind::Udp, &req, &options(&[2000]))
+        .await
+        .unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::Success);
+    let v = answer_values(&answer);
+    assert_eq!(v.len(), 2);
+    assert_eq!(&v[0].data[..], b"https://example.org/");
+    // The transport chose its own id, never the reserved values, and nothing is left pending.
+    assert_ne!(answer.request_id(), 0);
+    assert_ne!(answer.request_id(), u32::MAX);
+    assert_eq!(t.pending_count(), 0);
+    assert_eq!(server.udp_requests(), 1);
+}
+
+#[tokio::test]
+async fn udp_multi_datagram_answer_is_reassembled() {
+    let server = server(1).await;
+    let t = NetTransport::new();
+    let answer = t
+        .exchange(
+            server.addr(),
+            TransportKind::Udp,
+            &request("20.500.1/large"),
+            &options(&[2000]),
+        )
+        .await
+        .unwrap();
+    let v = answer_values(&answer);
+    assert_eq!(v.len(), 40);
+    for (i, value) in v.iter().enumerate() {
+        assert_eq!(value.index, i as u32 + 1);
+        assert!(value
+            .data
+            .starts_with(format!("https://example.org/{}/", i + 1).as_bytes()));
+    }
+    assert_eq!(t.pending_count(), 0);
+    assert_eq!(t.reassembly_bytes(), 0);
+}
+
+#[tokio::test]
+async fn udp_retransmission_survives_30_percent_request_loss() {
+    let server = server(1).await;
+    server.set_faults(Faults {
+        drop_ratio: 0.3,
+        ..Faults::default()
+    });
+    let t = NetTransport::new();
+    // 10 transmissions per request: a request fails only if all 10 are lost (0.3^10).
+    let opts = options(&[40; 10]);
+    for i in 0..60 {
+        let handle = if i % 2 == 0 {
+            "20.500.1/small"
+        } else {
+            "20.500.1/large"
+        };
+        let answer = t
+            .exchange(server.addr(), TransportKind::Udp, &request(handle), &opts)
+            .await
+            .unwrap();
+        assert_eq!(answer.header.response_code, ResponseCode::Success);
+    }
+    // Loss really happened and was made up for by retransmissions.
+    assert!(server.udp_dropped() > 0);
+    assert_eq!(server.udp_requests(), 60 + server.udp_dropped());
+    assert_eq!(t.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn udp_fragments_of_several_transmissions_complete_one_answer() {
+    let server = server(1).await;
+    // Each answer datagram (about 17 per answer) is lost with probability 0.3: one
+    // transmission almost never brings them all, several together do.
+    server.set_faults(Faults {
+        drop_answer_ratio: 0.3,
+        ..Faults::default()
+    });
+    let t = NetTransport::new();
+    for _ in 0..5 {
+        let answer = t
+            .exchange(
+                server.addr(),
+                TransportKind::Udp,
+                &request("20.500.1/large"),
+                &options(&[60; 12]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer_values(&answer).len(), 40);
+    }
+    assert!(server.udp_requests() > 5);
+    assert_eq!(t.reassembly_bytes(), 0);
+}
+
+#[tokio::test]
+async fn udp_junk_before_the_answer_is_ignored() {
+    let server = server(1).await;
+    // Before the real answer the server sends: random bytes, the answer with another request
+    // id, the answer from another port, the answer cut in half, and the answer with
+    // MessageLength 0x7FFFFFFF. Only the real answer may be taken.
+    server.set_faults(Faults {
+        garbage: true,
+        wrong_request_id: true,
+        spoof_source: true,
+        truncated_length: true,
+        oversized_length: true,
+        ..Faults::default()
+    });
+    let t = NetTransport::new();
+    for handle in ["20.500.1/small", "20.500.1/large"] {
+        let answer = t
+            .exchange(
+                server.addr(),
+                TransportKind::Udp,
+                &request(handle),
+                &options(&[3000]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.header.response_code, ResponseCode::Success);
+        assert!(!answer_values(&answer).is_empty());
+    }
+    // One transmission each: the junk did not cost a retransmission.
+    assert_eq!(server.udp_requests(), 2);
+    assert_eq!(t.pending_count(), 0);
+    assert_eq!(t.reassembly_bytes(), 0);
+}
+
+#[tokio::test]
+async fn udp_spoofed_answer_alone_is_not_accepted() {
+    let server = server(1).await;
+    let t = NetTransport::new();
+    // Warm up the socket, then let the real answers be lost while the spoofed copies arrive.
+    server.set_faults(Faults {
+        spoof_source: true,
+        drop_answer_ratio: 1.0,
+        ..Faults::default()
+    });
+    let err = t
+        .exchange(
+            server.addr(),
+            TransportKind::Udp,
+            &request("20.500.1/small"),
+            &options(&[50, 50]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, TransportError::Timeout);
+    assert_eq!(server.udp_requests(), 2);
+    assert_eq!(t.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn udp_silent_server_times_out_after_every_transmission() {
+    let server = server(1).await;
+    server.set_faults(Faults {
+        silent: true,
+        ..Faults::default()
+    });
+    let t = NetTransport::new();
+    let started = Instant::now();
+    let err = t
+        .exchange(
+            server.addr(),
+            TransportKind::Udp,
+            &request("20.500.1/small"),
+            &options(&[30, 30, 30]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, TransportError::Timeout);
+    // Three transmissions, three waits.
+    assert!(started.elapsed() >= Duration::from_millis(90));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(server.udp_requests(), 3);
+    assert_eq!(t.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn udp_late_answer_to_an_earlier_transmission_is_accepted() {
+    let server = server(1).await;
+    server.set_faults(Faults {
+        delay: Duration::from_millis(150),
+        ..Faults::default()
+    });
+    let t = NetTransport::new();
+    let answer = t
+        .exchange(
+            server.addr(),
+            TransportKind::Udp,
+            &request("20.500.1/small"),
+            &options(&[50, 2000]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::Success);
+}
+
+#[tokio::test]
+async fn udp_fragmented_request_reaches_the_server() {
+    let server = server(1).await;
+    let t = NetTransport::new();
+    // A 1500-byte handle makes a request of more than one datagram (PROTOCOL.md §8.1).
+    let handle = format!("20.500.1/{}", "h".repeat(1500));
+    let req = request(&handle);
+    assert!(req.encode().unwrap().len() > 20 + MAX_FRAGMENT_PAYLOAD);
+    let answer = t
+        .exchange(server.addr(), TransportKind::Udp, &req, &options(&[2000]))
+        .await
+        .unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::HandleNotFound);
+    assert_eq!(server.udp_requests(), 4);
+}
+
+#[tokio::test]
+async fn udp_request_beyond_the_fragment_cap_is_too_large() {
+    let t = NetTransport::new();
+    let types = (0..800)
+        .map(|i| b(&format!("TYPE.{i}.{}", "t".repeat(40))))
+        .collect();
+    let req = Message::resolution_request("20.500.1/x", vec![], types, 1, expiration());
+    assert!(req.encode().unwrap().len() > MAX_UDP_REQUEST_FRAGMENTS * MAX_FRAGMENT_PAYLOAD);
+    let err = t
+        .exchange(
+            "127.0.0.1:9".parse().unwrap(),
+            TransportKind::Udp,
+            &req,
+            &options(&[10]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, TransportError::TooLargeForUdp);
+    assert_eq!(t.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn udp_in_flight_cap_gives_busy() {
+    let server = server(1).await;
+    server.set_faults(Faults {
+        silent: true,
+        ..Faults::default()
+    });
+    let t = NetTransport::builder().max_in_flight(2).build();
+    let req = request("20.500.1/small");
+    let opts = options(&[300]);
+    let a = t.exchange(server.addr(), TransportKind::Udp, &req, &opts);
+    let b = t.exchange(server.addr(), TransportKind::Udp, &req, &opts);
+    let c = async {
+        // Let the first two register before the third asks.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(t.pending_count(), 2);
+        t.exchange(server.addr(), TransportKind::Udp, &req, &opts)
+            .await
+    };
+    let (ra, rb, rc) = tokio::join!(a, b, c);
+    assert_eq!(ra.unwrap_err(), TransportError::Timeout);
+    assert_eq!(rb.unwrap_err(), TransportError::Timeout);
+    assert_eq!(rc.unwrap_err(), TransportError::Busy);
+    assert_eq!(t.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn ipv6_loopback_uses_its_own_socket() {
+    let mut c = handle_resolver::testing::TestServerConfig::new(super::store());
+    c.ip = "::1".parse().unwrap();
+    let server = match handle_resolver::testing::TestServer::start(c).await {
+        Ok(s) => s,
+        Err(e) => {
+            // Hosts without IPv6 loopback cannot run this test.
+            eprintln!("skipped: cannot bind [::1]: {e}");
+            return;
+        }
+    };
+    assert!(server.addr().is_ipv6());
+    let t = NetTransport::new();
+    for kind in [TransportKind::Udp, TransportKind::Tcp] {
+        let answer = t
+            .exchange(
+                server.addr(),
+                kind,
+                &request("20.500.1/large"),
+                &options(&[2000]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer_values(&answer).len(), 40);
+    }
+    assert!(t.udp_local_addr(server.addr()).unwrap().is_ipv6());
+    assert!(t.udp_local_addr("127.0.0.1:1".parse().unwrap()).is_none());
+    assert_eq!(t.pending_count(), 0);
+}

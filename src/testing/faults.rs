@@ -1,0 +1,105 @@
+//! Fault injection for the test server: what goes wrong, and the seeded randomness behind it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Faults a [`TestServer`](super::TestServer) injects. `Faults::default()` is a healthy server.
+///
+/// UDP: the misleading datagrams of `garbage`, `wrong_request_id`, `spoof_source`,
+/// `truncated_length` and `oversized_length` are sent *before* the real answer, which still
+/// follows: a client must ignore them and take the real one. TCP: they *replace* the answer,
+/// and the client must fail with a typed error.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Faults {
+    /// UDP: share (0.0..=1.0) of received request datagrams dropped unanswered, drawn from
+    /// the server's seeded RNG.
+    pub drop_ratio: f64,
+    /// UDP: share of answer datagrams (each fragment on its own) dropped on the way out.
+    pub drop_answer_ratio: f64,
+    /// Wait this long before answering (UDP and TCP).
+    pub delay: Duration,
+    /// Receive and count requests, never answer (UDP and TCP; a TCP connection is held open
+    /// until the client closes it).
+    pub silent: bool,
+    /// UDP: a datagram of random bytes first. TCP: random bytes instead of the answer.
+    pub garbage: bool,
+    /// UDP: a copy of the answer with another request id first. TCP: the answer carries
+    /// another request id.
+    pub wrong_request_id: bool,
+    /// UDP: a copy of the answer sent first from a second socket (another port).
+    pub spoof_source: bool,
+    /// UDP: the answer cut in half, `MessageLength` unchanged, first. TCP: the connection is
+    /// closed after half of the answer.
+    pub truncated_length: bool,
+    /// UDP: a copy whose envelope `MessageLength` is 0x7FFFFFFF first. TCP: the answer with
+    /// that length field.
+    pub oversized_length: bool,
+    /// TCP: the answer written in 16-byte pieces with this pause between them.
+    pub slow_tcp: Option<Duration>,
+    /// UDP: datagrams are ignored as if a firewall dropped them (still counted as received).
+    pub block_udp: bool,
+}
+
+impl Faults {
+    /// True when nothing is injected.
+    pub fn is_healthy(&self) -> bool {
+        *self == Faults::default()
+    }
+}
+
+/// The faults in force plus the seeded RNG; `active` is read lock-free on every request.
+#[derive(Debug)]
+pub(crate) struct FaultState {
+    active: AtomicBool,
+    faults: Mutex<Faults>,
+    rng: Mutex<ChaCha8Rng>,
+}
+
+impl FaultState {
+    pub(crate) fn new(faults: Faults, seed: u64) -> FaultState {
+        FaultState {
+            active: AtomicBool::new(!faults.is_healthy()),
+            faults: Mutex::new(faults),
+            rng: Mutex::new(ChaCha8Rng::seed_from_u64(seed)),
+        }
+    }
+
+    pub(crate) fn set(&self, faults: Faults) {
+        let healthy = faults.is_healthy();
+        *self.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+        self.active.store(!healthy, Ordering::Release);
+    }
+
+    /// The faults in force, or `None` for a healthy server (the fast path).
+    pub(crate) fn current(&self) -> Option<Faults> {
+        if !self.active.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(
+            self.faults
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
+    }
+
+    fn rng(&self) -> MutexGuard<'_, ChaCha8Rng> {
+        self.rng.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// True with probability `ratio`.
+    pub(crate) fn chance(&self, ratio: f64) -> bool {
+        ratio > 0.0 && self.rng().gen::<f64>() < ratio
+    }
+
+    /// `n` random bytes.
+    pub(crate) fn garbage(&self, n: usize) -> Vec<u8> {
+        let mut v = vec![0u8; n];
+        self.rng().fill(&mut v[..]);
+        v
+    }
+}

@@ -1,0 +1,126 @@
+//! The test server's signing key and the signing of answers (PROTOCOL.md §9.2, §2.5, §14.6).
+//!
+//! The embedded key, `fixtures/testserver/test-rsa-1024.pkcs1.der`, is a 1024-bit RSA key
+//! generated once for these tests with `openssl genrsa -traditional 1024` and converted to
+//! PKCS#1 DER (`openssl rsa -outform DER -traditional`). It protects nothing.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::{Pkcs1v15Sign, RsaPrivateKey, RsaPublicKey};
+use sha2::{Digest, Sha256};
+
+use crate::wire::credential::HS_SIGNED;
+use crate::wire::signature::signed_data;
+use crate::wire::{Credential, EncodeError, Envelope, PublicKey, Reader, ENVELOPE_LEN};
+
+/// The embedded test key, PKCS#1 DER.
+pub const TEST_KEY_DER: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/testserver/test-rsa-1024.pkcs1.der"
+));
+
+/// An RSA key a test server signs with.
+#[derive(Debug, Clone)]
+pub struct TestKey {
+    private: RsaPrivateKey,
+    public: RsaPublicKey,
+    hs_pubkey: Bytes,
+}
+
+/// Why a key could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot load the test key: {0}")]
+pub struct KeyLoadError(String);
+
+impl TestKey {
+    /// The embedded 1024-bit test key.
+    pub fn embedded() -> TestKey {
+        match TestKey::from_pkcs1_der(TEST_KEY_DER) {
+            Ok(k) => k,
+            // The fixture is part of the crate; failing here is a build defect.
+            Err(e) => panic!("embedded test key is broken: {e}"),
+        }
+    }
+
+    /// A key from PKCS#1 DER bytes.
+    pub fn from_pkcs1_der(der: &[u8]) -> Result<TestKey, KeyLoadError> {
+        let private =
+            RsaPrivateKey::from_pkcs1_der(der).map_err(|e| KeyLoadError(e.to_string()))?;
+        let public = private.to_public_key();
+        let hs_pubkey = PublicKey::from_rsa(&public)
+            .encode()
+            .map_err(|e| KeyLoadError(e.to_string()))?;
+        Ok(TestKey {
+            private,
+            public,
+            hs_pubkey,
+        })
+    }
+
+    /// The public half.
+    pub fn public_key(&self) -> &RsaPublicKey {
+        &self.public
+    }
+
+    /// The public key as an HS_PUBKEY blob (PROTOCOL.md §7.5), for server records.
+    pub fn hs_pubkey(&self) -> Bytes {
+        self.hs_pubkey.clone()
+    }
+
+    /// SHA-256 with RSA PKCS#1 v1.5 over `data`.
+    pub fn sign(&self, data: &[u8]) -> Result<Vec<u8>, rsa::Error> {
+        let digest = Sha256::digest(data);
+        self.private.sign(Pkcs1v15Sign::new::<Sha256>(), &digest)
+    }
+}
+
+/// Signs an encoded unsigned message in place: `buf` is envelope ‖ header ‖ body ‖
+/// `00 00 00 00`; the credential length is replaced by an HS_SIGNED / SHA-256 credential
+/// over the bytes of PROTOCOL.md §9.2 for the message's version (`wire::signed_data`: for
+/// 2.11, a 16-byte prefix ‖ header ‖ body; signer index 0), and the envelope's
+/// `MessageLength` is updated.
+pub(crate) fn sign_encoded(buf: &mut BytesMut, key: &TestKey) -> Result<(), SignError> {
+    let len = buf.len();
+    let (Some(env), Some(hb)) = (
+        buf.get(..ENVELOPE_LEN),
+        buf.get(ENVELOPE_LEN..len.saturating_sub(4)),
+    ) else {
+        return Err(SignError::Malformed);
+    };
+    let envelope = Envelope::decode(&mut Reader::new(Bytes::copy_from_slice(env)))
+        .map_err(|_| SignError::Malformed)?;
+    let data = signed_data(
+        envelope.version,
+        envelope.suggested,
+        envelope.session_id,
+        envelope.request_id,
+        0,
+        hb,
+    );
+    let signature = key.sign(&data).map_err(|_| SignError::Rsa)?;
+    let credential = Credential::new(HS_SIGNED, &b"SHA-256"[..], signature, 0)
+        .to_bytes()
+        .map_err(SignError::Encode)?;
+    buf.truncate(len - 4);
+    buf.put_u32(credential.len() as u32);
+    buf.put_slice(&credential);
+    let message_length = (buf.len() - ENVELOPE_LEN) as u32;
+    if let Some(slot) = buf.get_mut(16..20) {
+        slot.copy_from_slice(&message_length.to_be_bytes());
+    }
+    Ok(())
+}
+
+/// Why an answer could not be signed.
+#[derive(Debug, thiserror::Error)]
+pub enum SignError {
+    /// The buffer is not an encoded message.
+    #[error("not an encoded message")]
+    Malformed,
+    /// The RSA operation failed.
+    #[error("rsa signing failed")]
+    Rsa,
+    /// The credential did not encode.
+    #[error("credential: {0}")]
+    Encode(EncodeError),
+}

@@ -1,0 +1,38 @@
+//! A loopback Handle System server for tests, examples and benchmarks (feature `testing`).
+//!
+//! Layout:
+//! - [`store`]: handles in memory and the resolution rules (filters, PO, homed prefixes,
+//!   referrals), values pre-encoded;
+//! - [`server`]: [`TestServer`], UDP + TCP on one 127.0.0.1 port, counters, faults at run time;
+//! - [`faults`]: [`Faults`], what a server does wrong on purpose;
+//! - [`key`]: the RSA test key and answer signing;
+//! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
+//! - [`json`]: the JSON handle file of `examples/testserver.rs`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+//! use handle_resolver::wire::HandleValue;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let store = Arc::new(Store::new());
+//! store.insert("20.500.1/x", vec![HandleValue::new(1, "URL", "https://example.org/")]);
+//! let server = TestServer::start(TestServerConfig::new(store)).await?;
+//! assert!(server.addr().ip().is_loopback());
+//! # Ok(()) }
+//! ```
+
+pub mod faults;
+pub mod json;
+pub mod key;
+pub mod network;
+mod respond;
+pub mod server;
+pub mod store;
+
+pub use faults::Faults;
+pub use json::{StoreFile, StoreFileError};
+pub use key::{TestKey, TEST_KEY_DER};
+pub use network::{TestNetwork, TestNetworkBuilder, TestSite};
+pub use server::{TestServer, TestServerConfig};
+pub use store::{Lookup, Referral, Store, StoredHandle};

@@ -1,0 +1,577 @@
+//! The loopback test server: UDP and TCP on one 127.0.0.1 port, several UDP worker tasks on
+//! one socket, one task per TCP connection, counters and run-time faults.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::task::JoinHandle;
+use tracing::debug;
+
+use super::faults::{FaultState, Faults};
+use super::key::TestKey;
+use super::respond::{protocol_error, Responder, SiteRole};
+use super::store::Store;
+use crate::wire::{
+    fragment, Envelope, HandleValue, HashOption, Interface, InterfaceType, Limits, Message,
+    Protocol, ProtocolVersion, Reader, Reassembler, ReassemblerConfig, ServerInfo, SiteInfo,
+    ENVELOPE_LEN, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+};
+
+/// How a [`TestServer`] starts.
+#[derive(Debug, Clone)]
+pub struct TestServerConfig {
+    /// The handles served (shared: it may be filled after the server started).
+    pub store: Arc<Store>,
+    /// The signing key (signed answers when CT is asked, and the key in the server record).
+    pub key: TestKey,
+    /// Faults in force from the start.
+    pub faults: Faults,
+    /// Seed of the fault RNG (drops, garbage).
+    pub seed: u64,
+    /// UDP worker tasks on the shared socket; 0 = the number of CPUs.
+    pub udp_workers: usize,
+    /// This server's id in its server record.
+    pub server_id: u32,
+    /// Serial of the server's own single-server site (until [`TestServer::set_site`]).
+    pub site_serial: u16,
+    /// Protocol version advertised in the server's own site.
+    pub protocol_version: ProtocolVersion,
+    /// Whether the server's own site is primary.
+    pub primary: bool,
+    /// `desc` attribute of the server's own site.
+    pub description: String,
+    /// Limits for decoding requests.
+    pub limits: Limits,
+    /// Port to bind UDP and TCP to; 0 (default) = a free port.
+    pub port: u16,
+    /// Loopback address to bind to: 127.0.0.1 (default) or `::1`.
+    pub ip: IpAddr,
+}
+
+impl TestServerConfig {
+    /// A healthy server for `store`, with the embedded test key.
+    pub fn new(store: Arc<Store>) -> TestServerConfig {
+        TestServerConfig {
+            store,
+            key: TestKey::embedded(),
+            faults: Faults::default(),
+            seed: 0x5eed,
+            udp_workers: 0,
+            server_id: 1,
+            site_serial: 1,
+            protocol_version: ProtocolVersion::V2_11,
+            primary: true,
+            description: "handle-resolver test server".into(),
+            limits: Limits::default(),
+            port: 0,
+            ip: LOOPBACK,
+        }
+    }
+}
+
+impl Default for TestServerConfig {
+    fn default() -> Self {
+        TestServerConfig::new(Arc::new(Store::new()))
+    }
+}
+
+struct State {
+    store: Arc<Store>,
+    key: TestKey,
+    limits: Limits,
+    addr: SocketAddr,
+    server_id: u32,
+    faults: FaultState,
+    role: RwLock<Arc<SiteRole>>,
+    udp: Arc<UdpSocket>,
+    spoof: Arc<UdpSocket>,
+    reassembler: Mutex<Reassembler>,
+    udp_requests: AtomicU64,
+    udp_dropped: AtomicU64,
+    tcp_requests: AtomicU64,
+}
+
+/// One test server: UDP and TCP on `127.0.0.1:<port>` (or `[::1]:<port>`; the same port for
+/// both). Dropping
+/// it stops every task.
+pub struct TestServer {
+    state: Arc<State>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("addr", &self.state.addr)
+            .finish()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl TestServer {
+    /// Binds UDP and TCP on one free 127.0.0.1 port and starts serving on the current tokio
+    /// runtime (any flavour; on a multi-thread runtime the UDP workers run in parallel).
+    pub async fn start(config: TestServerConfig) -> std::io::Result<TestServer> {
+        if !config.ip.is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the test server only binds loopback addresses",
+            ));
+        }
+        let (udp, tcp) = if config.port == 0 {
+            bind_pair(config.ip).await?
+        } else {
+            (
+                UdpSocket::bind((config.ip, config.port)).await?,
+                TcpListener::bind((config.ip, config.port)).await?,
+            )
+        };
+        let addr = udp.local_addr()?;
+        let spoof = UdpSocket::bind((config.ip, 0)).await?;
+        let mut server = ServerInfo::new(config.server_id, addr.ip());
+        server.public_key = config.key.hs_pubkey();
+        server.interfaces = interfaces(addr.port());
+        let site = SiteInfo {
+            data_format_version: 1,
+            protocol_version: config.protocol_version,
+            serial: config.site_serial,
+            primary: config.primary,
+            multi_primary: false,
+            // Bit 0x80 = primary (PROTOCOL.md §7.1); kept in step with `primary`.
+            primary_mask: if config.primary { 0x80 } else { 0 },
+            hash_option: HashOption::ByHandle,
+            hash_filter: Bytes::new(),
+            attributes: vec![(
+                Bytes::from_static(b"desc"),
+                Bytes::copy_from_slice(config.description.as_bytes()),
+            )],
+            servers: vec![server],
+        };
+        let role = make_role(site, 0)?;
+        let state = Arc::new(State {
+            store: config.store,
+            key: config.key,
+            limits: config.limits,
+            addr,
+            server_id: config.server_id,
+            faults: FaultState::new(config.faults, config.seed),
+            role: RwLock::new(Arc::new(role)),
+            udp: Arc::new(udp),
+            spoof: Arc::new(spoof),
+            reassembler: Mutex::new(Reassembler::new(ReassemblerConfig {
+                limits: config.limits,
+                ..ReassemblerConfig::default()
+            })),
+            udp_requests: AtomicU64::new(0),
+            udp_dropped: AtomicU64::new(0),
+            tcp_requests: AtomicU64::new(0),
+        });
+        let workers = match config.udp_workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        };
+        let mut tasks = Vec::with_capacity(workers + 1);
+        for _ in 0..workers {
+            tasks.push(tokio::spawn(udp_worker(state.clone())));
+        }
+        tasks.push(tokio::spawn(tcp_accept(state.clone(), tcp)));
+        debug!(%addr, workers, "test server started");
+        Ok(TestServer { state, tasks })
+    }
+
+    /// The address (UDP and TCP).
+    pub fn addr(&self) -> SocketAddr {
+        self.state.addr
+    }
+
+    /// UDP datagrams received (including those dropped by faults).
+    pub fn udp_requests(&self) -> u64 {
+        self.state.udp_requests.load(Ordering::Relaxed)
+    }
+
+    /// UDP datagrams dropped unanswered by `drop_ratio` or `block_udp`.
+    pub fn udp_dropped(&self) -> u64 {
+        self.state.udp_dropped.load(Ordering::Relaxed)
+    }
+
+    /// TCP requests read.
+    pub fn tcp_requests(&self) -> u64 {
+        self.state.tcp_requests.load(Ordering::Relaxed)
+    }
+
+    /// Sets all counters back to zero.
+    pub fn reset_counters(&self) {
+        self.state.udp_requests.store(0, Ordering::Relaxed);
+        self.state.udp_dropped.store(0, Ordering::Relaxed);
+        self.state.tcp_requests.store(0, Ordering::Relaxed);
+    }
+
+    /// Changes the faults in force (takes effect for the next request).
+    pub fn set_faults(&self, faults: Faults) {
+        self.state.faults.set(faults);
+    }
+
+    /// The store served.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.state.store
+    }
+
+    /// The signing key.
+    pub fn key(&self) -> &TestKey {
+        &self.state.key
+    }
+
+    /// This server's record: id, 127.0.0.1, the test key, interfaces TCP (query + admin) and
+    /// UDP (query) on [`addr`](Self::addr)'s port.
+    pub fn server_info(&self) -> ServerInfo {
+        let mut s = ServerInfo::new(self.state.server_id, self.state.addr.ip());
+        s.public_key = self.state.key.hs_pubkey();
+        s.interfaces = interfaces(self.state.addr.port());
+        s
+    }
+
+    fn role(&self) -> Arc<SiteRole> {
+        self.state
+            .role
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The site this server belongs to: its own single-server site unless
+    /// [`set_site`](Self::set_site) made it part of another.
+    pub fn site_info(&self) -> SiteInfo {
+        self.role().site.clone()
+    }
+
+    /// An HS_SITE value at `index` describing [`site_info`](Self::site_info).
+    pub fn site_value(&self, index: u32) -> HandleValue {
+        HandleValue::new(index, &b"HS_SITE"[..], self.role().record.clone())
+    }
+
+    /// Makes this server the `index`-th server of `site`: the hash rule is enforced (301 for
+    /// handles that hash to another server), GetSiteInfo answers `site`, and answers carry
+    /// its serial.
+    pub fn set_site(&self, site: SiteInfo, index: usize) -> std::io::Result<()> {
+        let role = make_role(site, index)?;
+        *self.state.role.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(role);
+        Ok(())
+    }
+}
+
+fn make_role(site: SiteInfo, index: usize) -> std::io::Result<SiteRole> {
+    let record = site
+        .encode()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    Ok(SiteRole {
+        site,
+        index,
+        record,
+    })
+}
+
+/// TCP (query and admin) and UDP (query) on `port`, as real servers list them.
+pub fn interfaces(port: u16) -> Vec<Interface> {
+    vec![
+        Interface {
+            kind: InterfaceType::AdminAndQuery,
+            protocol: Protocol::Tcp,
+            port: u32::from(port),
+        },
+        Interface {
+            kind: InterfaceType::Query,
+            protocol: Protocol::Udp,
+            port: u32::from(port),
+        },
+    ]
+}
+
+/// A UDP socket and a TCP listener on the same free loopback port.
+async fn bind_pair(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
+    let mut last = None;
+    for _ in 0..64 {
+        let udp = UdpSocket::bind((ip, 0)).await?;
+        let port = udp.local_addr()?.port();
+        match TcpListener::bind((ip, port)).await {
+            Ok(tcp) => return Ok((udp, tcp)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free port pair")))
+}
+
+impl State {
+    fn role(&self) -> Arc<SiteRole> {
+        self.role.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Decodes one request datagram; fragments are collected until their message is whole.
+    fn decode_udp(&self, datagram: Bytes) -> Result<Option<Message>, String> {
+        let envelope =
+            Envelope::decode(&mut Reader::new(datagram.clone())).map_err(|e| e.to_string())?;
+        if envelope.message_length as usize <= MAX_FRAGMENT_PAYLOAD && envelope.sequence_number == 0
+        {
+            return Message::decode(datagram, &self.limits)
+                .map(Some)
+                .map_err(|e| e.to_string());
+        }
+        let mut r = self.reassembler.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        r.expire(now);
+        r.push(datagram, now).map_err(|e| e.to_string())
+    }
+}
+
+async fn udp_worker(state: Arc<State>) {
+    let mut buf = vec![0u8; 65_536];
+    let mut out = BytesMut::with_capacity(8192);
+    loop {
+        let (n, peer) = match state.udp.recv_from(&mut buf).await {
+            Ok(x) => x,
+            Err(e) => {
+                debug!(error = %e, "test server udp receive error");
+                tokio::task::yield_now().await;
+                continue;
+            }
+        };
+        state.udp_requests.fetch_add(1, Ordering::Relaxed);
+        let faults = state.faults.current();
+        if let Some(f) = &faults {
+            if f.block_udp || state.faults.chance(f.drop_ratio) {
+                state.udp_dropped.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+        }
+        let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
+        match state.decode_udp(datagram) {
+            Ok(Some(request)) => {
+                let role = state.role();
+                Responder {
+                    store: &state.store,
+                    role: &role,
+                    key: &state.key,
+                }
+                .respond(&request, &mut out);
+            }
+            Ok(None) => continue,
+            Err(e) => protocol_error(&e, &mut out),
+        }
+        if out.is_empty() {
+            continue;
+        }
+        match faults {
+            None => send_answer(&state.udp, &out, peer).await,
+            Some(f) => {
+                let answer = Bytes::copy_from_slice(&out);
+                if f.delay.is_zero() {
+                    send_faulty(&state, answer, peer, &f).await;
+                } else {
+                    let state = state.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(f.delay).await;
+                        send_faulty(&state, answer, peer, &f).await;
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Sends an encoded answer: one datagram, or its fragments (PROTOCOL.md §8.1).
+async fn send_answer(socket: &UdpSocket, answer: &[u8], peer: SocketAddr) {
+    if answer.len() <= MAX_DATAGRAM {
+        if let Err(e) = socket.send_to(answer, peer).await {
+            debug!(error = %e, %peer, "test server send failed");
+        }
+        return;
+    }
+    for d in fragment(&Bytes::copy_from_slice(answer)) {
+        if let Err(e) = socket.send_to(&d, peer).await {
+            debug!(error = %e, %peer, "test server send failed");
+        }
+    }
+}
+
+fn datagrams(answer: &Bytes) -> Vec<Bytes> {
+    if answer.len() <= MAX_DATAGRAM {
+        vec![answer.clone()]
+    } else {
+        fragment(answer)
+    }
+}
+
+fn patched(answer: &Bytes, at: usize, value: u32) -> Bytes {
+    let mut b = BytesMut::from(&answer[..]);
+    if let Some(slot) = b.get_mut(at..at + 4) {
+        slot.copy_from_slice(&value.to_be_bytes());
+    }
+    b.freeze()
+}
+
+/// The request id of an encoded message (envelope bytes 8..12), 0 if too short.
+fn request_id_of(encoded: &[u8]) -> u32 {
+    encoded
+        .get(8..12)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(0, u32::from_be_bytes)
+}
+
+/// Another request id than `id`, never 0 or 0xFFFFFFFF.
+fn other_id(id: u32) -> u32 {
+    match id ^ 0x5A5A_5A5A {
+        0 | u32::MAX => id ^ 0x0F0F_0F0F,
+        x => x,
+    }
+}
+
+/// UDP with faults: misleading datagrams first, then the real answer (each datagram of it
+/// subject to `drop_answer_ratio`).
+async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults) {
+    if f.silent {
+        return;
+    }
+    let udp = &state.udp;
+    let send = |d: Bytes, from: Arc<UdpSocket>| async move {
+        if let Err(e) = from.send_to(&d, peer).await {
+            debug!(error = %e, %peer, "test server send failed");
+        }
+    };
+    if f.garbage {
+        send(Bytes::from(state.faults.garbage(40)), udp.clone()).await;
+    }
+    let id = request_id_of(&answer);
+    if f.wrong_request_id {
+        for d in datagrams(&patched(&answer, 8, other_id(id))) {
+            send(d, udp.clone()).await;
+        }
+    }
+    if f.spoof_source {
+        for d in datagrams(&answer) {
+            send(d, state.spoof.clone()).await;
+        }
+    }
+    let real = datagrams(&answer);
+    if f.truncated_length {
+        if let Some(first) = real.first() {
+            send(first.slice(..first.len() / 2), udp.clone()).await;
+        }
+    }
+    if f.oversized_length {
+        if let Some(first) = real.first() {
+            send(patched(first, 16, 0x7FFF_FFFF), udp.clone()).await;
+        }
+    }
+    for d in real {
+        if state.faults.chance(f.drop_answer_ratio) {
+            continue;
+        }
+        send(d, udp.clone()).await;
+    }
+}
+
+async fn tcp_accept(state: Arc<State>, listener: TcpListener) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                tokio::spawn(tcp_connection(state.clone(), stream));
+            }
+            Err(e) => {
+                debug!(error = %e, "test server accept error");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// One request, one answer, close (as the reference server does, PROTOCOL.md §14.5).
+async fn tcp_connection(state: Arc<State>, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let mut head = [0u8; ENVELOPE_LEN];
+    if stream.read_exact(&mut head).await.is_err() {
+        return;
+    }
+    let mut out = BytesMut::new();
+    let request = match Envelope::decode(&mut Reader::new(Bytes::copy_from_slice(&head))) {
+        Ok(env) if (env.message_length as usize) <= state.limits.max_message_length => {
+            let mut msg = vec![0u8; ENVELOPE_LEN + env.message_length as usize];
+            if let Some(h) = msg.get_mut(..ENVELOPE_LEN) {
+                h.copy_from_slice(&head);
+            }
+            if let Some(rest) = msg.get_mut(ENVELOPE_LEN..) {
+                if stream.read_exact(rest).await.is_err() {
+                    return;
+                }
+            }
+            state.tcp_requests.fetch_add(1, Ordering::Relaxed);
+            Message::decode(Bytes::from(msg), &state.limits).map_err(|e| e.to_string())
+        }
+        Ok(env) => {
+            state.tcp_requests.fetch_add(1, Ordering::Relaxed);
+            Err(format!("message length {} too large", env.message_length))
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    match request {
+        Ok(request) => {
+            let role = state.role();
+            Responder {
+                store: &state.store,
+                role: &role,
+                key: &state.key,
+            }
+            .respond(&request, &mut out);
+        }
+        Err(e) => protocol_error(&e, &mut out),
+    }
+    let faults = state.faults.current();
+    let mut answer = out.freeze();
+    if let Some(f) = &faults {
+        if f.silent {
+            // Hold the connection until the client gives up.
+            let mut sink = [0u8; 256];
+            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+            return;
+        }
+        if !f.delay.is_zero() {
+            tokio::time::sleep(f.delay).await;
+        }
+        let id = request_id_of(&answer);
+        if f.garbage {
+            answer = Bytes::from(state.faults.garbage(64));
+        } else if f.wrong_request_id {
+            answer = patched(&answer, 8, other_id(id));
+        } else if f.truncated_length {
+            answer = answer.slice(..answer.len() / 2);
+        } else if f.oversized_length {
+            answer = patched(&answer, 16, 0x7FFF_FFFF);
+        }
+        if let Some(pause) = f.slow_tcp {
+            for chunk in answer.chunks(16) {
+                if stream.write_all(chunk).await.is_err() {
+                    return;
+                }
+                let _ = stream.flush().await;
+                tokio::time::sleep(pause).await;
+            }
+            let _ = stream.shutdown().await;
+            return;
+        }
+    }
+    let _ = stream.write_all(&answer).await;
+    let _ = stream.shutdown().await;
+}
+
+/// The loopback address servers bind to.
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);

@@ -1,0 +1,358 @@
+//! The [`Exchange`] trait, its options, and [`NetTransport`], the real UDP + TCP transport.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures::future::BoxFuture;
+use rand::Rng;
+use tokio::sync::OnceCell;
+
+use super::error::TransportError;
+use super::tcp;
+use super::udp::{UdpConfig, UdpDemux};
+use crate::wire::{Limits, Message};
+
+/// Which transport an attempt used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    /// UDP datagrams of at most 512 bytes (PROTOCOL.md §8.1).
+    Udp,
+    /// One TCP connection per request (PROTOCOL.md §8.2).
+    Tcp,
+}
+
+impl TransportKind {
+    /// `"udp"` or `"tcp"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Udp => "udp",
+            TransportKind::Tcp => "tcp",
+        }
+    }
+}
+
+impl std::fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Knobs for one exchange.
+#[derive(Debug, Clone)]
+pub struct ExchangeOptions {
+    /// UDP: how long to wait after each (re)transmission of every fragment of the request.
+    /// The number of entries is the number of transmissions. Default 500, 1000, 1500 ms (the
+    /// reference client's schedule).
+    pub udp_retransmit: Vec<Duration>,
+    /// TCP: connect timeout. Default 5 s.
+    pub tcp_connect_timeout: Duration,
+    /// TCP: how long the whole answer may take once connected (written request to last
+    /// answer byte). Default 10 s.
+    pub tcp_read_timeout: Duration,
+    /// Decode limits applied to the answer.
+    pub limits: Limits,
+}
+
+impl Default for ExchangeOptions {
+    fn default() -> Self {
+        Self {
+            udp_retransmit: vec![
+                Duration::from_millis(500),
+                Duration::from_millis(1000),
+                Duration::from_millis(1500),
+            ],
+            tcp_connect_timeout: Duration::from_secs(5),
+            tcp_read_timeout: Duration::from_secs(10),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// One request/response exchange with one server. Object-safe so the resolver can hold
+/// `Arc<dyn Exchange>` and tests can script it.
+pub trait Exchange: Send + Sync + 'static {
+    /// Send `request` (its request id may be replaced by the transport with a fresh random one,
+    /// never 0 or 0xFFFFFFFF; the answer is matched by that id) to `server` and return the answer.
+    /// Cancellation-safe: dropping the future removes any pending entry.
+    fn exchange<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Message, TransportError>>;
+}
+
+impl<T: Exchange + ?Sized> Exchange for Arc<T> {
+    fn exchange<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Message, TransportError>> {
+        (**self).exchange(server, kind, request, options)
+    }
+}
+
+/// A fresh random request id: never 0 (RFC: "non-zero") and never 0xFFFFFFFF (what the
+/// reference server puts in its answer to an undecodable request, PROTOCOL.md §14.10).
+pub fn random_request_id() -> u32 {
+    let mut rng = rand::thread_rng();
+    loop {
+        let id: u32 = rng.gen();
+        if id != 0 && id != u32::MAX {
+            return id;
+        }
+    }
+}
+
+/// Encodes `request` with `request_id` in its envelope (bytes 8..12), without cloning the
+/// message. The request is not re-signed: a credential that covers the request id (versions
+/// ≥ 2.7) would no longer verify, which is fine for the unsigned requests of a resolver.
+pub fn encode_with_request_id(request: &Message, request_id: u32) -> Result<Bytes, TransportError> {
+    let encoded = request.encode()?;
+    if request.envelope.request_id == request_id {
+        return Ok(encoded);
+    }
+    // `encoded` is the only handle on its buffer, so this takes it over without a copy.
+    let mut buf = BytesMut::from(encoded);
+    // Envelope bytes 8..12 hold the request id (PROTOCOL.md §2.1); an encoded message always
+    // has its 20-byte envelope, so the slot exists.
+    let Some(slot) = buf.get_mut(8..12) else {
+        return Err(TransportError::Encode(crate::wire::EncodeError::TooLong {
+            field: "envelope",
+            len: buf.len(),
+        }));
+    };
+    slot.copy_from_slice(&request_id.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// Builder of a [`NetTransport`].
+#[derive(Debug, Clone)]
+pub struct NetTransportBuilder {
+    max_in_flight: usize,
+    max_reassembly_bytes: usize,
+    bind_v4: SocketAddr,
+    bind_v6: SocketAddr,
+}
+
+impl Default for NetTransportBuilder {
+    fn default() -> Self {
+        Self {
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_reassembly_bytes: DEFAULT_MAX_REASSEMBLY_BYTES,
+            bind_v4: SocketAddr::from(([0, 0, 0, 0], 0)),
+            bind_v6: SocketAddr::from(([0u16; 8], 0)),
+        }
+    }
+}
+
+/// Default cap on UDP requests in flight per address family (beyond it: [`TransportError::Busy`]).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 65_536;
+/// Default cap on the bytes held by all partially received multi-datagram UDP answers of one
+/// socket together (each is also capped by [`Limits::max_message_length`]).
+pub const DEFAULT_MAX_REASSEMBLY_BYTES: usize = 32 * 1024 * 1024;
+
+impl NetTransportBuilder {
+    /// Most UDP requests in flight per address family; one more gets [`TransportError::Busy`].
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n;
+        self
+    }
+
+    /// Most bytes held by partially received multi-datagram answers of one socket together;
+    /// fragments that would exceed it are dropped (the retransmission gets another chance).
+    pub fn max_reassembly_bytes(mut self, n: usize) -> Self {
+        self.max_reassembly_bytes = n;
+        self
+    }
+
+    /// Local address of the IPv4 UDP socket (default `0.0.0.0:0`).
+    pub fn bind_v4(mut self, addr: SocketAddr) -> Self {
+        self.bind_v4 = addr;
+        self
+    }
+
+    /// Local address of the IPv6 UDP socket (default `[::]:0`).
+    pub fn bind_v6(mut self, addr: SocketAddr) -> Self {
+        self.bind_v6 = addr;
+        self
+    }
+
+    /// Builds the transport. No socket is opened until the first UDP exchange of each
+    /// address family.
+    pub fn build(self) -> NetTransport {
+        NetTransport {
+            inner: Arc::new(Inner {
+                config: self,
+                v4: OnceCell::new(),
+                v6: OnceCell::new(),
+            }),
+        }
+    }
+}
+
+/// The real transport: one shared UDP socket per address family (bound lazily, on the tokio
+/// runtime of the first exchange, which also runs its receive task), demultiplexed by request
+/// id; TCP with one connection per request through `tokio_util::codec::Framed` and the wire
+/// codec.
+///
+/// UDP rules chosen here: requests are fragmented like the reference client does (at most
+/// [`MAX_UDP_REQUEST_FRAGMENTS`] datagrams, else [`TransportError::TooLargeForUdp`]); every
+/// retransmission resends every fragment with the same request id; an answer is accepted only
+/// from the address the request was sent to; multi-datagram answers are reassembled per
+/// request (fragments of earlier transmissions count). Cheap to clone (shared state).
+///
+/// Use one `NetTransport` per tokio runtime: its UDP sockets and receive tasks belong to the
+/// runtime of their first exchange and stop with it.
+///
+/// ```no_run
+/// use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
+/// use handle_resolver::wire::Message;
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let transport = NetTransport::new();
+/// let request = Message::resolution_request("0.NA/10.1045", vec![], vec![], 0, 0);
+/// let server = "127.0.0.1:2641".parse()?;
+/// let answer = transport
+///     .exchange(server, TransportKind::Udp, &request, &ExchangeOptions::default())
+///     .await?;
+/// println!("{}", answer.header.response_code);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct NetTransport {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: NetTransportBuilder,
+    v4: OnceCell<UdpDemux>,
+    v6: OnceCell<UdpDemux>,
+}
+
+/// Most UDP datagrams one request may be split into (the reference client has no limit; 64
+/// fragments are 31 488 message bytes, far above any resolution request).
+pub const MAX_UDP_REQUEST_FRAGMENTS: usize = 64;
+
+impl Default for NetTransport {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NetTransport {
+    /// A transport with the default settings.
+    pub fn new() -> NetTransport {
+        NetTransportBuilder::default().build()
+    }
+
+    /// A builder to change the defaults.
+    pub fn builder() -> NetTransportBuilder {
+        NetTransportBuilder::default()
+    }
+
+    /// UDP requests currently waiting for an answer (both address families). Zero when
+    /// nothing is in flight: every entry is removed on answer, timeout, error or cancellation.
+    pub fn pending_count(&self) -> usize {
+        self.inner.v4.get().map_or(0, UdpDemux::pending_count)
+            + self.inner.v6.get().map_or(0, UdpDemux::pending_count)
+    }
+
+    /// Bytes currently held by partially received multi-datagram answers (both families).
+    pub fn reassembly_bytes(&self) -> usize {
+        self.inner.v4.get().map_or(0, UdpDemux::reassembly_bytes)
+            + self.inner.v6.get().map_or(0, UdpDemux::reassembly_bytes)
+    }
+
+    /// Local address of the UDP socket used for `server`'s address family, once bound.
+    pub fn udp_local_addr(&self, server: SocketAddr) -> Option<SocketAddr> {
+        let cell = if server.is_ipv4() {
+            &self.inner.v4
+        } else {
+            &self.inner.v6
+        };
+        cell.get().and_then(|d| d.local_addr().ok())
+    }
+
+    async fn demux(&self, server: SocketAddr) -> Result<&UdpDemux, TransportError> {
+        let (cell, bind) = if server.is_ipv4() {
+            (&self.inner.v4, self.inner.config.bind_v4)
+        } else {
+            (&self.inner.v6, self.inner.config.bind_v6)
+        };
+        let config = UdpConfig {
+            max_in_flight: self.inner.config.max_in_flight,
+            max_reassembly_bytes: self.inner.config.max_reassembly_bytes,
+        };
+        cell.get_or_try_init(|| UdpDemux::bind(bind, config))
+            .await
+            .map_err(TransportError::from)
+    }
+
+    /// One UDP exchange (see [`Exchange::exchange`]).
+    pub async fn udp_exchange(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+        options: &ExchangeOptions,
+    ) -> Result<Message, TransportError> {
+        let demux = self.demux(server).await?;
+        demux.exchange(server, request, options).await
+    }
+
+    /// One TCP exchange (see [`Exchange::exchange`]).
+    pub async fn tcp_exchange(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+        options: &ExchangeOptions,
+    ) -> Result<Message, TransportError> {
+        tcp::exchange(server, request, options).await
+    }
+}
+
+impl Exchange for NetTransport {
+    fn exchange<'a>(
+        &'a self,
+        server: SocketAddr,
+        kind: TransportKind,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Message, TransportError>> {
+        match kind {
+            TransportKind::Udp => Box::pin(self.udp_exchange(server, request, options)),
+            TransportKind::Tcp => Box::pin(self.tcp_exchange(server, request, options)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_avoid_the_reserved_values() {
+        for _ in 0..10_000 {
+            let id = random_request_id();
+            assert_ne!(id, 0);
+            assert_ne!(id, u32::MAX);
+        }
+    }
+
+    #[test]
+    fn encode_with_request_id_patches_only_the_id() {
+        let m = Message::resolution_request("0.NA/10.1045", vec![], vec![], 0x1234_5678, 0);
+        let plain = m.encode().unwrap();
+        let patched = encode_with_request_id(&m, 0xA1B2_C3D4).unwrap();
+        assert_eq!(plain.len(), patched.len());
+        // Envelope bytes 8..12 are the request id (PROTOCOL.md §2.1).
+        assert_eq!(&patched[8..12], &[0xA1, 0xB2, 0xC3, 0xD4]);
+        assert_eq!(&plain[..8], &patched[..8]);
+        assert_eq!(&plain[12..], &patched[12..]);
+    }
+}

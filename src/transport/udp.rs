@@ -1,0 +1,508 @@
+//! UDP: one shared socket, a receive task that demultiplexes answers by request id into a
+//! table of pending requests, and the per-request retransmission loop (PROTOCOL.md §8.1).
+//!
+//! The caller's future does the sending and waits on a oneshot channel; no task is spawned
+//! per request. The receive task wakes on readiness, then drains the socket with
+//! `try_recv_from` before waiting again. One waiting caller at a time (the "leader") drains
+//! the socket too, which saves the hop through the receive task when few requests are in
+//! flight. A datagram is accepted only when its request id is
+//! pending, it comes from the address that request was sent to, and it decodes; anything
+//! else is dropped with a `debug!` event. Multi-datagram answers are collected in the
+//! pending entry ([`PartialMessage`]) under a per-socket memory budget. The entry is removed
+//! on completion, and by a guard when the caller's future ends for any other reason
+//! (timeout, error, or being dropped), so nothing is left behind.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::net::UdpSocket;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tracing::debug;
+
+use super::error::TransportError;
+use super::exchange::{
+    encode_with_request_id, random_request_id, ExchangeOptions, MAX_UDP_REQUEST_FRAGMENTS,
+};
+use crate::wire::{
+    fragment, Envelope, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
+};
+
+/// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
+const RECV_BUFFER: usize = 2048;
+/// Datagrams handled per wake-up before the receive task yields to others.
+const RECV_BATCH: usize = 256;
+
+/// Settings of one demultiplexer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UdpConfig {
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_reassembly_bytes: usize,
+}
+
+/// Request ids are random, so hashing them again is wasted work: use the id itself.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        // Spread the bits over the whole word for the table's top-bit grouping.
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+
+/// One request waiting for its answer.
+struct Pending {
+    /// Where the request went: the only address an answer is accepted from.
+    peer: SocketAddr,
+    /// Distinguishes this entry from a later one that happens to reuse the id.
+    token: u64,
+    tx: oneshot::Sender<Message>,
+    /// Decode limits of this request.
+    limits: Limits,
+    /// A multi-datagram answer being collected, with the bytes reserved for it.
+    partial: Option<(PartialMessage, usize)>,
+}
+
+#[derive(Default)]
+struct Table {
+    map: IdMap<Pending>,
+    reassembly_bytes: usize,
+}
+
+impl Table {
+    fn remove(&mut self, id: u32) -> Option<Pending> {
+        let p = self.map.remove(&id)?;
+        if let Some((_, reserved)) = &p.partial {
+            self.reassembly_bytes = self.reassembly_bytes.saturating_sub(*reserved);
+        }
+        Some(p)
+    }
+}
+
+struct Shared {
+    table: Mutex<Table>,
+    config: UdpConfig,
+    /// Set while one waiting caller also reads the socket.
+    leader: AtomicBool,
+    /// The receive buffer of that caller.
+    leader_buf: Mutex<Vec<u8>>,
+    next_token: AtomicU64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Table> {
+        // A panic while holding the lock cannot leave the table inconsistent in a way that
+        // matters (entries are independent), so a poisoned lock is used as is.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Removes its pending entry when dropped, whatever ended the caller's future.
+struct PendingGuard<'a> {
+    shared: &'a Shared,
+    id: u32,
+    token: u64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        let mut t = self.shared.lock();
+        if t.map.get(&self.id).is_some_and(|p| p.token == self.token) {
+            t.remove(self.id);
+        }
+    }
+}
+
+/// One shared UDP socket and its receive task.
+pub(crate) struct UdpDemux {
+    socket: Arc<UdpSocket>,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for UdpDemux {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpDemux")
+            .field("local", &self.socket.local_addr().ok())
+            .field("pending", &self.pending_count())
+            .finish()
+    }
+}
+
+impl Drop for UdpDemux {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl UdpDemux {
+    /// Binds the socket and starts the receive task on the current tokio runtime.
+    pub(crate) async fn bind(local: SocketAddr, config: UdpConfig) -> std::io::Result<UdpDemux> {
+        let socket = Arc::new(UdpSocket::bind(local).await?);
+        let shared = Arc::new(Shared {
+            table: Mutex::new(Table::default()),
+            config,
+            leader: AtomicBool::new(false),
+            leader_buf: Mutex::new(vec![0u8; RECV_BUFFER]),
+            next_token: AtomicU64::new(1),
+        });
+        let task = tokio::spawn(receive_loop(socket.clone(), shared.clone()));
+        debug!(local = ?socket.local_addr().ok(), "udp demultiplexer started");
+        Ok(UdpDemux {
+            socket,
+            shared,
+            task,
+        })
+    }
+
+    pub(crate) fn pending_count(&self) -> usize {
+        self.shared.lock().map.len()
+    }
+
+    pub(crate) fn reassembly_bytes(&self) -> usize {
+        self.shared.lock().reassembly_bytes
+    }
+
+    pub(crate) fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.socket.local_addr()
+    }
+
+    /// Registers a pending entry with a fresh request id unique in the table.
+    fn register(
+        &self,
+        peer: SocketAddr,
+        limits: Limits,
+    ) -> Result<(PendingGuard<'_>, oneshot::Receiver<Message>), TransportError> {
+        let (tx, rx) = oneshot::channel();
+        let token = self.shared.next_token.fetch_add(1, Ordering::Relaxed);
+        let mut id = random_request_id();
+        let mut t = self.shared.lock();
+        if t.map.len() >= self.shared.config.max_in_flight {
+            return Err(TransportError::Busy);
+        }
+        while t.map.contains_key(&id) {
+            id = random_request_id();
+        }
+        t.map.insert(
+            id,
+            Pending {
+                peer,
+                token,
+                tx,
+                limits,
+                partial: None,
+            },
+        );
+        drop(t);
+        let guard = PendingGuard {
+            shared: &self.shared,
+            id,
+            token,
+        };
+        Ok((guard, rx))
+    }
+
+    /// Waits for the answer. The receive task always reads the socket; in addition, one
+    /// waiting caller at a time (the "leader") reads it too, so that its own answer (and
+    /// whatever else is there) is handled without the hop through the receive task: at low
+    /// concurrency this saves a task wake-up per exchange. Both read with `try_recv_from`, so
+    /// each datagram is handled once, by whichever comes first.
+    async fn wait_answer(
+        &self,
+        rx: &mut oneshot::Receiver<Message>,
+    ) -> Result<Message, oneshot::error::RecvError> {
+        let Ok(_) =
+            self.shared
+                .leader
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        else {
+            return rx.await;
+        };
+        let _leader = Leader(&self.shared.leader);
+        loop {
+            tokio::select! {
+                biased;
+                answer = &mut *rx => return answer,
+                ready = self.socket.readable() => {
+                    if ready.is_err() {
+                        return rx.await;
+                    }
+                    // The leader's buffer lives in the shared state, not in this future: the
+                    // future of every exchange stays small.
+                    let drained = {
+                        let mut buf = self.shared.leader_buf.lock().unwrap_or_else(|e| e.into_inner());
+                        self.shared.drain(&self.socket, &mut buf)
+                    };
+                    if let Drained::Batch = drained {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends `request` to `server` (every fragment, again after each wait of the schedule)
+    /// and waits for the answer.
+    pub(crate) async fn exchange(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+        options: &ExchangeOptions,
+    ) -> Result<Message, TransportError> {
+        let (guard, mut rx) = self.register(server, options.limits)?;
+        let encoded = encode_with_request_id(request, guard.id)?;
+        let single;
+        let fragments: Vec<Bytes>;
+        let datagrams: &[Bytes] = if encoded.len() <= ENVELOPE_LEN + MAX_FRAGMENT_PAYLOAD {
+            single = [encoded];
+            &single
+        } else {
+            fragments = fragment(&encoded);
+            if fragments.len() > MAX_UDP_REQUEST_FRAGMENTS {
+                return Err(TransportError::TooLargeForUdp);
+            }
+            &fragments
+        };
+        let started = Instant::now();
+        for (attempt, wait) in options.udp_retransmit.iter().enumerate() {
+            let sent = Instant::now();
+            for d in datagrams {
+                if let Err(e) = self.socket.send_to(d, server).await {
+                    debug!(%server, transport = "udp", attempt, error = %e, "send failed");
+                    return Err(e.into());
+                }
+            }
+            match tokio::time::timeout(*wait, self.wait_answer(&mut rx)).await {
+                Ok(Ok(answer)) => {
+                    debug!(
+                        %server,
+                        transport = "udp",
+                        attempt,
+                        rtt_us = sent.elapsed().as_micros() as u64,
+                        total_us = started.elapsed().as_micros() as u64,
+                        code = %answer.header.response_code,
+                        "answer"
+                    );
+                    return Ok(answer);
+                }
+                Ok(Err(_)) => {
+                    // The sender is only dropped with the table entry, which only the receive
+                    // task (on completion) or this guard removes: the task is gone.
+                    return Err(TransportError::Io(
+                        std::io::ErrorKind::BrokenPipe,
+                        "udp receive task stopped".into(),
+                    ));
+                }
+                Err(_) => {
+                    debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
+                }
+            }
+        }
+        drop(guard);
+        Err(TransportError::Timeout)
+    }
+}
+
+async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
+    let mut buf = vec![0u8; RECV_BUFFER];
+    loop {
+        if let Err(e) = socket.readable().await {
+            debug!(error = %e, "udp socket not readable; receive task stops");
+            return;
+        }
+        // Drain in batches, yielding between them so that one busy socket cannot starve
+        // the other tasks of this worker thread.
+        while let Drained::Batch = shared.drain(&socket, &mut buf) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// How a drain of the socket ended.
+enum Drained {
+    /// Nothing more to read right now (readiness cleared).
+    Empty,
+    /// A full batch was handled; more may be waiting.
+    Batch,
+}
+
+/// Makes one waiting caller at a time also read the socket (see [`UdpDemux::wait_answer`]).
+struct Leader<'a>(&'a AtomicBool);
+
+impl Drop for Leader<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl Shared {
+    /// Reads datagrams with `try_recv_from` until the socket would block or a batch is done.
+    fn drain(&self, socket: &UdpSocket, buf: &mut [u8]) -> Drained {
+        let mut errors = 0usize;
+        for _ in 0..RECV_BATCH {
+            match socket.try_recv_from(buf) {
+                Ok((n, from)) => {
+                    let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
+                    self.on_datagram(datagram, from);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Drained::Empty,
+                Err(e) => {
+                    // E.g. an ICMP error reported on the socket: not fatal.
+                    debug!(error = %e, "udp receive error");
+                    errors += 1;
+                    if errors >= 16 {
+                        return Drained::Batch;
+                    }
+                }
+            }
+        }
+        Drained::Batch
+    }
+
+    fn on_datagram(&self, datagram: Bytes, from: SocketAddr) {
+        let envelope = match Envelope::decode(&mut Reader::new(datagram.clone())) {
+            Ok(e) => e,
+            Err(e) => {
+                debug!(%from, len = datagram.len(), error = %e, "dropped udp datagram: no envelope");
+                return;
+            }
+        };
+        let fragmented = envelope.message_length as usize > MAX_FRAGMENT_PAYLOAD
+            || envelope.sequence_number != 0;
+        if fragmented {
+            self.on_fragment(envelope, datagram, from);
+            return;
+        }
+        let id = envelope.request_id;
+        let (limits, token) = {
+            let t = self.lock();
+            match self.acceptable(&t, id, from) {
+                Some(p) => (p.limits, p.token),
+                None => return,
+            }
+        };
+        // Decoded outside the lock: callers keep registering meanwhile.
+        let answer = match Message::decode(datagram, &limits) {
+            Ok(m) => m,
+            Err(e) => {
+                debug!(%from, request_id = id, error = %e, "dropped undecodable udp datagram");
+                return;
+            }
+        };
+        if !answer.is_response() {
+            debug!(%from, request_id = id, "dropped udp datagram: not a response");
+            return;
+        }
+        let mut t = self.lock();
+        if t.map.get(&id).is_some_and(|p| p.token == token) {
+            if let Some(p) = t.remove(id) {
+                drop(t);
+                // The caller may be gone already (its guard then finds nothing to remove).
+                let _ = p.tx.send(answer);
+            }
+        }
+    }
+
+    /// The pending entry for `id` if it was sent to `from`; logs why not otherwise.
+    fn acceptable<'t>(&self, t: &'t Table, id: u32, from: SocketAddr) -> Option<&'t Pending> {
+        match t.map.get(&id) {
+            None => {
+                debug!(%from, request_id = id, "dropped udp datagram: unknown request id");
+                None
+            }
+            Some(p) if p.peer != from => {
+                debug!(%from, expected = %p.peer, request_id = id, "dropped udp datagram: wrong source");
+                None
+            }
+            Some(p) => Some(p),
+        }
+    }
+
+    fn on_fragment(&self, envelope: Envelope, datagram: Bytes, from: SocketAddr) {
+        let id = envelope.request_id;
+        let mut guard = self.lock();
+        if self.acceptable(&guard, id, from).is_none() {
+            return;
+        }
+        let t = &mut *guard;
+        let Some(p) = t.map.get_mut(&id) else {
+            return;
+        };
+        // A fragment announcing another total length than the message being collected
+        // starts over (the earlier one was bogus, or this one is: the retransmissions decide).
+        if let Some((pm, reserved)) = &p.partial {
+            if pm.envelope().message_length != envelope.message_length {
+                debug!(%from, request_id = id, "udp answer length changed; reassembly restarts");
+                t.reassembly_bytes = t.reassembly_bytes.saturating_sub(*reserved);
+                p.partial = None;
+            }
+        }
+        if p.partial.is_none() {
+            let need = envelope.message_length as usize;
+            let budget_left = self
+                .config
+                .max_reassembly_bytes
+                .saturating_sub(t.reassembly_bytes);
+            if need > budget_left {
+                debug!(%from, request_id = id, need, budget_left, "dropped udp fragment: reassembly budget exhausted");
+                return;
+            }
+            match PartialMessage::new(envelope, &p.limits) {
+                Ok(pm) => {
+                    p.partial = Some((pm, need));
+                    t.reassembly_bytes += need;
+                }
+                Err(e) => {
+                    debug!(%from, request_id = id, error = %e, "dropped udp fragment");
+                    return;
+                }
+            }
+        }
+        let Some((pm, reserved)) = p.partial.as_mut() else {
+            return;
+        };
+        let message = match pm.push(datagram) {
+            Ok(None) => return,
+            Ok(Some(message)) => message,
+            Err(e) => {
+                debug!(%from, request_id = id, error = %e, "dropped udp fragment");
+                return;
+            }
+        };
+        let first = *pm.envelope();
+        let reserved = *reserved;
+        let limits = p.limits;
+        t.reassembly_bytes = t.reassembly_bytes.saturating_sub(reserved);
+        p.partial = None;
+        match Message::decode_parts(first, message, &limits) {
+            Ok(answer) if answer.is_response() => {
+                if let Some(p) = t.remove(id) {
+                    drop(guard);
+                    let _ = p.tx.send(answer);
+                }
+            }
+            Ok(_) => {
+                debug!(%from, request_id = id, "dropped reassembled udp message: not a response")
+            }
+            Err(e) => {
+                debug!(%from, request_id = id, error = %e, "dropped undecodable reassembled udp message")
+            }
+        }
+    }
+}
