@@ -1,6 +1,9 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
 mod conformance;
+mod ident;
+#[cfg(feature = "testing")]
+mod resolver;
 mod support;
 #[cfg(feature = "testing")]
 mod transport;

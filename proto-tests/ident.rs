@@ -1,0 +1,166 @@
+//! The identifier layer through the public API, and `resolve --check` as a user runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use handle_resolver::ident::{
+    CordraId, ErrorKind, Handle, Identifier, IdentifierKind, ParseOptions, Urn,
+};
+
+/// Every example from the specifications, with the kind and normalized handle or URN expected.
+const EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "hdl://100.102/F58FB49EB1F848f0A606E84CEF294BE5",
+        "cordra",
+        "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+    ),
+    (
+        "hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE5",
+        "cordra",
+        "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+    ),
+    (
+        "http://hdl.handle.net/100.102/F58FB49EB1F848f0A606E84CEF294BE5",
+        "cordra",
+        "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+    ),
+    (
+        "http://arrow.resolver.au.gov:2641/hdl/100.102/F58FB49EB1F848f0A606E84CEF294BE5",
+        "cordra",
+        "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+    ),
+    (
+        "10.1045/april2006-paskin",
+        "handle",
+        "10.1045/april2006-paskin",
+    ),
+    ("20.500.12345/1", "handle", "20.500.12345/1"),
+    (
+        "urn:fdc:example.com:2002:A572007",
+        "urn",
+        "urn:fdc:example.com:2002:A572007",
+    ),
+    (
+        "urn:fdc:example.net:200406:ivr:51089",
+        "urn",
+        "urn:fdc:example.net:200406:ivr:51089",
+    ),
+    (
+        "urn:fdc:example.org:20010527:img089322-038",
+        "urn",
+        "urn:fdc:example.org:20010527:img089322-038",
+    ),
+    ("urn:urn-3:HUL.OIS:Home", "urn", "urn:urn-3:hul.ois:home"),
+    (
+        "urn-3:HBS.Baker.TC:1923",
+        "urn",
+        "urn:urn-3:hbs.baker.tc:1923",
+    ),
+];
+
+#[test]
+fn specification_examples_through_the_public_api() {
+    for &(input, kind, normalized) in EXAMPLES {
+        let id = Identifier::parse(input).unwrap();
+        assert_eq!(id.kind().as_str(), kind, "{input}");
+        let d = id.describe(input);
+        let got = d.handle.or(d.urn).unwrap();
+        assert_eq!(got, normalized, "{input}");
+        assert!(!d.resolver_urls.is_empty(), "{input}");
+    }
+}
+
+#[test]
+fn handles_feed_the_wire_and_the_resolver() {
+    let h: Handle = "20.500.12345/ABC".parse().unwrap();
+    assert_eq!(h.as_bytes(), b"20.500.12345/ABC");
+    assert_eq!(h.prefix_handle().as_bytes(), b"0.NA/20.500.12345");
+    assert_eq!(h.parents().collect::<Vec<_>>(), ["20.500", "20"]);
+    let prefix_handle = h.prefix_handle();
+    assert_eq!(
+        prefix_handle.parent_prefix_handle().unwrap().as_str(),
+        "0.NA/20.500"
+    );
+    let id = CordraId::mint("20.500.12345").unwrap();
+    let sent = id.to_handle();
+    assert!(!sent.as_str().contains('?'));
+    assert_eq!(sent.prefix(), "20.500.12345");
+}
+
+#[test]
+fn urns_are_reported_but_not_resolvable_as_handles() {
+    let id = Identifier::parse("urn:fdc:example.com:2002:A572007").unwrap();
+    assert_eq!(id.kind(), IdentifierKind::Urn);
+    assert_eq!(
+        id.to_handle().unwrap_err().kind(),
+        ErrorKind::UrnIsNotAHandle
+    );
+    let urn: Urn = "URN:FDC:EXAMPLE.COM:2002:A572007".parse().unwrap();
+    assert_eq!(id.as_urn(), Some(&urn));
+}
+
+#[test]
+fn cordra_only_and_lenient_options() {
+    let cordra = ParseOptions::default().cordra_only(true);
+    assert!(Identifier::parse_with("10.1045/april2006-paskin", cordra).is_err());
+    let lenient = ParseOptions::default().lenient(true);
+    let id = Identifier::parse_with("https://doi.org/10.1000/a/b", lenient).unwrap();
+    assert_eq!(id.to_handle().unwrap().suffix(), "a/b");
+}
+
+/// The `resolve` example built next to this test binary (cargo builds examples for
+/// `cargo test`; when only this target was built it is absent and the CLI checks are skipped).
+fn resolve_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.parent()?;
+    let path = dir
+        .join("examples")
+        .join(format!("resolve{}", std::env::consts::EXE_SUFFIX));
+    path.exists().then_some(path)
+}
+
+#[test]
+fn resolve_check_cli() {
+    let Some(bin) = resolve_binary() else {
+        eprintln!("resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let inputs: Vec<&str> = EXAMPLES.iter().map(|e| e.0).collect();
+    let out = Command::new(&bin)
+        .args(["--check", "--json"])
+        .args(&inputs)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), EXAMPLES.len());
+    for (line, &(input, kind, _)) in lines.iter().zip(EXAMPLES) {
+        assert_eq!(line["input"], input);
+        assert_eq!(line["kind"], kind);
+    }
+
+    let out = Command::new(&bin)
+        .args([
+            "--check",
+            "--cordra",
+            "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+            "100.102/F58FB49EB1F848f0A606E84CEF294BE",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr.trim(),
+        "error: \"100.102/F58FB49EB1F848f0A606E84CEF294BE\": suffix has 31 hex digits, a CORDRA id needs 32 (at byte 8)"
+    );
+}

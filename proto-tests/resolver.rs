@@ -1,0 +1,13 @@
+//! Resolver tests: the policy on tokio's paused clock with a scripted exchange (`mock`), the
+//! capture replay, and the whole stack against the loopback test server.
+
+mod cache;
+mod certified;
+mod chain;
+mod cli;
+mod hedge;
+mod loopback;
+mod mock;
+mod referrals;
+mod replay;
+mod world;

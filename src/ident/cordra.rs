@@ -1,0 +1,261 @@
+//! [`CordraId`]: a handle whose prefix is digits and whose suffix is 32 hex digits.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use uuid::Uuid;
+
+use super::chars::{check_controls, check_query, split_once_at, Span};
+use super::error::IdentError;
+use super::handle::{check_prefix, check_suffix, Handle};
+
+/// A CORDRA identifier: prefix = digit-only segments separated by `.`, suffix = exactly 32 hex
+/// digits (normalized to upper case), optionally followed by an RFC 3986 `?query` and
+/// `#fragment`, which are kept but never sent on the wire ([`to_handle`](Self::to_handle) drops
+/// them).
+///
+/// ```
+/// use handle_resolver::ident::CordraId;
+///
+/// let id = CordraId::parse("100.102/F58FB49EB1F848f0A606E84CEF294BE5?v=2#top")?;
+/// assert_eq!(id.suffix(), "F58FB49EB1F848F0A606E84CEF294BE5");
+/// assert_eq!((id.query(), id.fragment()), (Some("v=2"), Some("top")));
+/// assert_eq!(id.to_handle().as_str(), "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+/// assert_eq!(id.to_string(), "100.102/F58FB49EB1F848F0A606E84CEF294BE5?v=2#top");
+/// # Ok::<(), handle_resolver::ident::IdentError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CordraId {
+    prefix: String,
+    suffix: String,
+    query: Option<String>,
+    fragment: Option<String>,
+}
+
+impl CordraId {
+    /// Parses `PREFIX/32HEX[?query][#fragment]`. For URI forms (`hdl:`, resolver URLs) use
+    /// [`Identifier::parse_with`](super::Identifier::parse_with) with
+    /// [`ParseOptions::cordra_only`](super::ParseOptions::cordra_only).
+    ///
+    /// ```
+    /// use handle_resolver::ident::{CordraId, ErrorKind};
+    ///
+    /// let hyphenated = "100.102/f58fb49e-b1f8-48f0-a606-e84cef294be5";
+    /// assert_eq!(CordraId::parse(hyphenated).unwrap_err().kind(), ErrorKind::CordraHyphenatedUuid);
+    /// assert_eq!(CordraId::parse("10.abc/x").unwrap_err().kind(), ErrorKind::CordraPrefix);
+    /// ```
+    pub fn parse(s: &str) -> Result<Self, IdentError> {
+        if s.is_empty() {
+            return Err(IdentError::Empty {
+                at: 0,
+                text: String::new(),
+            });
+        }
+        check_controls(s, 0)?;
+        let (prefix, rest) = split_once_at(s, '/');
+        let (slash, rest) = rest.ok_or_else(|| IdentError::MissingSlash {
+            at: s.len(),
+            text: s.to_string(),
+        })?;
+        let base = slash.saturating_add(1);
+        let (before_fragment, fragment) = split_once_at(rest, '#');
+        let (suffix, query) = split_once_at(before_fragment, '?');
+        if let Some((i, q)) = query {
+            check_query(q, base.saturating_add(i).saturating_add(1), true, false)?;
+        }
+        if let Some((i, f)) = fragment {
+            check_query(f, base.saturating_add(i).saturating_add(1), true, true)?;
+        }
+        check_cordra_prefix(prefix, &plain(0, prefix))?;
+        let suffix = check_cordra_suffix(suffix, &plain(base, suffix))?;
+        Ok(Self::from_checked(
+            prefix.to_string(),
+            suffix,
+            query.map(|(_, q)| q.to_string()),
+            fragment.map(|(_, f)| f.to_string()),
+        ))
+    }
+
+    /// Checks that a handle meets the CORDRA rules (offsets are into the handle's text).
+    ///
+    /// ```
+    /// use handle_resolver::ident::{CordraId, Handle};
+    ///
+    /// let h = Handle::parse("100.102/f58fb49eb1f848f0a606e84cef294be5")?;
+    /// assert_eq!(CordraId::from_handle(&h)?.suffix(), "F58FB49EB1F848F0A606E84CEF294BE5");
+    /// assert!(CordraId::from_handle(&Handle::parse("10.1045/april2006-paskin")?).is_err());
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn from_handle(handle: &Handle) -> Result<Self, IdentError> {
+        let prefix = handle.prefix();
+        let suffix = handle.suffix();
+        check_cordra_prefix(prefix, &plain(0, prefix))?;
+        let suffix = check_cordra_suffix(suffix, &plain(prefix.len().saturating_add(1), suffix))?;
+        Ok(Self::from_checked(prefix.to_string(), suffix, None, None))
+    }
+
+    /// Mints a new id under `prefix` from a random (v4) UUID in its 32-hex-digit simple form.
+    ///
+    /// ```
+    /// use handle_resolver::ident::CordraId;
+    ///
+    /// let id = CordraId::mint("20.500.12345")?;
+    /// assert_eq!(id.suffix().len(), 32);
+    /// assert_eq!(CordraId::parse(&id.to_string())?, id);
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn mint(prefix: &str) -> Result<Self, IdentError> {
+        Self::from_uuid(prefix, Uuid::new_v4())
+    }
+
+    /// Makes the id `prefix/<uuid as 32 upper-case hex digits>`.
+    ///
+    /// ```
+    /// use handle_resolver::ident::CordraId;
+    /// use uuid::Uuid;
+    ///
+    /// let uuid = Uuid::parse_str("f58fb49e-b1f8-48f0-a606-e84cef294be5").unwrap();
+    /// let id = CordraId::from_uuid("100.102", uuid)?;
+    /// assert_eq!(id.to_string(), "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+    /// assert_eq!(id.uuid(), uuid);
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn from_uuid(prefix: &str, uuid: Uuid) -> Result<Self, IdentError> {
+        check_controls(prefix, 0)?;
+        check_cordra_prefix(prefix, &plain(0, prefix))?;
+        Ok(Self::from_checked(
+            prefix.to_string(),
+            format!("{:X}", uuid.simple()),
+            None,
+            None,
+        ))
+    }
+
+    pub(crate) fn from_checked(
+        prefix: String,
+        suffix: String,
+        query: Option<String>,
+        fragment: Option<String>,
+    ) -> Self {
+        Self {
+            prefix,
+            suffix,
+            query,
+            fragment,
+        }
+    }
+
+    /// The prefix (digits and dots).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The suffix: 32 upper-case hex digits.
+    pub fn suffix(&self) -> &str {
+        &self.suffix
+    }
+
+    /// The query, without `?`, as written (still percent-encoded).
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_deref()
+    }
+
+    /// The fragment, without `#`, as written (still percent-encoded).
+    pub fn fragment(&self) -> Option<&str> {
+        self.fragment.as_deref()
+    }
+
+    /// The 128 bits of the suffix as a UUID.
+    pub fn uuid(&self) -> Uuid {
+        Uuid::try_parse(&self.suffix).unwrap_or_default()
+    }
+
+    /// The handle sent on the wire: `prefix/SUFFIX`, without query or fragment.
+    pub fn to_handle(&self) -> Handle {
+        // Both parts were checked when the id was built.
+        Handle::from_checked_parts(&self.prefix, &self.suffix)
+    }
+}
+
+fn plain(base: usize, raw: &str) -> Span<'_> {
+    Span {
+        base,
+        raw,
+        decoded: false,
+    }
+}
+
+/// Checks a CORDRA prefix: digit-only segments separated by `.`.
+pub(crate) fn check_cordra_prefix(prefix: &str, span: &Span<'_>) -> Result<(), IdentError> {
+    check_prefix(prefix, span)?;
+    match prefix
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
+    {
+        Some((i, c)) => Err(IdentError::CordraPrefix {
+            at: span.map(i),
+            text: c.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks a CORDRA suffix and returns it upper-cased.
+pub(crate) fn check_cordra_suffix(suffix: &str, span: &Span<'_>) -> Result<String, IdentError> {
+    check_suffix(suffix, span)?;
+    if suffix.len() == 36 && suffix.contains('-') && Uuid::try_parse(suffix).is_ok() {
+        return Err(IdentError::CordraHyphenatedUuid {
+            at: span.map(0),
+            text: suffix.to_string(),
+        });
+    }
+    if let Some((i, c)) = suffix.char_indices().find(|(_, c)| !c.is_ascii_hexdigit()) {
+        return Err(IdentError::CordraSuffixNotHex {
+            at: span.map(i),
+            text: c.to_string(),
+        });
+    }
+    if suffix.len() != 32 {
+        return Err(IdentError::CordraSuffixLength {
+            at: span.map(0),
+            text: suffix.to_string(),
+            found: suffix.len(),
+        });
+    }
+    Ok(suffix.to_ascii_uppercase())
+}
+
+impl fmt::Display for CordraId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.prefix, self.suffix)?;
+        if let Some(q) = &self.query {
+            write!(f, "?{q}")?;
+        }
+        if let Some(frag) = &self.fragment {
+            write!(f, "#{frag}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for CordraId {
+    type Err = IdentError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl Serialize for CordraId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CordraId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        Self::parse(&s).map_err(serde::de::Error::custom)
+    }
+}

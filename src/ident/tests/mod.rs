@@ -1,0 +1,7 @@
+//! Unit tests of the identifier layer: specification examples, rules, invalid inputs, properties.
+
+mod handles;
+mod invalid;
+mod props;
+mod spec;
+mod urns;

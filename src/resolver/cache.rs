@@ -1,0 +1,404 @@
+//! Answer and service-information caches (moka), size-bounded, with lifetimes from the values'
+//! TTLs (PROTOCOL.md §11.5 step 5).
+//!
+//! Every entry carries its own deadline on tokio's clock, checked on each read (so paused-clock
+//! tests see entries expire); moka's per-entry expiry frees the memory in real time.
+//! The record key includes the certify flag, the filters and public-only, so certified and
+//! plain answers never mix.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use moka::sync::Cache;
+use tokio::time::Instant;
+
+use crate::wire::{HandleValue, Ttl};
+
+use super::record::Source;
+use super::sites::Site;
+
+/// Longest lifetime given to a positive answer (relative TTLs above it are capped).
+pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(2 * 24 * 3600);
+/// Default lifetime of a "handle not found" answer.
+pub const DEFAULT_NEGATIVE_TTL: Duration = Duration::from_secs(60);
+/// Default number of cached answers.
+pub const DEFAULT_CAPACITY: u64 = 10_000;
+
+/// What identifies a cached answer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordKey {
+    /// The handle, prefix upper-cased (the whole handle for `0.` handles).
+    pub handle: String,
+    /// Type filter, upper-cased, sorted, deduplicated.
+    pub types: Vec<String>,
+    /// Index filter, sorted, deduplicated.
+    pub indexes: Vec<u32>,
+    /// Certified answer.
+    pub certified: bool,
+    /// Public values only.
+    pub public_only: bool,
+}
+
+impl RecordKey {
+    /// Builds the key, normalising the filters.
+    pub fn new(
+        handle: &str,
+        types: &[String],
+        indexes: &[u32],
+        certified: bool,
+        public_only: bool,
+    ) -> Self {
+        let mut types: Vec<String> = types.iter().map(|t| t.to_ascii_uppercase()).collect();
+        types.sort();
+        types.dedup();
+        let mut indexes = indexes.to_vec();
+        indexes.sort_unstable();
+        indexes.dedup();
+        Self {
+            handle: cache_handle(handle),
+            types,
+            indexes,
+            certified,
+            public_only,
+        }
+    }
+}
+
+/// The handle with its prefix (or, for `0.` handles, all of it) ASCII upper-cased.
+pub fn cache_handle(handle: &str) -> String {
+    if handle.len() >= 2 && handle[..2].eq_ignore_ascii_case("0.") || !handle.contains('/') {
+        return handle.to_ascii_uppercase();
+    }
+    match handle.split_once('/') {
+        Some((p, s)) => format!("{}/{}", p.to_ascii_uppercase(), s),
+        None => handle.to_ascii_uppercase(),
+    }
+}
+
+/// A cached outcome.
+#[derive(Debug, Clone)]
+pub enum CachedAnswer {
+    /// Values.
+    Found {
+        /// The handle as the server spelled it.
+        handle: String,
+        /// The values.
+        values: Vec<HandleValue>,
+        /// Where they came from.
+        source: Source,
+    },
+    /// The handle does not exist (100).
+    NotFound,
+}
+
+#[derive(Debug, Clone)]
+struct Entry<T> {
+    value: T,
+    until: Instant,
+}
+
+type ServiceEntry = Arc<Entry<Arc<Vec<Site>>>>;
+
+struct PerEntry;
+
+impl<K, T> moka::Expiry<K, Arc<Entry<T>>> for PerEntry {
+    fn expire_after_create(
+        &self,
+        _key: &K,
+        value: &Arc<Entry<T>>,
+        _created_at: std::time::Instant,
+    ) -> Option<Duration> {
+        Some(value.until.saturating_duration_since(Instant::now()))
+    }
+}
+
+/// Cache limits.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheConfig {
+    /// Most answers kept (0 disables the answer cache).
+    pub capacity: u64,
+    /// Most prefixes whose service information is kept.
+    pub service_capacity: u64,
+    /// Cap on positive lifetimes.
+    pub max_ttl: Duration,
+    /// Lifetime of "not found" answers (zero disables negative caching).
+    pub negative_ttl: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            capacity: DEFAULT_CAPACITY,
+            service_capacity: 1024,
+            max_ttl: DEFAULT_MAX_TTL,
+            negative_ttl: DEFAULT_NEGATIVE_TTL,
+        }
+    }
+}
+
+/// The resolver's caches.
+pub struct Caches {
+    config: CacheConfig,
+    records: Cache<RecordKey, Arc<Entry<CachedAnswer>>>,
+    services: Cache<(String, bool), ServiceEntry>,
+}
+
+impl std::fmt::Debug for Caches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caches")
+            .field("config", &self.config)
+            .field("records", &self.records.entry_count())
+            .field("services", &self.services.entry_count())
+            .finish()
+    }
+}
+
+impl Caches {
+    /// Empty caches with these limits.
+    pub fn new(config: CacheConfig) -> Self {
+        Self {
+            config,
+            records: Cache::builder()
+                .max_capacity(config.capacity)
+                .expire_after(PerEntry)
+                .build(),
+            services: Cache::builder()
+                .max_capacity(config.service_capacity)
+                .expire_after(PerEntry)
+                .build(),
+        }
+    }
+
+    /// The limits.
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// A live cached answer.
+    pub fn get(&self, key: &RecordKey) -> Option<CachedAnswer> {
+        let e = self.records.get(key)?;
+        if e.until <= Instant::now() {
+            self.records.invalidate(key);
+            return None;
+        }
+        Some(e.value.clone())
+    }
+
+    /// Caches values for the lifetime their TTLs allow (nothing when it is zero).
+    pub fn put_found(
+        &self,
+        key: RecordKey,
+        handle: String,
+        values: Vec<HandleValue>,
+        source: Source,
+        now_unix: u64,
+    ) {
+        let Some(ttl) = values_ttl(&values, now_unix, self.config.max_ttl) else {
+            return;
+        };
+        if ttl.is_zero() || self.config.capacity == 0 {
+            return;
+        }
+        let until = Instant::now() + ttl;
+        let value = CachedAnswer::Found {
+            handle,
+            values,
+            source,
+        };
+        self.records.insert(key, Arc::new(Entry { value, until }));
+    }
+
+    /// Caches a "not found" answer for the negative TTL.
+    pub fn put_not_found(&self, key: RecordKey) {
+        if self.config.negative_ttl.is_zero() || self.config.capacity == 0 {
+            return;
+        }
+        let until = Instant::now() + self.config.negative_ttl;
+        let value = CachedAnswer::NotFound;
+        self.records.insert(key, Arc::new(Entry { value, until }));
+    }
+
+    /// Live service sites for a prefix handle.
+    pub fn get_service(&self, prefix_handle: &str, certified: bool) -> Option<Arc<Vec<Site>>> {
+        let key = (prefix_handle.to_ascii_uppercase(), certified);
+        let e = self.services.get(&key)?;
+        if e.until <= Instant::now() {
+            self.services.invalidate(&key);
+            return None;
+        }
+        Some(e.value.clone())
+    }
+
+    /// Caches service sites for `ttl` (capped; nothing when zero).
+    pub fn put_service(
+        &self,
+        prefix_handle: &str,
+        certified: bool,
+        sites: Arc<Vec<Site>>,
+        ttl: Duration,
+    ) {
+        let ttl = ttl.min(self.config.max_ttl);
+        if ttl.is_zero() || self.config.service_capacity == 0 {
+            return;
+        }
+        let until = Instant::now() + ttl;
+        self.services.insert(
+            (prefix_handle.to_ascii_uppercase(), certified),
+            Arc::new(Entry {
+                value: sites,
+                until,
+            }),
+        );
+    }
+
+    /// Forgets the service information of a prefix handle (after an out-of-date answer).
+    pub fn forget_service(&self, prefix_handle: &str) {
+        let p = prefix_handle.to_ascii_uppercase();
+        self.services.invalidate(&(p.clone(), false));
+        self.services.invalidate(&(p, true));
+    }
+
+    /// Forgets everything.
+    pub fn clear(&self) {
+        self.records.invalidate_all();
+        self.services.invalidate_all();
+    }
+}
+
+/// The lifetime a set of values may be cached: the smallest of their TTLs, relative ones
+/// capped at `cap`, absolute ones counted from `now_unix` (past = 0). `None` when a TTL is of
+/// an unknown kind (not cached).
+pub fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Option<Duration> {
+    let mut ttl = cap;
+    for v in values {
+        let this = match v.ttl {
+            Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
+            Ttl::Absolute(t) => Duration::from_secs(u64::from(t).saturating_sub(now_unix)),
+            Ttl::Other { .. } => return None,
+        };
+        ttl = ttl.min(this);
+    }
+    Some(ttl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::TransportKind;
+    use crate::wire::ProtocolVersion;
+
+    fn source() -> Source {
+        Source {
+            server: "127.0.0.1:2641".parse().unwrap(),
+            transport: TransportKind::Udp,
+            site_serial: 1,
+            site_description: None,
+            certified: false,
+            authoritative: false,
+            protocol_version: ProtocolVersion::V2_11,
+        }
+    }
+
+    fn value(ttl: Ttl) -> HandleValue {
+        let mut v = HandleValue::new(1, "URL", "http://x/");
+        v.ttl = ttl;
+        v
+    }
+
+    #[test]
+    fn ttl_rules() {
+        let cap = DEFAULT_MAX_TTL;
+        let d = |s| Some(Duration::from_secs(s));
+        assert_eq!(values_ttl(&[value(Ttl::Relative(60))], 0, cap), d(60));
+        assert_eq!(
+            values_ttl(&[value(Ttl::Relative(u32::MAX))], 0, cap),
+            Some(cap)
+        );
+        assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 400, cap), d(600));
+        assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 4_000, cap), d(0));
+        assert_eq!(
+            values_ttl(&[value(Ttl::Relative(60)), value(Ttl::Relative(0))], 0, cap),
+            d(0)
+        );
+        assert_eq!(
+            values_ttl(&[value(Ttl::Other { kind: 7, value: 1 })], 0, cap),
+            None
+        );
+    }
+
+    #[test]
+    fn keys_normalise_filters_and_prefix_case() {
+        let a = RecordKey::new(
+            "abc.def/Suffix",
+            &["url".into(), "EMAIL".into()],
+            &[2, 1],
+            false,
+            true,
+        );
+        let b = RecordKey::new(
+            "ABC.DEF/Suffix",
+            &["EMAIL".into(), "URL".into(), "url".into()],
+            &[1, 2, 2],
+            false,
+            true,
+        );
+        assert_eq!(a, b);
+        let c = RecordKey::new("ABC.DEF/suffix", &[], &[], false, true);
+        assert_ne!(c.handle, a.handle);
+        assert_eq!(cache_handle("0.na/10.abc"), "0.NA/10.ABC");
+        assert_ne!(
+            RecordKey::new("a/b", &[], &[], true, true),
+            RecordKey::new("a/b", &[], &[], false, true)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn entries_expire_on_tokio_time() {
+        let caches = Caches::new(CacheConfig::default());
+        let key = RecordKey::new("a/b", &[], &[], false, true);
+        caches.put_found(
+            key.clone(),
+            "a/b".into(),
+            vec![value(Ttl::Relative(30))],
+            source(),
+            0,
+        );
+        assert!(caches.get(&key).is_some());
+        tokio::time::advance(Duration::from_secs(31)).await;
+        assert!(caches.get(&key).is_none());
+
+        let nf = RecordKey::new("a/c", &[], &[], false, true);
+        caches.put_not_found(nf.clone());
+        assert!(matches!(caches.get(&nf), Some(CachedAnswer::NotFound)));
+        tokio::time::advance(DEFAULT_NEGATIVE_TTL).await;
+        assert!(caches.get(&nf).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ttl_zero_is_never_cached() {
+        let caches = Caches::new(CacheConfig::default());
+        let key = RecordKey::new("a/b", &[], &[], false, true);
+        caches.put_found(
+            key.clone(),
+            "a/b".into(),
+            vec![value(Ttl::Relative(0))],
+            source(),
+            0,
+        );
+        assert!(caches.get(&key).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn service_entries_expire_and_can_be_forgotten() {
+        let caches = Caches::new(CacheConfig::default());
+        let sites = Arc::new(vec![Site::single("127.0.0.1:1".parse().unwrap())]);
+        caches.put_service("0.na/x", false, sites.clone(), Duration::from_secs(10));
+        assert_eq!(caches.get_service("0.NA/X", false), Some(sites.clone()));
+        assert_eq!(caches.get_service("0.NA/X", true), None);
+        caches.forget_service("0.NA/X");
+        assert_eq!(caches.get_service("0.NA/X", false), None);
+        caches.put_service("0.na/x", false, sites, Duration::from_secs(10));
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert_eq!(caches.get_service("0.NA/X", false), None);
+    }
+}

@@ -1,0 +1,430 @@
+//! [`Resolver`]: the public entry points (`resolve`, `resolve_with`, `resolve_many`,
+//! `resolve_all_sites`, `query`), the cache around them and HS_ALIAS following.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use tracing::{info_span, Instrument};
+
+use crate::transport::{TransportError, TransportKind};
+use crate::wire::{Body, HandleValue, Message, ResponseCode};
+
+use super::attempt::{try_next_site, Answer};
+use super::builder::ResolverBuilder;
+use super::cache::{CachedAnswer, RecordKey};
+use super::error::{ProtocolViolation, ResolveError};
+use super::record::{HandleRecord, Hop, Query, Source};
+use super::service::final_error;
+use super::sites::query_addr;
+use super::state::{Ctx, Inner, TransportPreference, MAX_ALIAS_DEPTH};
+use super::target::{Resolvable, Target};
+
+/// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
+/// RTT table and the transport.
+#[derive(Clone, Debug)]
+pub struct Resolver {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// One server's answer in [`Resolver::resolve_all_sites`].
+#[derive(Debug, Clone)]
+pub struct SiteAnswer {
+    /// The site's description (or first address).
+    pub site: String,
+    /// The server asked.
+    pub server: SocketAddr,
+    /// True when the site's hash picks this server for the handle.
+    pub responsible: bool,
+    /// The values, or why there are none.
+    pub result: Result<Vec<HandleValue>, ResolveError>,
+}
+
+impl Resolver {
+    /// A builder with the defaults (built-in root, UDP then TCP, 10 s deadline, ...).
+    pub fn builder() -> ResolverBuilder {
+        ResolverBuilder::new()
+    }
+
+    /// The query `resolve` uses: all values, with the builder's certify, authoritative and
+    /// public-only settings.
+    pub fn default_query(&self) -> Query {
+        let c = &self.inner.config;
+        Query {
+            types: Vec::new(),
+            indexes: Vec::new(),
+            certify: c.certify,
+            authoritative: c.authoritative,
+            public_only: c.public_only,
+        }
+    }
+
+    /// Resolves every value of `id` (a handle, any identifier text, or a parsed identifier).
+    pub async fn resolve<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+    ) -> Result<HandleRecord, ResolveError> {
+        self.resolve_with(id, &self.default_query()).await
+    }
+
+    /// Resolves `id` with filters and flags.
+    pub async fn resolve_with<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+    ) -> Result<HandleRecord, ResolveError> {
+        self.resolve_traced(id, query).await.0
+    }
+
+    /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure).
+    pub async fn resolve_traced<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+    ) -> (Result<HandleRecord, ResolveError>, Vec<Hop>) {
+        let target = match self.target(id) {
+            Ok(t) => t,
+            Err(e) => return (Err(e), Vec::new()),
+        };
+        let ctx = Ctx::new(&target.handle);
+        let span = info_span!("resolve", handle = %target.handle);
+        let work = self
+            .inner
+            .resolve_chain(&target.handle, query, &ctx)
+            .instrument(span);
+        let deadline = self.inner.config.timeout;
+        let result = match tokio::time::timeout(deadline, work).await {
+            Ok(r) => r,
+            Err(_) => Err(ResolveError::Timeout(deadline)),
+        };
+        let hops = ctx.hops();
+        let result = result.map(|mut r| {
+            r.hops = hops.clone();
+            r
+        });
+        (result, hops)
+    }
+
+    /// Resolves many identifiers, at most `concurrency` at once, yielding `(input, outcome)`
+    /// in completion order.
+    pub fn resolve_many<I, S>(
+        &self,
+        ids: I,
+        concurrency: usize,
+    ) -> BoxStream<'static, (S, Result<HandleRecord, ResolveError>)>
+    where
+        I: IntoIterator<Item = S>,
+        I::IntoIter: Send + 'static,
+        S: Resolvable + Send + Sync + 'static,
+    {
+        let this = self.clone();
+        stream::iter(ids)
+            .map(move |id| {
+                let r = this.clone();
+                async move {
+                    let out = r.resolve(&id).await;
+                    (id, out)
+                }
+            })
+            .buffer_unordered(concurrency.max(1))
+            .boxed()
+    }
+
+    /// Asks every server of every site of the handle's service (a mirror-drift check),
+    /// without hedging, caching or referrals.
+    pub async fn resolve_all_sites<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+    ) -> Result<Vec<SiteAnswer>, ResolveError> {
+        let target = self.target(id)?;
+        let inner = &self.inner;
+        let ctx = Ctx::new(&target.handle);
+        let deadline = inner.config.timeout;
+        let work = async {
+            let sites = inner
+                .sites_for(&target.handle, query.certify, &ctx, &[])
+                .await?;
+            let spec = inner.resolution_spec(
+                &target.handle,
+                &query.types,
+                &query.indexes,
+                query.certify,
+                query.authoritative,
+                query.public_only,
+            );
+            let mut asks = Vec::new();
+            for site in sites.iter() {
+                let hashed = site
+                    .server_for(target.handle.as_bytes())
+                    .map(|s| s.server_id);
+                for server in &site.info.servers {
+                    let (site, spec, ctx) = (site.clone(), &spec, &ctx);
+                    asks.push(async move {
+                        let addr = query_addr(server, TransportKind::Udp)
+                            .or_else(|| query_addr(server, TransportKind::Tcp))
+                            .unwrap_or_else(|| SocketAddr::new(server.address, 0));
+                        let result = inner
+                            .ask_on(&site, server, spec, ctx)
+                            .await
+                            .and_then(|a| answer_values(&a, &spec.handle).map(|(_, v)| v));
+                        SiteAnswer {
+                            site: site.label(),
+                            server: addr,
+                            responsible: hashed == Some(server.server_id),
+                            result,
+                        }
+                    });
+                }
+            }
+            Ok(futures::future::join_all(asks).await)
+        };
+        match tokio::time::timeout(deadline, work).await {
+            Ok(r) => r,
+            Err(_) => Err(ResolveError::Timeout(deadline)),
+        }
+    }
+
+    /// Low-level: sends `request` to `server` (UDP then TCP, as configured) and returns the
+    /// raw answer, under the overall deadline. No checks, no referrals, no cache.
+    pub async fn query(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+    ) -> Result<Message, ResolveError> {
+        let inner = &self.inner;
+        let kinds: &[TransportKind] = match inner.config.transport {
+            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
+            TransportPreference::Tcp => &[TransportKind::Tcp],
+        };
+        let work = async {
+            let mut last = None;
+            for &kind in kinds {
+                match inner
+                    .exchange
+                    .exchange(server, kind, request, &inner.options)
+                    .await
+                {
+                    Ok(m) => return Ok(m),
+                    Err(error) => {
+                        let fallback = matches!(
+                            error,
+                            TransportError::Timeout
+                                | TransportError::TooLargeForUdp
+                                | TransportError::Busy
+                        );
+                        last = Some(ResolveError::Transport {
+                            server,
+                            kind,
+                            error,
+                        });
+                        if !fallback {
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(last.unwrap_or(ResolveError::Protocol {
+                server,
+                violation: ProtocolViolation::NoUsableServer,
+            }))
+        };
+        let deadline = inner.config.timeout;
+        match tokio::time::timeout(deadline, work).await {
+            Ok(r) => r,
+            Err(_) => Err(ResolveError::Timeout(deadline)),
+        }
+    }
+
+    /// Re-reads the root service information: the HS_SITE / HS_SERV values of `0.NA/0.NA` at
+    /// the current root sites (asked with CT when `certify`, verified with the current root
+    /// keys), which replace the root sites. Returns how many root sites there are now.
+    ///
+    /// With `certify` false this takes the root's keys on trust from its own answer, which is
+    /// how a root given as a bare `HOST:PORT` gets the keys that certified resolution needs.
+    pub async fn refresh_root(&self, certify: bool) -> Result<usize, ResolveError> {
+        let ctx = Ctx::new(super::bootstrap::ROOT_HANDLE);
+        let deadline = self.inner.config.timeout;
+        match tokio::time::timeout(deadline, self.inner.refresh_root(certify, &ctx)).await {
+            Ok(r) => r.map(|()| self.inner.root_sites().len()),
+            Err(_) => Err(ResolveError::Timeout(deadline)),
+        }
+    }
+
+    /// The current root sites.
+    pub fn root_sites(&self) -> Vec<super::sites::Site> {
+        self.inner.root_sites().to_vec()
+    }
+
+    /// Forgets every cached answer and service.
+    pub fn clear_cache(&self) {
+        self.inner.caches.clear();
+    }
+
+    fn target<T: Resolvable + ?Sized>(&self, id: &T) -> Result<Target, ResolveError> {
+        let target = id.to_target()?;
+        if self.inner.config.strict_cordra && !target.cordra {
+            return Err(ResolveError::NotCordra {
+                input: target.input,
+            });
+        }
+        Ok(target)
+    }
+}
+
+/// The handle and values of a final answer, or the typed error it stands for.
+pub(crate) fn answer_values(
+    answer: &Answer,
+    handle: &str,
+) -> Result<(String, Vec<HandleValue>), ResolveError> {
+    match (&answer.msg.body, answer.code()) {
+        (Body::ResolutionResponse(r), ResponseCode::Success) => Ok((
+            String::from_utf8_lossy(&r.handle).into_owned(),
+            r.values.clone(),
+        )),
+        (_, ResponseCode::Success) => Err(ResolveError::Protocol {
+            server: answer.server,
+            violation: ProtocolViolation::UnexpectedBody {
+                code: answer.code(),
+            },
+        }),
+        _ => Err(final_error(&answer.msg, answer.server, handle)),
+    }
+}
+
+impl Inner {
+    /// Resolves `handle`, following HS_ALIAS values when configured (≤ 10, loops detected).
+    pub(crate) async fn resolve_chain(
+        &self,
+        handle: &str,
+        query: &Query,
+        ctx: &Ctx,
+    ) -> Result<HandleRecord, ResolveError> {
+        let follow = self.config.follow_aliases;
+        let mut query = query.clone();
+        let asked_alias = query
+            .types
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case("HS_ALIAS"));
+        if follow && !query.types.is_empty() && !asked_alias {
+            query.types.push("HS_ALIAS".into());
+        }
+        let mut chain = vec![handle.to_string()];
+        let mut current = handle.to_string();
+        loop {
+            let mut record = self.resolve_one(&current, &query, ctx).await?;
+            let alias = follow
+                .then(|| record.values.iter().find(|v| v.is_type("HS_ALIAS")))
+                .flatten()
+                .map(|v| String::from_utf8_lossy(&v.data).trim().to_string());
+            let Some(next) = alias else {
+                if follow && !asked_alias && !query.types.is_empty() {
+                    record.values.retain(|v| !v.is_type("HS_ALIAS"));
+                }
+                if chain.len() > 1 {
+                    record.aliases = chain;
+                }
+                return Ok(record);
+            };
+            let seen = chain
+                .iter()
+                .any(|h| super::cache::cache_handle(h) == super::cache::cache_handle(&next));
+            chain.push(next.clone());
+            if seen {
+                return Err(ResolveError::AliasLoop { chain });
+            }
+            if chain.len() > MAX_ALIAS_DEPTH + 1 {
+                return Err(ResolveError::TooManyAliases {
+                    limit: MAX_ALIAS_DEPTH,
+                    chain,
+                });
+            }
+            current = next;
+        }
+    }
+
+    /// Resolves one handle: cache, then the network; caches the outcome.
+    async fn resolve_one(
+        &self,
+        handle: &str,
+        query: &Query,
+        ctx: &Ctx,
+    ) -> Result<HandleRecord, ResolveError> {
+        let key = RecordKey::new(
+            handle,
+            &query.types,
+            &query.indexes,
+            query.certify,
+            query.public_only,
+        );
+        if !query.authoritative {
+            match self.caches.get(&key) {
+                Some(CachedAnswer::Found {
+                    handle,
+                    values,
+                    source,
+                }) => {
+                    return Ok(HandleRecord {
+                        handle,
+                        values,
+                        source,
+                        from_cache: true,
+                        aliases: Vec::new(),
+                        hops: Vec::new(),
+                    })
+                }
+                Some(CachedAnswer::NotFound) => {
+                    return Err(ResolveError::NotFound {
+                        handle: handle.to_string(),
+                    })
+                }
+                None => {}
+            }
+        }
+        let spec = self.resolution_spec(
+            handle,
+            &query.types,
+            &query.indexes,
+            query.certify,
+            query.authoritative,
+            query.public_only,
+        );
+        let answer = self.fetch(spec, ctx, &[]).await?;
+        if try_next_site(answer.code()) {
+            return Err(final_error(&answer.msg, answer.server, handle));
+        }
+        let (answered, values) = match answer_values(&answer, handle) {
+            Ok(v) => v,
+            Err(e) => {
+                if matches!(e, ResolveError::NotFound { .. }) {
+                    self.caches.put_not_found(key);
+                }
+                return Err(e);
+            }
+        };
+        let source = Source {
+            server: answer.server,
+            transport: answer.kind,
+            site_serial: answer.msg.header.site_info_serial,
+            site_description: answer.site.description(),
+            certified: answer.certified,
+            authoritative: answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
+            protocol_version: answer.msg.envelope.version,
+        };
+        self.caches.put_found(
+            key,
+            answered.clone(),
+            values.clone(),
+            source.clone(),
+            self.clock.unix_now(),
+        );
+        Ok(HandleRecord {
+            handle: answered,
+            values,
+            source,
+            from_cache: false,
+            aliases: Vec::new(),
+            hops: Vec::new(),
+        })
+    }
+}

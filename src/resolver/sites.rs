@@ -1,0 +1,199 @@
+//! [`Site`]: one site of a service (a decoded HS_SITE value) as the resolver uses it, plus
+//! the helpers that build sites from values and from a bare `HOST:PORT`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tracing::debug;
+
+use crate::transport::TransportKind;
+use crate::wire::{
+    HandleValue, HashOption, Interface, InterfaceType, Limits, Protocol, ProtocolVersion,
+    ServerInfo, SiteInfo,
+};
+
+/// Site serial sent when the real one is unknown (the reference client's `-1`).
+pub const UNKNOWN_SERIAL: u16 = 0xFFFF;
+
+/// One site of a service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// The decoded HS_SITE record.
+    pub info: Arc<SiteInfo>,
+    /// Serial number to put in requests (the record's, or [`UNKNOWN_SERIAL`] for built-in
+    /// or synthesized sites).
+    pub request_serial: u16,
+}
+
+impl Site {
+    /// A site from a decoded record.
+    pub fn new(info: SiteInfo) -> Self {
+        let request_serial = info.serial;
+        Self {
+            info: Arc::new(info),
+            request_serial,
+        }
+    }
+
+    /// A single-server site at `addr` offering UDP and TCP queries on its port (used for
+    /// `--server` and `--root HOST:PORT`). Protocol version 2.11; serial unknown.
+    pub fn single(addr: SocketAddr) -> Self {
+        let port = u32::from(addr.port());
+        let info = SiteInfo {
+            data_format_version: 1,
+            protocol_version: ProtocolVersion::V2_11,
+            serial: 1,
+            primary: true,
+            multi_primary: false,
+            primary_mask: 0x80,
+            hash_option: HashOption::ByHandle,
+            hash_filter: Bytes::new(),
+            attributes: vec![(
+                Bytes::from_static(b"desc"),
+                Bytes::from(format!("server {addr}")),
+            )],
+            servers: vec![server_record(1, addr.ip(), Bytes::new(), port, port)],
+        };
+        Self {
+            info: Arc::new(info),
+            request_serial: UNKNOWN_SERIAL,
+        }
+    }
+
+    /// Decodes a value of any HS_SITE-format type (HS_SITE, HS_SITE.6, HS_SITE.PREFIX,
+    /// HS_NA_DELEGATE); `None` (with a debug event) when it does not decode.
+    pub fn from_value(value: &HandleValue, limits: &Limits) -> Option<Self> {
+        match SiteInfo::decode(&value.data, limits) {
+            Ok(info) => Some(Self::new(info)),
+            Err(e) => {
+                debug!(index = value.index, error = %e, "ignoring undecodable site value");
+                None
+            }
+        }
+    }
+
+    /// True when the site is a primary site.
+    pub fn is_primary(&self) -> bool {
+        self.info.primary
+    }
+
+    /// The message version to use with this site: min(site version, 2.11).
+    pub fn request_version(&self) -> ProtocolVersion {
+        self.info.protocol_version.min(ProtocolVersion::V2_11)
+    }
+
+    /// The site's `desc` attribute.
+    pub fn description(&self) -> Option<String> {
+        self.info
+            .attributes
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(b"desc"))
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+    }
+
+    /// The server responsible for `handle` inside the site (by the site's hash rule).
+    pub fn server_for(&self, handle: &[u8]) -> Option<&ServerInfo> {
+        self.info.server_for(handle)
+    }
+
+    /// A short label: description, else the first server's address.
+    pub fn label(&self) -> String {
+        self.description().unwrap_or_else(|| {
+            self.info
+                .servers
+                .first()
+                .map(|s| s.address.to_string())
+                .unwrap_or_else(|| "empty site".into())
+        })
+    }
+
+    /// Identity used to deduplicate sites: the servers' addresses and the serial.
+    pub(crate) fn identity(&self) -> Vec<(IpAddr, Vec<u32>)> {
+        self.info
+            .servers
+            .iter()
+            .map(|s| (s.address, s.interfaces.iter().map(|i| i.port).collect()))
+            .collect()
+    }
+}
+
+/// The query address of `server` for `kind`, if it offers one.
+pub fn query_addr(server: &ServerInfo, kind: TransportKind) -> Option<SocketAddr> {
+    let protocol = match kind {
+        TransportKind::Udp => Protocol::Udp,
+        TransportKind::Tcp => Protocol::Tcp,
+    };
+    server.socket_addr(protocol, false)
+}
+
+/// A server record with a TCP (admin + query) and a UDP (query) interface.
+pub fn server_record(
+    server_id: u32,
+    address: IpAddr,
+    public_key: Bytes,
+    tcp_port: u32,
+    udp_port: u32,
+) -> ServerInfo {
+    let raw_address = match address {
+        IpAddr::V4(a) => {
+            let mut raw = [0u8; 16];
+            raw[12..].copy_from_slice(&a.octets());
+            raw
+        }
+        IpAddr::V6(a) => a.octets(),
+    };
+    ServerInfo {
+        server_id,
+        address,
+        raw_address,
+        public_key,
+        interfaces: vec![
+            Interface {
+                kind: InterfaceType::AdminAndQuery,
+                protocol: Protocol::Tcp,
+                port: tcp_port,
+            },
+            Interface {
+                kind: InterfaceType::Query,
+                protocol: Protocol::Udp,
+                port: udp_port,
+            },
+        ],
+    }
+}
+
+/// Appends `more` to `sites`, skipping sites already present.
+pub fn extend_unique(sites: &mut Vec<Site>, more: impl IntoIterator<Item = Site>) {
+    for s in more {
+        let id = s.identity();
+        if !sites.iter().any(|t| t.identity() == id) {
+            sites.push(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_site_offers_udp_and_tcp_on_the_same_port() {
+        let addr: SocketAddr = "127.0.0.1:2641".parse().unwrap();
+        let site = Site::single(addr);
+        let server = site.server_for(b"20.500.12345/1").unwrap();
+        assert_eq!(query_addr(server, TransportKind::Udp), Some(addr));
+        assert_eq!(query_addr(server, TransportKind::Tcp), Some(addr));
+        assert_eq!(site.request_serial, UNKNOWN_SERIAL);
+        assert_eq!(site.request_version(), ProtocolVersion::V2_11);
+    }
+
+    #[test]
+    fn duplicates_are_dropped() {
+        let a = Site::single("127.0.0.1:1".parse().unwrap());
+        let b = Site::single("127.0.0.1:2".parse().unwrap());
+        let mut v = vec![a.clone()];
+        extend_unique(&mut v, [a, b.clone(), b]);
+        assert_eq!(v.len(), 2);
+    }
+}

@@ -1,0 +1,119 @@
+//! What can be resolved ([`Resolvable`]): text in any identifier form, or an already parsed
+//! [`Identifier`], [`Handle`] or [`CordraId`]; turned into the handle to send before anything
+//! touches the network.
+
+use crate::ident::{CordraId, Handle, Identifier, ParseOptions};
+
+use super::error::ResolveError;
+
+/// A handle ready to be resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The handle to send, as text (as parsed; the server echoes it).
+    pub handle: String,
+    /// True when the identifier is a CORDRA id (digit prefix, 32-hex-digit suffix).
+    pub cordra: bool,
+    /// The input as given (for messages).
+    pub input: String,
+}
+
+/// Anything [`crate::resolver::Resolver::resolve`] accepts.
+pub trait Resolvable {
+    /// The handle to resolve, or why there is none (no packet is sent then).
+    fn to_target(&self) -> Result<Target, ResolveError>;
+}
+
+impl Resolvable for str {
+    /// Parses any identifier form (strict rules of [`Identifier::parse`]).
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        let id = Identifier::parse_with(self.trim(), ParseOptions::default())?;
+        let mut t = id.to_target()?;
+        t.input = self.to_string();
+        Ok(t)
+    }
+}
+
+impl Resolvable for String {
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        self.as_str().to_target()
+    }
+}
+
+impl<T: Resolvable + ?Sized> Resolvable for &T {
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        (**self).to_target()
+    }
+}
+
+impl Resolvable for Identifier {
+    /// URNs are not handles: [`ResolveError::InvalidIdentifier`].
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        let handle = self.to_handle()?;
+        Ok(Target {
+            cordra: matches!(self, Identifier::Cordra(_)),
+            handle: handle.as_str().to_string(),
+            input: self.to_string(),
+        })
+    }
+}
+
+impl Resolvable for Handle {
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        Ok(Target {
+            handle: self.as_str().to_string(),
+            cordra: CordraId::from_handle(self).is_ok(),
+            input: self.as_str().to_string(),
+        })
+    }
+}
+
+impl Resolvable for CordraId {
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        Ok(Target {
+            handle: self.to_handle().as_str().to_string(),
+            cordra: true,
+            input: self.to_string(),
+        })
+    }
+}
+
+impl Resolvable for Target {
+    fn to_target(&self) -> Result<Target, ResolveError> {
+        Ok(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_becomes_a_handle() {
+        let t = "hdl:20.500.12345/abc".to_target().unwrap();
+        assert_eq!(t.handle, "20.500.12345/abc");
+        assert!(!t.cordra);
+        let t = "https://hdl.handle.net/100.102/f58fb49eb1f848f0a606e84cef294be5"
+            .to_target()
+            .unwrap();
+        assert_eq!(t.handle, "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+        assert!(t.cordra);
+        let h = Handle::parse("10.1045/x").unwrap();
+        assert_eq!(h.to_target().unwrap().handle, "10.1045/x");
+    }
+
+    #[test]
+    fn bad_input_and_urns_are_rejected_before_anything_is_sent() {
+        for bad in [
+            "",
+            "no-slash/",
+            "/x",
+            "urn:fdc:example.com:2002:A572007",
+            "a\u{1}/b",
+        ] {
+            assert!(
+                matches!(bad.to_target(), Err(ResolveError::InvalidIdentifier(_))),
+                "{bad:?}"
+            );
+        }
+    }
+}
