@@ -587,6 +587,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let requests = Arc::new(raw_requests(&messages));
     let handles = Arc::new(handles);
     if !args.json {
+        // The state a spawned resolution keeps besides what the library allocates.
+        let future_size = client_rt.block_on(async {
+            let r = Resolver::builder()
+                .server(server)
+                .build()
+                .expect("resolver");
+            let size = std::mem::size_of_val(&r.resolve("0.NA/0.NA"));
+            size
+        });
+        println!("resolve() future: {future_size} bytes");
         println!(
             "server {server} ({}), {} handles, client threads {}",
             if args.server.is_some() {
