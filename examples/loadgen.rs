@@ -15,7 +15,11 @@
 //! also prints its own CPU seconds (user + sys, from `/proc/self/stat`) per 100,000
 //! resolutions: the client's cost, comparable with any other client run against that server.
 //!
-//! Raw UDP: one blocking `std` socket on one thread, C requests outstanding, a new one sent
+//! Each run alternates raw loop, library (and, with `--transport-layer`, `NetTransport` alone)
+//! `--slices` times on shares of N, so that all meet the same background load; with
+//! `--runs` > 1 a median line follows (median rate per column, median of the runs' ratios).
+//!
+//! Raw UDP: one blocking `std` socket on one thread (4 MB receive buffer, as the library's), C requests outstanding, a new one sent
 //! for each answer datagram (an outstanding request older than 500 ms counts as an error and
 //! is replaced). Raw TCP: C tokio tasks, each connecting, writing the request, reading to
 //! EOF (the server closes after each answer, as the reference server does).
@@ -87,6 +91,10 @@ struct Args {
     /// Worker threads (and UDP workers) of the built-in server's runtime.
     #[arg(long, default_value_t = 2)]
     server_threads: usize,
+    /// Turns per run: the raw loop, the library (and the transport layer) alternate this
+    /// many times, each resolving N / slices, so that they meet the same background load.
+    #[arg(long, default_value_t = 5)]
+    slices: usize,
     /// Skip the raw reference.
     #[arg(long)]
     no_raw: bool,
@@ -108,13 +116,21 @@ struct Stats {
     ok: usize,
     errors: usize,
     elapsed: Duration,
-    /// Latencies of the successful requests, microseconds, sorted.
+    /// Latencies of the successful requests, microseconds (sorted once complete).
     latencies: Vec<u32>,
     /// CPU seconds of the whole process during the run.
     cpu: f64,
 }
 
 impl Stats {
+    /// Adds another slice of the same measurement (latencies are sorted later).
+    fn absorb(&mut self, other: Stats) {
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self.elapsed += other.elapsed;
+        self.cpu += other.cpu;
+        self.latencies.extend(other.latencies);
+    }
     fn rate(&self) -> f64 {
         self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
@@ -184,7 +200,6 @@ fn measured(work: impl FnOnce() -> Stats) -> Stats {
     let mut s = work();
     s.elapsed = t0.elapsed();
     s.cpu = cpu_seconds() - cpu0;
-    s.latencies.sort_unstable();
     s
 }
 
@@ -446,7 +461,9 @@ async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: u
     all
 }
 
-/// One (transport, C) measurement: raw first, then the library, each after a short warm-up.
+/// One (transport, C) measurement. After a short warm-up of each, the raw loop, the library
+/// and (if asked) the transport layer take turns, `--slices` times, each resolving its share
+/// of N, so that all of them meet the same background load of this shared machine.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     rt: &Runtime,
@@ -471,32 +488,49 @@ fn measure(
         }
         Kind::Tcp => measured(|| rt.block_on(raw_tcp(server, requests.clone(), n, c))),
     };
-    let raw = (!args.no_raw).then(|| {
-        raw_once(warm);
-        raw_once(n)
-    });
-    let library = (!args.no_library).then(|| {
-        let resolver = rt
-            .block_on(async {
-                Resolver::builder()
-                    .server(server)
-                    .transport(match kind {
-                        Kind::Udp => TransportPreference::Udp,
-                        Kind::Tcp => TransportPreference::Tcp,
-                    })
-                    .cache_size(0)
-                    .service_cache_size(0)
-                    .build()
-            })
-            .expect("resolver");
-        rt.block_on(library_run(resolver.clone(), handles.clone(), warm, c));
-        measured(|| rt.block_on(library_run(resolver, handles.clone(), n, c)))
-    });
-    let transport = args.transport_layer.then(|| {
-        rt.block_on(transport_run(kind, server, messages.clone(), warm, c));
-        measured(|| rt.block_on(transport_run(kind, server, messages.clone(), n, c)))
-    });
-    [library, transport, raw]
+    let resolver = rt
+        .block_on(async {
+            Resolver::builder()
+                .server(server)
+                .transport(match kind {
+                    Kind::Udp => TransportPreference::Udp,
+                    Kind::Tcp => TransportPreference::Tcp,
+                })
+                .cache_size(0)
+                .service_cache_size(0)
+                .build()
+        })
+        .expect("resolver");
+    let library_once =
+        |n: usize| measured(|| rt.block_on(library_run(resolver.clone(), handles.clone(), n, c)));
+    let transport_once =
+        |n: usize| measured(|| rt.block_on(transport_run(kind, server, messages.clone(), n, c)));
+    let which = [!args.no_library, args.transport_layer, !args.no_raw];
+    let run = |i: usize, n: usize| match i {
+        0 => library_once(n),
+        1 => transport_once(n),
+        _ => raw_once(n),
+    };
+    for (i, on) in which.iter().enumerate() {
+        if *on {
+            run(i, warm);
+        }
+    }
+    let slices = args.slices.clamp(1, n.max(1));
+    let mut out: [Option<Stats>; 3] = Default::default();
+    for k in 0..slices {
+        let share = n / slices + usize::from(k < n % slices);
+        for i in [2, 0, 1] {
+            if which[i] {
+                let s = run(i, share);
+                out[i].get_or_insert_with(Stats::default).absorb(s);
+            }
+        }
+    }
+    for s in out.iter_mut().flatten() {
+        s.latencies.sort_unstable();
+    }
+    out
 }
 
 fn median_of(runs: &[Stats]) -> Stats {
@@ -505,13 +539,26 @@ fn median_of(runs: &[Stats]) -> Stats {
     v.get(v.len() / 2).map(|s| (*s).clone()).unwrap_or_default()
 }
 
-fn report(args: &Args, kind: Kind, c: usize, label: &str, stats: [Option<&Stats>; 3]) {
+/// library / raw resolutions per second.
+fn ratio_of(stats: &[Option<Stats>; 3]) -> Option<f64> {
+    match stats {
+        [Some(l), _, Some(r)] => Some(l.rate() / r.rate().max(1e-9)),
+        _ => None,
+    }
+}
+
+/// Prints one line; `ratio` is library / raw (for a median line: the median of the runs'
+/// ratios, each taken under the same load).
+fn report(
+    args: &Args,
+    kind: Kind,
+    c: usize,
+    label: &str,
+    stats: [Option<&Stats>; 3],
+    ratio: Option<f64>,
+) {
     let [lib, transport, raw] = stats;
     let with_cpu = args.server.is_some();
-    let ratio = match (lib, raw) {
-        (Some(l), Some(r)) => Some(l.rate() / r.rate().max(1e-9)),
-        _ => None,
-    };
     if args.json {
         let line = json!({
             "run": label,
@@ -612,24 +659,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for &c in &args.concurrency {
             let c = c.max(1);
             let mut all: [Vec<Stats>; 3] = Default::default();
+            let mut ratios = Vec::new();
             for run in 0..args.runs.max(1) {
                 let stats = measure(
                     &client_rt, kind, server, &handles, &requests, &messages, args.n, c, &args,
                 );
                 let label = format!("run{}", run + 1);
-                report(&args, kind, c, &label, stats.each_ref().map(Option::as_ref));
+                let ratio = ratio_of(&stats);
+                report(
+                    &args,
+                    kind,
+                    c,
+                    &label,
+                    stats.each_ref().map(Option::as_ref),
+                    ratio,
+                );
+                ratios.extend(ratio);
                 for (list, s) in all.iter_mut().zip(stats) {
                     list.extend(s);
                 }
             }
             if args.runs > 1 {
                 let medians = all.map(|l| (!l.is_empty()).then(|| median_of(&l)));
+                ratios.sort_by(f64::total_cmp);
+                let ratio = ratios.get(ratios.len() / 2).copied();
                 report(
                     &args,
                     kind,
                     c,
                     "median",
                     medians.each_ref().map(Option::as_ref),
+                    ratio,
                 );
             }
         }
