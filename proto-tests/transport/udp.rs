@@ -306,3 +306,54 @@ async fn ipv6_loopback_uses_its_own_socket() {
     assert!(t.udp_local_addr("127.0.0.1:1".parse().unwrap()).is_none());
     assert_eq!(t.pending_count(), 0);
 }
+
+#[tokio::test]
+async fn every_transmission_resends_every_fragment_with_the_same_id() {
+    use handle_resolver::wire::{Body, Envelope, ErrorBody, Reader};
+    // A hand-run server: it records every datagram and answers only after the twelfth, i.e.
+    // after the third transmission of a four-fragment request.
+    let sock = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = sock.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 2048];
+        loop {
+            let (n, peer) = sock.recv_from(&mut buf).await.unwrap();
+            let d = bytes::Bytes::copy_from_slice(&buf[..n]);
+            let env = Envelope::decode(&mut Reader::new(d)).unwrap();
+            seen.push((env.request_id, env.sequence_number));
+            if seen.len() == 12 {
+                let request = Message::resolution_request(b(""), vec![], vec![], env.request_id, 0);
+                let answer = Message::response_to(
+                    &request,
+                    ResponseCode::HandleNotFound,
+                    Body::Error(ErrorBody::default()),
+                );
+                sock.send_to(&answer.encode().unwrap(), peer).await.unwrap();
+                return seen;
+            }
+        }
+    });
+    let t = NetTransport::new();
+    let handle = format!("20.500.1/{}", "h".repeat(1500));
+    let answer = t
+        .exchange(
+            addr,
+            TransportKind::Udp,
+            &request(&handle),
+            &options(&[50, 50, 3000]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.header.response_code, ResponseCode::HandleNotFound);
+    let seen = server.await.unwrap();
+    // The 1549-byte message is 4 fragments (PROTOCOL.md §8.1), sent 3 times, in order, all
+    // with the same request id.
+    let id = seen[0].0;
+    assert!(seen.iter().all(|(i, _)| *i == id), "{seen:?}");
+    for (k, (_, seq)) in seen.iter().enumerate() {
+        assert_eq!(*seq, (k % 4) as u32, "{seen:?}");
+    }
+    assert_eq!(answer.request_id(), id);
+    assert_eq!(t.pending_count(), 0);
+}

@@ -35,11 +35,13 @@ pub struct KeyLoadError(String);
 impl TestKey {
     /// The embedded 1024-bit test key.
     pub fn embedded() -> TestKey {
-        match TestKey::from_pkcs1_der(TEST_KEY_DER) {
+        static KEY: std::sync::OnceLock<TestKey> = std::sync::OnceLock::new();
+        KEY.get_or_init(|| match TestKey::from_pkcs1_der(TEST_KEY_DER) {
             Ok(k) => k,
             // The fixture is part of the crate; failing here is a build defect.
             Err(e) => panic!("embedded test key is broken: {e}"),
-        }
+        })
+        .clone()
     }
 
     /// A key from PKCS#1 DER bytes.

@@ -495,8 +495,16 @@ async fn tcp_accept(state: Arc<State>, listener: TcpListener) {
     }
 }
 
-/// One request, one answer, close (as the reference server does, PROTOCOL.md §14.5).
-async fn tcp_connection(state: Arc<State>, mut stream: TcpStream) {
+/// Longest a TCP connection may live on the server, whatever the client or the faults do.
+const TCP_CONNECTION_LIMIT: Duration = Duration::from_secs(120);
+
+/// One request, one answer, close (as the reference server does, PROTOCOL.md §14.5); a
+/// connection that lingers past [`TCP_CONNECTION_LIMIT`] is dropped.
+async fn tcp_connection(state: Arc<State>, stream: TcpStream) {
+    let _ = tokio::time::timeout(TCP_CONNECTION_LIMIT, tcp_serve(state, stream)).await;
+}
+
+async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let mut head = [0u8; ENVELOPE_LEN];
     if stream.read_exact(&mut head).await.is_err() {

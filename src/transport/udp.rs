@@ -302,11 +302,11 @@ impl UdpDemux {
                     return Ok(answer);
                 }
                 Ok(Err(_)) => {
-                    // The sender is only dropped with the table entry, which only the receive
-                    // task (on completion) or this guard removes: the task is gone.
+                    // The sender leaves the table only to carry the answer, or with the entry
+                    // this future's guard owns: not expected, reported rather than panicking.
                     return Err(TransportError::Io(
                         std::io::ErrorKind::BrokenPipe,
-                        "udp receive task stopped".into(),
+                        "udp answer channel closed".into(),
                     ));
                 }
                 Err(_) => {
