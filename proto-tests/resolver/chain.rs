@@ -391,3 +391,66 @@ async fn fixed_server_mode_skips_the_service_lookup() {
     assert_eq!(rec.source.server, addr(10));
     assert_eq!(w.net.total(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn all_sites_shows_mirror_drift() {
+    let w = World::new(None);
+    let h = "20.500.1/drift";
+    w.store.insert(h, urls(h, 2));
+    let r = w.resolver();
+    let answers = r.resolve_all_sites(h, &Query::default()).await.unwrap();
+    // Every server of both sites was asked; only the hashed ones are responsible.
+    assert_eq!(answers.len(), 6);
+    let responsible: Vec<_> = answers.iter().filter(|a| a.responsible).collect();
+    assert_eq!(responsible.len(), 2);
+    assert!(responsible
+        .iter()
+        .all(|a| a.result.as_ref().unwrap() == &urls(h, 2)));
+    assert!(answers.iter().filter(|a| !a.responsible).all(|a| matches!(
+        a.result,
+        Err(ResolveError::Server {
+            code: ResponseCode::ServerNotResponsible,
+            ..
+        })
+    )));
+    // Site B's hashed server answers something else: the answers differ.
+    let b = w.hashed(1, h);
+    w.net.serve(
+        b,
+        Arc::new(|req, _| {
+            Reply::Answer(values_answer(req, vec![HandleValue::new(1, "URL", "old")]))
+        }),
+    );
+    let answers = r.resolve_all_sites(h, &Query::default()).await.unwrap();
+    let from = |addr| {
+        answers
+            .iter()
+            .find(|a| a.server == addr)
+            .unwrap()
+            .result
+            .clone()
+            .unwrap()
+    };
+    assert_ne!(from(w.hashed(0, h)), from(b));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_location_is_chosen_from_10320_loc() {
+    use rand::SeedableRng;
+    let w = World::new(None);
+    let h = "20.500.1/loc";
+    let xml = r#"<locations><location href="https://a.example/" weight="0"/><location href="https://b.example/" view="json"/></locations>"#;
+    w.store.insert(
+        h,
+        vec![
+            HandleValue::new(1, "URL", "https://a.example/"),
+            HandleValue::new(2, "10320/loc", xml),
+        ],
+    );
+    let rec = w.resolver().resolve(h).await.unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    assert_eq!(
+        rec.select_location(&[], &mut rng).as_deref(),
+        Some("https://b.example/")
+    );
+}

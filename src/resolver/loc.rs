@@ -8,6 +8,8 @@ use rand::Rng;
 
 use crate::wire::{HandleValue, Location, Locations};
 
+use super::record::HandleRecord;
+
 /// The default method list of the handle.net proxy.
 pub const DEFAULT_CHOOSE_BY: [&str; 3] = ["locatt", "country", "weighted"];
 
@@ -84,6 +86,20 @@ fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a L
         x -= w;
     }
     candidates.iter().rev().find(|l| weight(l) > 0.0).copied()
+}
+
+impl HandleRecord {
+    /// One location chosen from the record's first parseable `10320/loc` value (see
+    /// [`select_location`]); `None` when it has none.
+    pub fn select_location(
+        &self,
+        locatt: &[(String, String)],
+        rng: &mut impl Rng,
+    ) -> Option<String> {
+        let all = locations_of(&self.values);
+        let first = all.first()?;
+        select_location(first, locatt, rng).map(|l| l.href.clone())
+    }
 }
 
 /// The parsed `10320/loc` values among `values` (undecodable ones skipped).
