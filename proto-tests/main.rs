@@ -9,3 +9,4 @@ mod support;
 #[cfg(feature = "testing")]
 mod transport;
 mod values;
+mod zero_copy;

@@ -1,6 +1,6 @@
 //! The 20-byte message envelope (RFC 3652 §2.2.1, PROTOCOL.md §2.1).
 
-use bytes::{BufMut, BytesMut};
+use bytes::BufMut;
 
 use super::error::DecodeError;
 use super::reader::Reader;
@@ -167,7 +167,7 @@ impl Envelope {
     }
 
     /// Appends the 20 envelope bytes.
-    pub fn encode(&self, out: &mut BytesMut) {
+    pub fn encode<B: BufMut>(&self, out: &mut B) {
         out.put_u8(self.version.major);
         out.put_u8(self.version.minor);
         out.put_slice(&self.wire_flag_bytes());
@@ -181,7 +181,7 @@ impl Envelope {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
+    use bytes::{Bytes, BytesMut};
 
     #[test]
     fn suggested_major_zero_means_message_version() {

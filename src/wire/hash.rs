@@ -25,8 +25,13 @@ const NO_SLASH_PREFIX: &[u8] = b"0.NA";
 /// assert_eq!(hash_part(b"10.1045", HashOption::ByPrefix).unwrap(), b"0.NA");
 /// ```
 pub fn hash_part(handle: &[u8], option: HashOption) -> Option<Vec<u8>> {
+    hashed_slice(handle, option).map(<[u8]>::to_ascii_uppercase)
+}
+
+/// The part of `handle` that [`hash_part`] upper-cases, borrowed.
+fn hashed_slice(handle: &[u8], option: HashOption) -> Option<&[u8]> {
     let slash = handle.iter().position(|&b| b == b'/');
-    let part: &[u8] = match option {
+    Some(match option {
         HashOption::ByPrefix => match slash {
             Some(i) => handle.get(..i).unwrap_or_default(),
             None => NO_SLASH_PREFIX,
@@ -37,8 +42,7 @@ pub fn hash_part(handle: &[u8], option: HashOption) -> Option<Vec<u8>> {
         },
         HashOption::ByHandle => handle,
         HashOption::Other(_) => return None,
-    };
-    Some(part.to_ascii_uppercase())
+    })
 }
 
 /// The hash value of `handle` under `option`: the absolute value of the big-endian signed
@@ -47,8 +51,16 @@ pub fn hash_part(handle: &[u8], option: HashOption) -> Option<Vec<u8>> {
 /// The reference library's `abs(i32::MIN)` stays negative; here it is 2³¹, which picks the
 /// same server for every server count it can handle.
 pub fn handle_hash(handle: &[u8], option: HashOption) -> Option<u32> {
-    let part = hash_part(handle, option)?;
-    let digest = Md5::digest(&part);
+    // Upper-cased a block at a time on the stack and fed to MD5: no allocation.
+    let mut md5 = Md5::new();
+    let mut block = [0u8; 64];
+    for chunk in hashed_slice(handle, option)?.chunks(block.len()) {
+        let upper = block.get_mut(..chunk.len()).unwrap_or_default();
+        upper.copy_from_slice(chunk);
+        upper.make_ascii_uppercase();
+        md5.update(&*upper);
+    }
+    let digest = md5.finalize();
     let mut last = [0u8; 4];
     last.copy_from_slice(&digest[12..16]);
     Some(i32::from_be_bytes(last).unsigned_abs())
@@ -67,8 +79,11 @@ pub fn handle_hash(handle: &[u8], option: HashOption) -> Option<u32> {
 /// assert_eq!(idx, [0, 2, 2]);
 /// ```
 pub fn server_index(handle: &[u8], option: HashOption, server_count: usize) -> Option<usize> {
-    if server_count == 0 {
-        return None;
+    match (server_count, option) {
+        (0, _) | (_, HashOption::Other(_)) => return None,
+        // Any hash modulo 1 is 0: a single-server site needs no MD5.
+        (1, _) => return Some(0),
+        _ => {}
     }
     let h = handle_hash(handle, option)?;
     usize::try_from(h).ok().map(|h| h % server_count)
@@ -77,6 +92,34 @@ pub fn server_index(handle: &[u8], option: HashOption, server_count: usize) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streamed_hash_equals_md5_of_the_upper_cased_part() {
+        // Lengths around the 64-byte block the hash upper-cases at a time.
+        for len in [0usize, 1, 63, 64, 65, 130] {
+            let suffix: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let handle = format!("20.500.x/{suffix}");
+            for option in [
+                HashOption::ByPrefix,
+                HashOption::BySuffix,
+                HashOption::ByHandle,
+            ] {
+                let part = hash_part(handle.as_bytes(), option).unwrap();
+                let digest = Md5::digest(&part);
+                let expected = i32::from_be_bytes([digest[12], digest[13], digest[14], digest[15]])
+                    .unsigned_abs();
+                assert_eq!(handle_hash(handle.as_bytes(), option), Some(expected));
+            }
+        }
+    }
+
+    #[test]
+    fn single_server_and_unknown_option() {
+        assert_eq!(server_index(b"a/b", HashOption::ByHandle, 1), Some(0));
+        assert_eq!(server_index(b"a/b", HashOption::Other(9), 1), None);
+        assert_eq!(server_index(b"a/b", HashOption::Other(9), 3), None);
+        assert_eq!(server_index(b"a/b", HashOption::ByHandle, 0), None);
+    }
 
     #[test]
     fn protocol_md_examples() {

@@ -1,6 +1,6 @@
 //! The 24-byte message header (RFC 3652 §2.2.2, PROTOCOL.md §2.2).
 
-use bytes::{BufMut, BytesMut};
+use bytes::BufMut;
 
 use super::codes::{OpCode, OpFlags, ResponseCode};
 use super::error::DecodeError;
@@ -46,7 +46,7 @@ impl Header {
     }
 
     /// Appends the 24 header bytes.
-    pub fn encode(&self, out: &mut BytesMut) {
+    pub fn encode<B: BufMut>(&self, out: &mut B) {
         out.put_u32(self.op_code.code());
         out.put_u32(self.response_code.code());
         out.put_u32(self.flags.0);

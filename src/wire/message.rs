@@ -18,7 +18,12 @@ use super::error::{DecodeError, DecodeErrorKind, EncodeError};
 use super::header::{Header, HEADER_LEN};
 use super::limits::Limits;
 use super::reader::Reader;
-use super::writer::wire_len;
+use super::writer::{patch_u32, wire_len};
+
+/// Offset of the envelope's `MessageLength` in an encoded message.
+const MESSAGE_LENGTH_AT: usize = 16;
+/// Offset of the header's `BodyLength` (the header's last field) in an encoded message.
+const BODY_LENGTH_AT: usize = ENVELOPE_LEN + HEADER_LEN - 4;
 
 /// One protocol message.
 ///
@@ -141,24 +146,7 @@ impl Message {
     /// The credential length is always written (0 when there is no credential), as the
     /// reference library does.
     pub fn encode(&self) -> Result<Bytes, EncodeError> {
-        let (header, body, credential) = self.encode_inner()?;
-        let message_length = HEADER_LEN
-            .checked_add(body.len())
-            .and_then(|n| n.checked_add(4))
-            .and_then(|n| n.checked_add(credential.len()))
-            .ok_or(EncodeError::TooLong {
-                field: "message",
-                len: usize::MAX,
-            })?;
-        let mut envelope = self.envelope;
-        envelope.message_length = wire_len("message", message_length)?;
-        let mut out = BytesMut::with_capacity(ENVELOPE_LEN + message_length);
-        envelope.encode(&mut out);
-        header.encode(&mut out);
-        out.put_slice(&body);
-        out.put_u32(wire_len("credential", credential.len())?);
-        out.put_slice(&credential);
-        Ok(out.freeze())
+        Ok(self.encode_with_body_len()?.0)
     }
 
     /// The 24 header bytes and the body, as a digest or signature covers them: the bytes as
@@ -167,26 +155,65 @@ impl Message {
         if !self.signed_bytes.is_empty() {
             return Ok(self.signed_bytes.clone());
         }
-        let (header, body, _) = self.encode_inner()?;
-        let mut out = BytesMut::with_capacity(HEADER_LEN + body.len());
-        header.encode(&mut out);
-        out.put_slice(&body);
-        Ok(out.freeze())
+        let (all, body_len) = self.encode_with_body_len()?;
+        Ok(all.slice(ENVELOPE_LEN..ENVELOPE_LEN + HEADER_LEN + body_len))
     }
 
-    fn encode_inner(&self) -> Result<(Header, BytesMut, Bytes), EncodeError> {
-        let mut body = BytesMut::new();
-        if let Some(d) = &self.request_digest {
-            d.encode(&mut body)?;
-        }
-        self.body.encode(&mut body)?;
+    /// Encodes the whole message into one buffer sized up front (no intermediate body
+    /// buffer): envelope and header go first with zero lengths, then the digest,
+    /// body and credential, then both lengths are patched in. Also returns the body length.
+    fn encode_with_body_len(&self) -> Result<(Bytes, usize), EncodeError> {
+        let hint = ENVELOPE_LEN + HEADER_LEN + self.body_size_hint() + 4;
+        let mut out = BytesMut::with_capacity(hint);
+        let mut envelope = self.envelope;
+        envelope.message_length = 0;
         let mut header = self.header;
-        header.body_length = wire_len("body", body.len())?;
-        let credential = match &self.credential {
-            Some(c) => c.to_bytes()?,
-            None => Bytes::new(),
+        header.body_length = 0;
+        // The fixed 44 bytes go through a stack array: one copy into `out` instead of a
+        // capacity check and copy per field.
+        let mut head = [0u8; ENVELOPE_LEN + HEADER_LEN];
+        let mut w = &mut head[..];
+        envelope.encode(&mut w);
+        header.encode(&mut w);
+        out.put_slice(&head);
+        let body_start = out.len();
+        if let Some(d) = &self.request_digest {
+            d.encode(&mut out)?;
+        }
+        self.body.encode(&mut out)?;
+        let body_len = out.len() - body_start;
+        match &self.credential {
+            Some(c) => {
+                let credential = c.to_bytes()?;
+                out.put_u32(wire_len("credential", credential.len())?);
+                out.put_slice(&credential);
+            }
+            None => out.put_u32(0),
+        }
+        let message_length = wire_len("message", out.len() - ENVELOPE_LEN)?;
+        patch_u32(&mut out, BODY_LENGTH_AT, wire_len("body", body_len)?);
+        patch_u32(&mut out, MESSAGE_LENGTH_AT, message_length);
+        Ok((out.freeze(), body_len))
+    }
+
+    /// Bytes the digest and body will take, exact for resolution requests and responses
+    /// (the common case), a small guess otherwise (the buffer grows as needed).
+    fn body_size_hint(&self) -> usize {
+        let digest = self.request_digest.as_ref().map_or(0, |d| d.encoded_len());
+        let body = match &self.body {
+            Body::ResolutionRequest(b) => {
+                4 + b.handle.len()
+                    + 4
+                    + 4 * b.indexes.len()
+                    + 4
+                    + b.types.iter().map(|t| 4 + t.len()).sum::<usize>()
+            }
+            Body::ResolutionResponse(b) => {
+                4 + b.handle.len() + 4 + b.values.iter().map(|v| v.encoded_len()).sum::<usize>()
+            }
+            _ => 64,
         };
-        Ok((header, body, credential))
+        digest + body
     }
 
     /// A request with the reference client's defaults, to be adjusted through the pub fields:

@@ -1,0 +1,698 @@
+//! `loadgen`: loopback load generator. Resolves N handles with C requests in flight through the
+//! public library API (a [`Resolver`] in single-server mode, cache off), and, in the same run,
+//! the **physical reference**: a minimal raw loop over the same socket kind that sends
+//! pre-encoded requests (request id patched in) and counts the answers without decoding them.
+//! Prints one line per run: transport, C, N, resolutions/s, p50, p99, max, errors, and the
+//! ratio library / raw.
+//!
+//! ```text
+//! cargo run --release --features testing --example loadgen -- --transport udp,tcp --concurrency 1,16,256 --n 20000
+//! cargo run --release --features testing --example loadgen -- --server 127.0.0.1:2641 --handle 20.500.1/1
+//! ```
+//! Without `--server` it starts the test server (`handle_resolver::testing`) on 127.0.0.1 in
+//! its own multi-threaded runtime, holding `--handles` handles of four values each (one
+//! datagram per answer, like the reference capture `udp_resolve_all`). With `--server` it
+//! also prints its own CPU seconds (user + sys, from `/proc/self/stat`) per 100,000
+//! resolutions: the client's cost, comparable with any other client run against that server.
+//!
+//! Each run alternates raw loop, library (and, with `--transport-layer`, `NetTransport` alone)
+//! `--slices` times on shares of N, so that all meet the same background load; with
+//! `--runs` > 1 a median line follows (median rate per column, median of the runs' ratios).
+//!
+//! Raw UDP: one blocking `std` socket on one thread (4 MB receive buffer, as the library's), C requests outstanding, a new one sent
+//! for each answer datagram (an outstanding request older than 500 ms counts as an error and
+//! is replaced). Raw TCP: C tokio tasks, each connecting, writing the request, reading to
+//! EOF (the server closes after each answer, as the reference server does).
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::{Parser, ValueEnum};
+use handle_resolver::resolver::{Resolver, TransportPreference};
+use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
+use handle_resolver::wire::{HandleValue, Message};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::runtime::Runtime;
+
+/// An outstanding raw request older than this counts as lost (the library's first
+/// retransmission comes after the same wait).
+const RAW_LOSS_TIMEOUT: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Kind {
+    Udp,
+    Tcp,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Udp => "udp",
+            Kind::Tcp => "tcp",
+        }
+    }
+}
+
+/// Loopback load generator: library vs raw sockets.
+#[derive(Debug, Parser)]
+#[command(name = "loadgen")]
+struct Args {
+    /// Transports to measure.
+    #[arg(long, value_delimiter = ',', default_value = "udp")]
+    transport: Vec<Kind>,
+    /// Requests in flight (one run each).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256")]
+    concurrency: Vec<usize>,
+    /// Resolutions per run.
+    #[arg(long, default_value_t = 20_000)]
+    n: usize,
+    /// Repetitions of every (transport, concurrency) pair; with more than one, a median line
+    /// follows.
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// Target this server instead of starting the test server.
+    #[arg(long)]
+    server: Option<SocketAddr>,
+    /// Handles to resolve (repeatable; cycled). Default: the generated ones, or `20.500.1/1`
+    /// with `--server`.
+    #[arg(long = "handle")]
+    handles: Vec<String>,
+    /// Handles generated for the built-in server.
+    #[arg(long, default_value_t = 1000)]
+    generated: usize,
+    /// Worker threads of the client runtime (0: a current-thread runtime).
+    #[arg(long, default_value_t = 2)]
+    client_threads: usize,
+    /// Worker threads (and UDP workers) of the built-in server's runtime.
+    #[arg(long, default_value_t = 2)]
+    server_threads: usize,
+    /// Turns per run: the raw loop, the library (and the transport layer) alternate this
+    /// many times, each resolving N / slices, so that they meet the same background load.
+    #[arg(long, default_value_t = 5)]
+    slices: usize,
+    /// Skip the raw reference.
+    #[arg(long)]
+    no_raw: bool,
+    /// Skip the library.
+    #[arg(long)]
+    no_library: bool,
+    /// Also measure the transport layer alone (`NetTransport::exchange` with pre-built
+    /// requests), to split the library's cost between resolver and transport.
+    #[arg(long)]
+    transport_layer: bool,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Outcome of one measured run.
+#[derive(Debug, Clone, Default)]
+struct Stats {
+    ok: usize,
+    errors: usize,
+    elapsed: Duration,
+    /// Latencies of the successful requests, microseconds (sorted once complete).
+    latencies: Vec<u32>,
+    /// CPU seconds of the whole process during the run.
+    cpu: f64,
+}
+
+impl Stats {
+    /// Adds another slice of the same measurement (latencies are sorted later).
+    fn absorb(&mut self, other: Stats) {
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self.elapsed += other.elapsed;
+        self.cpu += other.cpu;
+        self.latencies.extend(other.latencies);
+    }
+    fn rate(&self) -> f64 {
+        self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    fn pct(&self, p: usize) -> u32 {
+        let n = self.latencies.len();
+        if n == 0 {
+            return 0;
+        }
+        self.latencies[(n * p / 100).min(n - 1)]
+    }
+    fn max(&self) -> u32 {
+        self.latencies.last().copied().unwrap_or(0)
+    }
+    fn cpu_per_100k(&self) -> f64 {
+        self.cpu * 100_000.0 / (self.ok.max(1) as f64)
+    }
+    fn json(&self, with_cpu: bool) -> serde_json::Value {
+        let mut v = json!({
+            "resolutions_per_s": self.rate().round(),
+            "ok": self.ok,
+            "errors": self.errors,
+            "seconds": self.elapsed.as_secs_f64(),
+            "p50_us": self.pct(50),
+            "p99_us": self.pct(99),
+            "max_us": self.max(),
+        });
+        if with_cpu {
+            v["cpu_s_per_100k"] = json!(self.cpu_per_100k());
+        }
+        v
+    }
+    fn text(&self, with_cpu: bool) -> String {
+        let cpu = if with_cpu {
+            format!(" cpu {:.2}s/100k", self.cpu_per_100k())
+        } else {
+            String::new()
+        };
+        format!(
+            "{:>8.0}/s p50 {}us p99 {}us max {}us errors {}{cpu}",
+            self.rate(),
+            self.pct(50),
+            self.pct(99),
+            self.max(),
+            self.errors
+        )
+    }
+}
+
+/// User + system CPU seconds of this process (all threads), from `/proc/self/stat`.
+fn cpu_seconds() -> f64 {
+    // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// Times `work` and fills in the elapsed time and CPU used.
+fn measured(work: impl FnOnce() -> Stats) -> Stats {
+    let cpu0 = cpu_seconds();
+    let t0 = Instant::now();
+    let mut s = work();
+    s.elapsed = t0.elapsed();
+    s.cpu = cpu_seconds() - cpu0;
+    s
+}
+
+/// Four values, as a typical handle (and the capture `udp_resolve_all`) has.
+fn values_for(i: usize) -> Vec<HandleValue> {
+    vec![
+        HandleValue::new(1, "URL", format!("https://example.org/landing/{i}")),
+        HandleValue::new(2, "EMAIL", "support@example.org"),
+        HandleValue::new(
+            3,
+            "DESC",
+            format!("Handle {i} served by the handle-resolver load generator"),
+        ),
+        HandleValue::new(
+            100,
+            "HS_ADMIN",
+            &b"\x0f\xff\x00\x00\x00\x0d0.NA/20.500.1\x00\x00\x01\x2c"[..],
+        ),
+    ]
+}
+
+async fn library_run(resolver: Resolver, handles: Arc<Vec<String>>, n: usize, c: usize) -> Stats {
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..c)
+        .map(|_| {
+            let (resolver, handles, next) = (resolver.clone(), handles.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut s = Stats::default();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        return s;
+                    }
+                    let h = &handles[i % handles.len()];
+                    let t0 = Instant::now();
+                    match resolver.resolve(h.as_str()).await {
+                        Ok(r) if !r.values.is_empty() => {
+                            s.ok += 1;
+                            s.latencies.push(t0.elapsed().as_micros() as u32);
+                        }
+                        _ => s.errors += 1,
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = Stats::default();
+    for t in tasks {
+        match t.await {
+            Ok(s) => {
+                all.ok += s.ok;
+                all.errors += s.errors;
+                all.latencies.extend(s.latencies);
+            }
+            Err(_) => all.errors += 1,
+        }
+    }
+    all
+}
+
+/// The transport layer alone: `c` tasks calling [`Exchange::exchange`] with pre-built
+/// requests (the transport puts in a fresh request id).
+async fn transport_run(
+    kind: Kind,
+    server: SocketAddr,
+    requests: Arc<Vec<Message>>,
+    n: usize,
+    c: usize,
+) -> Stats {
+    let transport = Arc::new(NetTransport::new());
+    let options = Arc::new(ExchangeOptions::default());
+    let kind = match kind {
+        Kind::Udp => TransportKind::Udp,
+        Kind::Tcp => TransportKind::Tcp,
+    };
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..c)
+        .map(|_| {
+            let (transport, options, requests, next) = (
+                transport.clone(),
+                options.clone(),
+                requests.clone(),
+                next.clone(),
+            );
+            tokio::spawn(async move {
+                let mut s = Stats::default();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        return s;
+                    }
+                    let request = &requests[i % requests.len()];
+                    let t0 = Instant::now();
+                    match transport.exchange(server, kind, request, &options).await {
+                        Ok(m) if m.is_response() => {
+                            s.ok += 1;
+                            s.latencies.push(t0.elapsed().as_micros() as u32);
+                        }
+                        _ => s.errors += 1,
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = Stats::default();
+    for t in tasks {
+        if let Ok(s) = t.await {
+            all.ok += s.ok;
+            all.errors += s.errors;
+            all.latencies.extend(s.latencies);
+        }
+    }
+    all
+}
+
+/// Encoded requests for `handles`, as the library sends them (all values, default flags).
+fn request_messages(handles: &[String]) -> Vec<Message> {
+    let expiration = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as u32)
+        .saturating_add(43_200);
+    handles
+        .iter()
+        .map(|h| Message::resolution_request(h.clone().into_bytes(), vec![], vec![], 1, expiration))
+        .collect()
+}
+
+/// The same requests, encoded.
+fn raw_requests(messages: &[Message]) -> Vec<Vec<u8>> {
+    messages
+        .iter()
+        .map(|m| m.encode().expect("encode request").to_vec())
+        .collect()
+}
+
+/// Request id of the `seq`-th raw request: never 0 or 0xFFFFFFFF.
+fn raw_id(seq: usize) -> u32 {
+    (seq as u32 % 0xFFFF_FFF0) + 1
+}
+
+/// Raw UDP: one blocking socket, `c` outstanding requests, one new request per answer.
+fn raw_udp(server: SocketAddr, requests: &[Vec<u8>], n: usize, c: usize) -> Stats {
+    let bind: SocketAddr = if server.is_ipv6() {
+        "[::]:0".parse().expect("addr")
+    } else {
+        "0.0.0.0:0".parse().expect("addr")
+    };
+    let sock = UdpSocket::bind(bind).expect("bind");
+    // The same receive buffer as the library's shared socket.
+    let _ = socket2::SockRef::from(&sock).set_recv_buffer_size(4 << 20);
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("timeout");
+    let mut reqs: Vec<Vec<u8>> = requests.to_vec();
+    // sent_at[seq]: when sent; None once answered or given up.
+    let mut sent_at: Vec<Option<Instant>> = Vec::with_capacity(n);
+    let mut order = std::collections::VecDeque::with_capacity(c);
+    let mut in_flight = 0usize;
+    let mut s = Stats::default();
+    let mut buf = vec![0u8; 65_536];
+    let send = |seq: usize, reqs: &mut Vec<Vec<u8>>| {
+        let k = seq % reqs.len();
+        reqs[k][8..12].copy_from_slice(&raw_id(seq).to_be_bytes());
+        let _ = sock.send_to(&reqs[k], server);
+    };
+    while sent_at.len() < n.min(c) {
+        let seq = sent_at.len();
+        sent_at.push(Some(Instant::now()));
+        order.push_back(seq);
+        in_flight += 1;
+        send(seq, &mut reqs);
+    }
+    let mut done = 0usize;
+    while done < n {
+        if let Ok((len, from)) = sock.recv_from(&mut buf) {
+            if from == server && len >= 20 {
+                let id = u32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
+                let seq = id.wrapping_sub(1) as usize;
+                if let Some(t) = sent_at.get_mut(seq).and_then(Option::take) {
+                    in_flight -= 1;
+                    s.ok += 1;
+                    done += 1;
+                    s.latencies.push(t.elapsed().as_micros() as u32);
+                }
+            }
+        }
+        // Forget answered requests, give up on the oldest lost ones, refill to `c` in flight.
+        while let Some(&seq) = order.front() {
+            match sent_at[seq] {
+                None => {
+                    order.pop_front();
+                }
+                Some(t) if t.elapsed() > RAW_LOSS_TIMEOUT => {
+                    sent_at[seq] = None;
+                    in_flight -= 1;
+                    s.errors += 1;
+                    done += 1;
+                    order.pop_front();
+                }
+                Some(_) => break,
+            }
+        }
+        while in_flight < c && sent_at.len() < n {
+            let seq = sent_at.len();
+            sent_at.push(Some(Instant::now()));
+            order.push_back(seq);
+            in_flight += 1;
+            send(seq, &mut reqs);
+        }
+    }
+    s
+}
+
+/// Raw TCP: `c` tasks, one connection per request, the answer read to EOF and counted.
+async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: usize) -> Stats {
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..c)
+        .map(|_| {
+            let (requests, next) = (requests.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut s = Stats::default();
+                let mut req = Vec::new();
+                let mut answer = Vec::with_capacity(4096);
+                loop {
+                    let seq = next.fetch_add(1, Ordering::Relaxed);
+                    if seq >= n {
+                        return s;
+                    }
+                    req.clear();
+                    req.extend_from_slice(&requests[seq % requests.len()]);
+                    req[8..12].copy_from_slice(&raw_id(seq).to_be_bytes());
+                    answer.clear();
+                    let t0 = Instant::now();
+                    let ok = async {
+                        let mut conn = TcpStream::connect(server).await?;
+                        conn.set_nodelay(true)?;
+                        conn.write_all(&req).await?;
+                        conn.read_to_end(&mut answer).await
+                    }
+                    .await;
+                    match ok {
+                        Ok(len) if len >= 20 => {
+                            s.ok += 1;
+                            s.latencies.push(t0.elapsed().as_micros() as u32);
+                        }
+                        _ => s.errors += 1,
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = Stats::default();
+    for t in tasks {
+        if let Ok(s) = t.await {
+            all.ok += s.ok;
+            all.errors += s.errors;
+            all.latencies.extend(s.latencies);
+        }
+    }
+    all
+}
+
+/// One (transport, C) measurement. After a short warm-up of each, the raw loop, the library
+/// and (if asked) the transport layer take turns, `--slices` times, each resolving its share
+/// of N, so that all of them meet the same background load of this shared machine.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    rt: &Runtime,
+    kind: Kind,
+    server: SocketAddr,
+    handles: &Arc<Vec<String>>,
+    requests: &Arc<Vec<Vec<u8>>>,
+    messages: &Arc<Vec<Message>>,
+    n: usize,
+    c: usize,
+    args: &Args,
+) -> [Option<Stats>; 3] {
+    let warm = (n / 10).clamp(c, 5_000);
+    let raw_once = |n: usize| match kind {
+        Kind::Udp => {
+            let requests = requests.clone();
+            measured(|| {
+                std::thread::spawn(move || raw_udp(server, &requests, n, c))
+                    .join()
+                    .unwrap_or_default()
+            })
+        }
+        Kind::Tcp => measured(|| rt.block_on(raw_tcp(server, requests.clone(), n, c))),
+    };
+    let resolver = rt
+        .block_on(async {
+            Resolver::builder()
+                .server(server)
+                .transport(match kind {
+                    Kind::Udp => TransportPreference::Udp,
+                    Kind::Tcp => TransportPreference::Tcp,
+                })
+                .cache_size(0)
+                .service_cache_size(0)
+                .build()
+        })
+        .expect("resolver");
+    let library_once =
+        |n: usize| measured(|| rt.block_on(library_run(resolver.clone(), handles.clone(), n, c)));
+    let transport_once =
+        |n: usize| measured(|| rt.block_on(transport_run(kind, server, messages.clone(), n, c)));
+    let which = [!args.no_library, args.transport_layer, !args.no_raw];
+    let run = |i: usize, n: usize| match i {
+        0 => library_once(n),
+        1 => transport_once(n),
+        _ => raw_once(n),
+    };
+    for (i, on) in which.iter().enumerate() {
+        if *on {
+            run(i, warm);
+        }
+    }
+    let slices = args.slices.clamp(1, n.max(1));
+    let mut out: [Option<Stats>; 3] = Default::default();
+    for k in 0..slices {
+        let share = n / slices + usize::from(k < n % slices);
+        for i in [2, 0, 1] {
+            if which[i] {
+                let s = run(i, share);
+                out[i].get_or_insert_with(Stats::default).absorb(s);
+            }
+        }
+    }
+    for s in out.iter_mut().flatten() {
+        s.latencies.sort_unstable();
+    }
+    out
+}
+
+fn median_of(runs: &[Stats]) -> Stats {
+    let mut v: Vec<&Stats> = runs.iter().collect();
+    v.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
+    v.get(v.len() / 2).map(|s| (*s).clone()).unwrap_or_default()
+}
+
+/// library / raw resolutions per second.
+fn ratio_of(stats: &[Option<Stats>; 3]) -> Option<f64> {
+    match stats {
+        [Some(l), _, Some(r)] => Some(l.rate() / r.rate().max(1e-9)),
+        _ => None,
+    }
+}
+
+/// Prints one line; `ratio` is library / raw (for a median line: the median of the runs'
+/// ratios, each taken under the same load).
+fn report(
+    args: &Args,
+    kind: Kind,
+    c: usize,
+    label: &str,
+    stats: [Option<&Stats>; 3],
+    ratio: Option<f64>,
+) {
+    let [lib, transport, raw] = stats;
+    let with_cpu = args.server.is_some();
+    if args.json {
+        let line = json!({
+            "run": label,
+            "transport": kind.name(),
+            "concurrency": c,
+            "n": args.n,
+            "library": lib.map(|s| s.json(with_cpu)),
+            "transport_layer": transport.map(|s| s.json(with_cpu)),
+            "raw": raw.map(|s| s.json(with_cpu)),
+            "ratio": ratio,
+        });
+        println!("{line}");
+        return;
+    }
+    let lib = lib.map_or_else(|| "-".into(), |s| s.text(with_cpu));
+    let transport = transport.map_or_else(String::new, |s| {
+        format!(" | transport {}", s.text(with_cpu))
+    });
+    let raw = raw.map_or_else(|| "-".into(), |s| s.text(with_cpu));
+    let ratio = ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}"));
+    println!(
+        "{label:<6} {} C={c:<3} N={} | library {lib}{transport} | raw {raw} | library/raw {ratio}",
+        kind.name(),
+        args.n
+    );
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.server_threads.max(1))
+        .thread_name("testserver")
+        .enable_all()
+        .build()?;
+    let (server, handles, _test_server) = match args.server {
+        Some(addr) => {
+            let handles = if args.handles.is_empty() {
+                vec!["20.500.1/1".to_string()]
+            } else {
+                args.handles.clone()
+            };
+            (addr, handles, None)
+        }
+        None => {
+            let store = Arc::new(Store::new());
+            let handles: Vec<String> = if args.handles.is_empty() {
+                (0..args.generated.max(1))
+                    .map(|i| format!("20.500.1/bench-{i}"))
+                    .collect()
+            } else {
+                args.handles.clone()
+            };
+            for (i, h) in handles.iter().enumerate() {
+                store.insert(h, values_for(i));
+            }
+            let mut config = TestServerConfig::new(store);
+            config.udp_workers = args.server_threads.max(1);
+            let ts = server_rt.block_on(TestServer::start(config))?;
+            (ts.addr(), handles, Some(ts))
+        }
+    };
+    let client_rt = match args.client_threads {
+        0 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .thread_name("client")
+            .enable_all()
+            .build()?,
+    };
+    let messages = Arc::new(request_messages(&handles));
+    let requests = Arc::new(raw_requests(&messages));
+    let handles = Arc::new(handles);
+    if !args.json {
+        // The state a spawned resolution keeps besides what the library allocates.
+        let future_size = client_rt.block_on(async {
+            let r = Resolver::builder()
+                .server(server)
+                .build()
+                .expect("resolver");
+            let size = std::mem::size_of_val(&r.resolve("0.NA/0.NA"));
+            size
+        });
+        println!("resolve() future: {future_size} bytes");
+        println!(
+            "server {server} ({}), {} handles, client threads {}",
+            if args.server.is_some() {
+                "external"
+            } else {
+                "built-in test server"
+            },
+            handles.len(),
+            args.client_threads
+        );
+    }
+    for &kind in &args.transport {
+        for &c in &args.concurrency {
+            let c = c.max(1);
+            let mut all: [Vec<Stats>; 3] = Default::default();
+            let mut ratios = Vec::new();
+            for run in 0..args.runs.max(1) {
+                let stats = measure(
+                    &client_rt, kind, server, &handles, &requests, &messages, args.n, c, &args,
+                );
+                let label = format!("run{}", run + 1);
+                let ratio = ratio_of(&stats);
+                report(
+                    &args,
+                    kind,
+                    c,
+                    &label,
+                    stats.each_ref().map(Option::as_ref),
+                    ratio,
+                );
+                ratios.extend(ratio);
+                for (list, s) in all.iter_mut().zip(stats) {
+                    list.extend(s);
+                }
+            }
+            if args.runs > 1 {
+                let medians = all.map(|l| (!l.is_empty()).then(|| median_of(&l)));
+                ratios.sort_by(f64::total_cmp);
+                let ratio = ratios.get(ratios.len() / 2).copied();
+                report(
+                    &args,
+                    kind,
+                    c,
+                    "median",
+                    medians.each_ref().map(Option::as_ref),
+                    ratio,
+                );
+            }
+        }
+    }
+    Ok(())
+}
