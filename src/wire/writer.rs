@@ -41,3 +41,12 @@ pub fn put_bytes_list<T: AsRef<[u8]>>(
     }
     Ok(())
 }
+
+/// Overwrites the big-endian `u32` at `at` in a buffer this crate has just encoded (a length
+/// known only after the field was written). Does nothing when `at..at + 4` is outside `out`,
+/// which cannot happen for the fixed envelope and header offsets it is used with.
+pub(crate) fn patch_u32(out: &mut [u8], at: usize, v: u32) {
+    if let Some(slot) = at.checked_add(4).and_then(|end| out.get_mut(at..end)) {
+        slot.copy_from_slice(&v.to_be_bytes());
+    }
+}
