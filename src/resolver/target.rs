@@ -26,11 +26,45 @@ pub trait Resolvable {
 impl Resolvable for str {
     /// Parses any identifier form (strict rules of [`Identifier::parse`]).
     fn to_target(&self) -> Result<Target, ResolveError> {
-        let id = Identifier::parse_with(self.trim(), ParseOptions::default())?;
-        let mut t = id.to_target()?;
-        t.input = self.to_string();
-        Ok(t)
+        match plain_handle(self) {
+            Some(result) => result,
+            None => parse_target(self),
+        }
     }
+}
+
+/// The general path: any identifier form through [`Identifier::parse_with`].
+fn parse_target(input: &str) -> Result<Target, ResolveError> {
+    let id = Identifier::parse_with(input.trim(), ParseOptions::default())?;
+    let mut t = id.to_target()?;
+    t.input = input.to_string();
+    Ok(t)
+}
+
+/// The fast path for a bare `PREFIX/SUFFIX` that cannot be anything else: no `:` (so no URI
+/// scheme or URN), no `?` or `#` (so no CORDRA query or fragment) and a suffix that is not 32
+/// bytes long (so not a CORDRA id). [`Identifier::parse_with`] reads such text with
+/// [`Handle::parse`] alone (its CORDRA attempt fails and its error is dropped), so checking
+/// it with [`Handle::parse`] gives the same handle and the same errors. `None`: not plain,
+/// take the general path.
+fn plain_handle(input: &str) -> Option<Result<Target, ResolveError>> {
+    let s = input.trim();
+    if s.bytes().any(|b| matches!(b, b':' | b'?' | b'#')) {
+        return None;
+    }
+    if s.split_once('/')
+        .is_some_and(|(_, suffix)| suffix.len() == 32)
+    {
+        return None;
+    }
+    Some(match Handle::parse(s) {
+        Ok(handle) => Ok(Target {
+            handle: handle.as_str().to_string(),
+            cordra: false,
+            input: input.to_string(),
+        }),
+        Err(e) => Err(e.into()),
+    })
 }
 
 impl Resolvable for String {
@@ -99,6 +133,91 @@ mod tests {
         assert!(t.cordra);
         let h = Handle::parse("10.1045/x").unwrap();
         assert_eq!(h.to_target().unwrap().handle, "10.1045/x");
+    }
+
+    /// Inputs around every rule the fast path relies on.
+    const SAMPLES: &[&str] = &[
+        "20.500.12345/1",
+        " 20.500.12345/abc ",
+        "10.1045/april2006-paskin",
+        "20.500.1/bench-17",
+        "cnri.Test/x",
+        "0.NA/20.500.12345",
+        "0.na/10.abc",
+        "10.1000/a/b",
+        "10.1000/a%2Fb",
+        "10.1000/a b",
+        "10..1/x",
+        ".10/x",
+        "10./x",
+        "10.1045",
+        "10.1045/",
+        "/x",
+        "",
+        "   ",
+        "no-slash/",
+        "a\u{1}/b",
+        "a/b\u{7f}",
+        "10.1/\u{e9}t\u{e9}",
+        "\u{e9}.1/x",
+        "100.102/f58fb49eb1f848f0a606e84cef294be5",
+        "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+        "100.102/f58fb49eb1f848f0a606e84cef294bzz",
+        "10.abc/f58fb49eb1f848f0a606e84cef294be5",
+        "100.102/f58fb49e-b1f8-48f0-a606-e84cef294be5",
+        "100.102/f58fb49eb1f848f0a606e84cef294be5?v=2#top",
+        "100.102/f58fb49eb1f848f0a606e84cef294be",
+        "hdl:20.500.12345/abc",
+        "hdl://20.500.12345/abc",
+        "doi:10.1045/april2006-paskin",
+        "https://hdl.handle.net/100.102/f58fb49eb1f848f0a606e84cef294be5",
+        "urn:fdc:example.com:2002:A572007",
+        "urn-3:x",
+        "10.1/x:y",
+        "10.1/x?y",
+        "10.1/x#y",
+        "a:b/c",
+        "20.500.1/1/2/3",
+    ];
+
+    fn same(input: &str) {
+        let slow = parse_target(input);
+        let fast = input.to_target();
+        assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{input:?}");
+        assert_eq!(
+            fast.as_ref().map(|t| t.input.as_str()).ok(),
+            slow.as_ref().map(|t| t.input.as_str()).ok()
+        );
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_general_one_on_samples() {
+        for s in SAMPLES {
+            same(s);
+        }
+        // The fast path is taken for plain handles and left for the rest.
+        assert!(plain_handle("20.500.1/bench-17").is_some());
+        assert!(plain_handle("10.1045").is_some());
+        assert!(plain_handle("hdl:20.500.1/x").is_none());
+        assert!(plain_handle("100.102/f58fb49eb1f848f0a606e84cef294be5").is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_path_agrees_with_the_general_one(
+            s in r"[ 0-9a-fA-F.:/?#%_xyzNAé\x01\x7f-]{0,40}"
+        ) {
+            same(&s);
+        }
+
+        #[test]
+        fn the_fast_path_agrees_on_near_cordra_shapes(
+            prefix in "[0-9.a]{0,8}",
+            suffix in r"[0-9a-fA-Fg-]{30,34}",
+            tail in r"(|\?v|#f| |/x)",
+        ) {
+            same(&format!("{prefix}/{suffix}{tail}"));
+        }
     }
 
     #[test]
