@@ -78,7 +78,14 @@ pub fn cache_handle(handle: &str) -> String {
         return handle.to_ascii_uppercase();
     }
     match handle.split_once('/') {
-        Some((p, s)) => format!("{}/{}", p.to_ascii_uppercase(), s),
+        Some((p, s)) => {
+            let mut out = String::with_capacity(handle.len());
+            out.push_str(p);
+            out.make_ascii_uppercase();
+            out.push('/');
+            out.push_str(s);
+            out
+        }
         None => handle.to_ascii_uppercase(),
     }
 }

@@ -383,22 +383,35 @@ impl Inner {
             query.certify,
             query.public_only,
         );
+        // With the answer cache off (capacity 0) nothing is ever stored, so reads and writes
+        // are skipped; the key still names the single flight.
+        let caching = self.caches.config().capacity > 0;
         if query.authoritative {
-            return self.resolve_network(handle, query, key, ctx).await;
+            return self
+                .resolve_network(handle, query, caching.then_some(key), ctx)
+                .await;
         }
-        if let Some(out) = self.cached(&key, handle) {
-            return out;
+        if caching {
+            if let Some(out) = self.cached(&key, handle) {
+                return out;
+            }
         }
         let Some(this) = self.me.upgrade() else {
-            return self.resolve_network(handle, query, key, ctx).await;
+            return self
+                .resolve_network(handle, query, caching.then_some(key), ctx)
+                .await;
         };
-        let (h, q, k) = (handle.to_string(), query.clone(), key.clone());
+        let (h, q, k) = (
+            handle.to_string(),
+            query.clone(),
+            caching.then(|| key.clone()),
+        );
         let (flight, shared, _) = self.flights.records.join_or_start(
             key,
             || Arc::new(ctx.for_flight(handle)),
             move |ctx| {
                 async move {
-                    let out = match this.cached(&k, &h) {
+                    let out = match k.as_ref().and_then(|k| this.cached(k, &h)) {
                         Some(out) => out,
                         None => this.resolve_network(&h, &q, k, &ctx).await,
                     };
@@ -432,12 +445,13 @@ impl Inner {
         }
     }
 
-    /// Resolves one handle over the network and caches the outcome.
+    /// Resolves one handle over the network and caches the outcome (under `key`; `None`:
+    /// the answer cache is off).
     async fn resolve_network(
         &self,
         handle: &str,
         query: &Query,
-        key: RecordKey,
+        key: Option<RecordKey>,
         ctx: &Ctx,
     ) -> Result<HandleRecord, ResolveError> {
         let spec = self.resolution_spec(
@@ -455,7 +469,7 @@ impl Inner {
         let (answered, values) = match answer_values(&answer, handle) {
             Ok(v) => v,
             Err(e) => {
-                if matches!(e, ResolveError::NotFound { .. }) {
+                if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {
                     self.caches.put_not_found(key);
                 }
                 return Err(e);
@@ -473,13 +487,15 @@ impl Inner {
                 && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
             protocol_version: answer.msg.envelope.version,
         };
-        self.caches.put_found(
-            key,
-            answered.clone(),
-            values.clone(),
-            source.clone(),
-            self.clock.unix_now(),
-        );
+        if let Some(key) = key {
+            self.caches.put_found(
+                key,
+                answered.clone(),
+                values.clone(),
+                source.clone(),
+                self.clock.unix_now(),
+            );
+        }
         Ok(HandleRecord {
             handle: answered,
             values,
