@@ -33,6 +33,16 @@ impl Inner {
     ) -> Result<Answer, ResolveError> {
         let handle = spec.handle.as_bytes();
         let authoritative = spec.flags.contains(OpFlags::AT);
+        // One candidate: nothing to order or hedge, so ask it directly (what the race would
+        // do with one candidate, without its machinery).
+        if let [site] = sites {
+            if !authoritative || site.is_primary() {
+                return self
+                    .ask_site(site, spec, ctx)
+                    .await
+                    .map_err(|e| summarize(&spec.handle, vec![e]));
+            }
+        }
         let ordered =
             self.with_rng(|rng| order_sites(&self.srtt, sites, handle, authoritative, rng));
         let delays: Vec<_> = ordered
