@@ -77,10 +77,11 @@ impl Inner {
         ctx: &Ctx,
         path: &[String],
     ) -> Result<Answer, ResolveError> {
+        // Filled at the first referral (most requests have none).
         let mut seen = HashSet::new();
-        seen.insert(sites_key(&sites));
         let mut sites = sites;
-        let mut spec = spec.clone();
+        // Copied only when a referral changes it.
+        let mut spec = std::borrow::Cow::Borrowed(spec);
         loop {
             let answer = self.race_sites(&spec, &sites, ctx).await?;
             let kind = match answer.code() {
@@ -121,6 +122,9 @@ impl Inner {
                     },
                 });
             }
+            if seen.is_empty() {
+                seen.insert(sites_key(&sites));
+            }
             if !seen.insert(sites_key(&referred)) {
                 return Err(ResolveError::ReferralLoop {
                     handle: spec.handle.clone(),
@@ -133,6 +137,7 @@ impl Inner {
             }
             sites = Arc::new(referred);
             // The same request again, one referral deeper (§5.3).
+            let spec = spec.to_mut();
             spec.recursion_count = spec.recursion_count.saturating_add(1);
         }
     }
