@@ -84,18 +84,10 @@ impl SrttTable {
         let now = Instant::now();
         let sample = rtt.as_micros() as f64;
         self.with(|m| {
-            let srtt_us = match m.get(&server) {
+            update(m, server, now, |old| match old {
                 Some(e) => e.decayed(now) * 0.75 + sample * 0.25,
                 None => sample,
-            };
-            insert_bounded(
-                m,
-                server,
-                Entry {
-                    srtt_us,
-                    updated: now,
-                },
-            );
+            })
         });
     }
 
@@ -120,15 +112,9 @@ impl SrttTable {
         let now = Instant::now();
         let floor = first_wait.min(MAX_SRTT).as_micros() as f64;
         self.with(|m| {
-            let srtt_us = m.get(&server).map_or(floor, |e| e.decayed(now).max(floor));
-            insert_bounded(
-                m,
-                server,
-                Entry {
-                    srtt_us,
-                    updated: now,
-                },
-            );
+            update(m, server, now, |old| {
+                old.map_or(floor, |e| e.decayed(now).max(floor))
+            })
         });
         false
     }
@@ -139,18 +125,10 @@ impl SrttTable {
         let floor = FAILURE_PENALTY.as_micros() as f64;
         let cap = MAX_SRTT.as_micros() as f64;
         self.with(|m| {
-            let srtt_us = match m.get(&server) {
+            update(m, server, now, |old| match old {
                 Some(e) => (e.decayed(now) * 2.0).max(floor).min(cap),
                 None => floor,
-            };
-            insert_bounded(
-                m,
-                server,
-                Entry {
-                    srtt_us,
-                    updated: now,
-                },
-            );
+            })
         });
     }
 
@@ -186,6 +164,28 @@ impl SrttTable {
     fn len(&self) -> usize {
         self.with(|m| m.len())
     }
+}
+
+/// Sets the server's SRTT to `srtt_us(its entry)` as of `now`: in place when it is known
+/// (one lookup), else as a new entry (forgetting the stalest beyond [`MAX_TRACKED`]).
+fn update(
+    m: &mut HashMap<SocketAddr, Entry>,
+    server: SocketAddr,
+    now: Instant,
+    srtt_us: impl FnOnce(Option<&Entry>) -> f64,
+) {
+    if let Some(e) = m.get_mut(&server) {
+        *e = Entry {
+            srtt_us: srtt_us(Some(e)),
+            updated: now,
+        };
+        return;
+    }
+    let e = Entry {
+        srtt_us: srtt_us(None),
+        updated: now,
+    };
+    insert_bounded(m, server, e);
 }
 
 fn insert_bounded(m: &mut HashMap<SocketAddr, Entry>, key: SocketAddr, e: Entry) {
