@@ -74,7 +74,7 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> Result<HandleRecord, ResolveError> {
-        self.resolve_traced(id, query).await.0
+        self.run(id, query, false).await.0
     }
 
     /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure).
@@ -82,6 +82,17 @@ impl Resolver {
         &self,
         id: &T,
         query: &Query,
+    ) -> (Result<HandleRecord, ResolveError>, Vec<Hop>) {
+        self.run(id, query, true).await
+    }
+
+    /// One resolution; the attempts go into the record and, when `trace`, are also returned
+    /// (else the returned list is empty after a success, saving a copy).
+    async fn run<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+        trace: bool,
     ) -> (Result<HandleRecord, ResolveError>, Vec<Hop>) {
         let target = match self.target(id) {
             Ok(t) => t,
@@ -107,11 +118,17 @@ impl Resolver {
             }
         };
         let hops = ctx.hops();
-        let result = result.map(|mut r| {
-            r.hops = hops.clone();
-            r
-        });
-        (result, hops)
+        match result {
+            Ok(mut r) if trace => {
+                r.hops = hops.clone();
+                (Ok(r), hops)
+            }
+            Ok(mut r) => {
+                r.hops = hops;
+                (Ok(r), Vec::new())
+            }
+            Err(e) => (Err(e), hops),
+        }
     }
 
     /// Resolves many identifiers, at most `concurrency` at once, yielding `(input, outcome)`
@@ -333,8 +350,9 @@ impl Inner {
         if follow && !query.types.is_empty() && !asked_alias {
             query.types.push("HS_ALIAS".into());
         }
-        let mut chain = vec![handle.to_string()];
-        let mut current = handle.to_string();
+        // Both only grow once an alias is followed.
+        let mut chain: Vec<String> = Vec::new();
+        let mut current = std::borrow::Cow::Borrowed(handle);
         loop {
             let mut record = self.resolve_one(&current, &query, ctx).await?;
             let alias = follow
@@ -350,6 +368,9 @@ impl Inner {
                 }
                 return Ok(record);
             };
+            if chain.is_empty() {
+                chain.push(handle.to_string());
+            }
             let seen = chain
                 .iter()
                 .any(|h| super::cache::cache_handle(h) == super::cache::cache_handle(&next));
@@ -363,7 +384,7 @@ impl Inner {
                     chain,
                 });
             }
-            current = next;
+            current = std::borrow::Cow::Owned(next);
         }
     }
 
