@@ -15,10 +15,12 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use futures::future::{BoxFuture, FutureExt, Shared, WeakShared};
 
+use super::fnv::FnvBuild;
+
 /// The shared work of one flight.
 pub(crate) type Flight<V> = Shared<BoxFuture<'static, V>>;
 
-type Table<K, V, T> = HashMap<K, (u64, WeakShared<BoxFuture<'static, V>>, T)>;
+type Table<K, V, T> = HashMap<K, (u64, WeakShared<BoxFuture<'static, V>>, T), FnvBuild>;
 
 /// Flights in progress, by key. Each flight carries a `T` its callers get too (the
 /// bookkeeping of the shared work, so that a caller can list its attempts before it ends).
@@ -30,7 +32,7 @@ pub(crate) struct Flights<K, V, T> {
 impl<K, V, T> Default for Flights<K, V, T> {
     fn default() -> Self {
         Self {
-            table: Arc::new(Mutex::new(HashMap::new())),
+            table: Arc::new(Mutex::new(HashMap::default())),
             next_token: AtomicU64::new(1),
         }
     }

@@ -33,7 +33,8 @@
 //! - `selection`: decaying SRTT (Karn's rule), site order, hedge delays; `hedging`: the race;
 //! - `cache`: answer and service caches; `flight`: single flight (concurrent identical
 //!   lookups and queries share one); `loc`: `10320/loc` selection;
-//! - `record`, `error`, `clock`, `sites`, `target`, `state`: the types.
+//! - `record`, `error`, `clock`, `sites`, `target`, `state`: the types; `fnv`: the hasher
+//!   of the internal tables.
 
 mod attempt;
 mod bootstrap;
@@ -43,6 +44,7 @@ mod cache;
 mod clock;
 mod error;
 mod flight;
+mod fnv;
 mod hedging;
 mod loc;
 mod procedure;

@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use crate::transport::TransportKind;
 use crate::wire::ServerInfo;
 
+use super::fnv::FnvBuild;
 use super::sites::{query_addr, Site};
 
 /// SRTT a server gets on a failure (or more, doubling with repeated failures).
@@ -53,7 +54,7 @@ impl Entry {
 /// Per-server smoothed RTTs (keyed by the server's query address, see [`srtt_key`]).
 #[derive(Debug, Default)]
 pub struct SrttTable {
-    entries: Mutex<HashMap<SocketAddr, Entry>>,
+    entries: Mutex<HashMap<SocketAddr, Entry, FnvBuild>>,
 }
 
 impl SrttTable {
@@ -62,7 +63,7 @@ impl SrttTable {
         Self::default()
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut HashMap<SocketAddr, Entry>) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<SocketAddr, Entry, FnvBuild>) -> R) -> R {
         let mut guard = match self.entries.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
@@ -169,7 +170,7 @@ impl SrttTable {
 /// Sets the server's SRTT to `srtt_us(its entry)` as of `now`: in place when it is known
 /// (one lookup), else as a new entry (forgetting the stalest beyond [`MAX_TRACKED`]).
 fn update(
-    m: &mut HashMap<SocketAddr, Entry>,
+    m: &mut HashMap<SocketAddr, Entry, FnvBuild>,
     server: SocketAddr,
     now: Instant,
     srtt_us: impl FnOnce(Option<&Entry>) -> f64,
@@ -188,7 +189,7 @@ fn update(
     insert_bounded(m, server, e);
 }
 
-fn insert_bounded(m: &mut HashMap<SocketAddr, Entry>, key: SocketAddr, e: Entry) {
+fn insert_bounded(m: &mut HashMap<SocketAddr, Entry, FnvBuild>, key: SocketAddr, e: Entry) {
     if m.len() >= MAX_TRACKED && !m.contains_key(&key) {
         if let Some(oldest) = m.iter().min_by_key(|(_, e)| e.updated).map(|(k, _)| *k) {
             m.remove(&oldest);
