@@ -333,6 +333,21 @@ pub(crate) fn answer_values(
     }
 }
 
+/// Like [`answer_values`], moving the values out of the answer instead of copying them.
+fn take_answer_values(
+    answer: &mut Answer,
+    handle: &str,
+) -> Result<(String, Vec<HandleValue>), ResolveError> {
+    let code = answer.code();
+    if let (Body::ResolutionResponse(r), ResponseCode::Success) = (&mut answer.msg.body, code) {
+        return Ok((
+            String::from_utf8_lossy(&r.handle).into_owned(),
+            std::mem::take(&mut r.values),
+        ));
+    }
+    answer_values(answer, handle)
+}
+
 impl Inner {
     /// Resolves `handle`, following HS_ALIAS values when configured (≤ 10, loops detected).
     pub(crate) async fn resolve_chain(
@@ -483,11 +498,11 @@ impl Inner {
             query.authoritative,
             query.public_only,
         );
-        let answer = self.fetch(spec, ctx, &[]).await?;
+        let mut answer = self.fetch(spec, ctx, &[]).await?;
         if try_next_site(answer.code()) {
             return Err(final_error(&answer.msg, answer.server, handle));
         }
-        let (answered, values) = match answer_values(&answer, handle) {
+        let (answered, values) = match take_answer_values(&mut answer, handle) {
             Ok(v) => v,
             Err(e) => {
                 if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {
