@@ -117,7 +117,8 @@ impl Resolver {
                 )
             }
         };
-        let hops = ctx.hops();
+        // The work has ended and `ctx` is this call's own: nothing else reads its trace.
+        let hops = ctx.take_hops();
         match result {
             Ok(mut r) if trace => {
                 r.hops = hops.clone();

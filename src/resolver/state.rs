@@ -340,6 +340,12 @@ impl Ctx {
         lock(&self.trace).done.clone()
     }
 
+    /// The attempts finished so far, taken out (for a resolution that has ended and whose
+    /// bookkeeping nobody else reads).
+    pub(crate) fn take_hops(&self) -> Vec<Hop> {
+        std::mem::take(&mut lock(&self.trace).done)
+    }
+
     /// Every attempt of this resolution when its deadline has passed: those finished, those
     /// of the shared work it was still waiting for, and those still running (as failed at
     /// the deadline, with the time they had run). Numbers the shared work's attempts after
