@@ -253,13 +253,18 @@ pub struct Ctx {
 impl Ctx {
     /// Fresh bookkeeping for a resolution of `origin`.
     pub(crate) fn new(origin: &str) -> Self {
+        Self::with_referrals(origin, Arc::new(AtomicU32::new(0)))
+    }
+
+    /// Fresh bookkeeping for a resolution of `origin` counting referrals in `referrals`.
+    fn with_referrals(origin: &str, referrals: Arc<AtomicU32>) -> Self {
         Self {
             origin: origin.to_string(),
             trace: Mutex::new(Trace::default()),
             attempts: AtomicU32::new(0),
             joined: Mutex::new(Vec::new()),
             next_token: AtomicU64::new(1),
-            referrals: Arc::new(AtomicU32::new(0)),
+            referrals,
             refreshed: AtomicBool::new(false),
         }
     }
@@ -268,10 +273,7 @@ impl Ctx {
     /// its own attempts and trace, but this resolution's referral budget, so nested lookups
     /// cannot each start over from [`MAX_REFERRALS`].
     pub(crate) fn for_flight(&self, origin: &str) -> Self {
-        Self {
-            referrals: self.referrals.clone(),
-            ..Self::new(origin)
-        }
+        Self::with_referrals(origin, self.referrals.clone())
     }
 
     /// Number for the next attempt (1-based).
