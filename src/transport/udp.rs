@@ -35,6 +35,8 @@ use crate::wire::{
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
 const RECV_BUFFER: usize = 2048;
+/// Kernel receive buffer asked for the shared socket.
+const SOCKET_RECV_BUFFER: usize = 4 << 20;
 /// Datagrams handled per wake-up before the receive task yields to others.
 const RECV_BATCH: usize = 256;
 
@@ -154,7 +156,15 @@ impl Drop for UdpDemux {
 impl UdpDemux {
     /// Binds the socket and starts the receive task on the current tokio runtime.
     pub(crate) async fn bind(local: SocketAddr, config: UdpConfig) -> std::io::Result<UdpDemux> {
-        let socket = Arc::new(UdpSocket::bind(local).await?);
+        let socket = UdpSocket::bind(local).await?;
+        // Room for the answers of every request in flight: the default (~200 KB) holds only
+        // ~160 small datagrams (the kernel counts ~1.3 KB each), and a burst of answers beyond
+        // that is dropped, costing a retransmission wait. The kernel caps the size at
+        // `net.core.rmem_max`; best effort.
+        if let Err(e) = socket2::SockRef::from(&socket).set_recv_buffer_size(SOCKET_RECV_BUFFER) {
+            debug!(error = %e, "could not enlarge the udp receive buffer");
+        }
+        let socket = Arc::new(socket);
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
             config,
