@@ -147,6 +147,11 @@ impl TestServer {
                 TcpListener::bind((config.ip, config.port)).await?,
             )
         };
+        // Room for a burst of requests from many clients (the default ~200 KB holds ~160
+        // datagrams); capped by the kernel at `net.core.rmem_max`; best effort.
+        if let Err(e) = socket2::SockRef::from(&udp).set_recv_buffer_size(4 << 20) {
+            debug!(error = %e, "could not enlarge the udp receive buffer");
+        }
         let addr = udp.local_addr()?;
         let spoof = UdpSocket::bind((config.ip, 0)).await?;
         let mut server = ServerInfo::new(config.server_id, addr.ip());

@@ -40,6 +40,8 @@ use crate::wire::{
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
 const RECV_BUFFER: usize = 2048;
+/// Kernel receive buffer asked for the shared socket.
+const SOCKET_RECV_BUFFER: usize = 4 << 20;
 /// Datagrams handled per wake-up before the receive task yields to others.
 const RECV_BATCH: usize = 256;
 
@@ -188,6 +190,13 @@ impl UdpDemux {
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let socket = std::net::UdpSocket::bind(local)?;
         socket.set_nonblocking(true)?;
+        // Room for the answers of every request in flight: the default (~200 KB) holds only
+        // ~160 small datagrams (the kernel counts ~1.3 KB each), and a burst of answers beyond
+        // that is dropped, costing a retransmission wait. The kernel caps the size at
+        // `net.core.rmem_max`; best effort.
+        if let Err(e) = socket2::SockRef::from(&socket).set_recv_buffer_size(SOCKET_RECV_BUFFER) {
+            debug!(error = %e, "could not enlarge the udp receive buffer");
+        }
         let socket = Arc::new(UdpSocket::from_std(socket)?);
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
