@@ -110,6 +110,23 @@ struct Args {
     json: bool,
 }
 
+/// Adds up the counts and latencies of the client tasks of one measurement; a task that
+/// failed counts as one error.
+async fn join_stats(tasks: Vec<tokio::task::JoinHandle<Stats>>) -> Stats {
+    let mut all = Stats::default();
+    for t in tasks {
+        match t.await {
+            Ok(s) => {
+                all.ok += s.ok;
+                all.errors += s.errors;
+                all.latencies.extend(s.latencies);
+            }
+            Err(_) => all.errors += 1,
+        }
+    }
+    all
+}
+
 /// Outcome of one measured run.
 #[derive(Debug, Clone, Default)]
 struct Stats {
@@ -246,18 +263,7 @@ async fn library_run(resolver: Resolver, handles: Arc<Vec<String>>, n: usize, c:
             })
         })
         .collect();
-    let mut all = Stats::default();
-    for t in tasks {
-        match t.await {
-            Ok(s) => {
-                all.ok += s.ok;
-                all.errors += s.errors;
-                all.latencies.extend(s.latencies);
-            }
-            Err(_) => all.errors += 1,
-        }
-    }
-    all
+    join_stats(tasks).await
 }
 
 /// The transport layer alone: `c` tasks calling [`Exchange::exchange`] with pre-built
@@ -304,15 +310,7 @@ async fn transport_run(
             })
         })
         .collect();
-    let mut all = Stats::default();
-    for t in tasks {
-        if let Ok(s) = t.await {
-            all.ok += s.ok;
-            all.errors += s.errors;
-            all.latencies.extend(s.latencies);
-        }
-    }
-    all
+    join_stats(tasks).await
 }
 
 /// Encoded requests for `handles`, as the library sends them (all values, default flags).
@@ -450,15 +448,7 @@ async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: u
             })
         })
         .collect();
-    let mut all = Stats::default();
-    for t in tasks {
-        if let Ok(s) = t.await {
-            all.ok += s.ok;
-            all.errors += s.errors;
-            all.latencies.extend(s.latencies);
-        }
-    }
-    all
+    join_stats(tasks).await
 }
 
 /// One (transport, C) measurement. After a short warm-up of each, the raw loop, the library
