@@ -177,6 +177,18 @@ impl Handle {
         &self.text
     }
 
+    /// The handle's text, as parsed (no copy).
+    ///
+    /// ```
+    /// use handle_resolver::ident::Handle;
+    ///
+    /// assert_eq!(Handle::parse("10.1045/x")?.into_string(), "10.1045/x");
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn into_string(self) -> String {
+        self.text
+    }
+
     /// The UTF-8 bytes sent on the wire.
     pub fn as_bytes(&self) -> &[u8] {
         self.text.as_bytes()

@@ -90,46 +90,52 @@ pub fn try_next_site(code: ResponseCode) -> bool {
 struct HopGuard<'a> {
     ctx: &'a Ctx,
     token: u64,
-    hop: Option<Hop>,
+    open: bool,
     started: Instant,
 }
 
 impl<'a> HopGuard<'a> {
+    /// Records `hop` as running (the hop itself is kept in the trace, not copied).
     fn start(ctx: &'a Ctx, hop: Hop) -> Self {
         let started = Instant::now();
-        let token = ctx.start_hop(hop.clone(), started);
+        let token = ctx.start_hop(hop, started);
         Self {
             ctx,
             token,
-            hop: Some(hop),
+            open: true,
             started,
         }
     }
 }
 
 impl HopGuard<'_> {
-    fn finish(&mut self, outcome: HopOutcome) {
-        if let Some(mut hop) = self.hop.take() {
-            hop.rtt = self.started.elapsed();
+    /// Records how the attempt ended (after `transmissions` transmissions).
+    fn finish(&mut self, outcome: HopOutcome, transmissions: u32) {
+        if !std::mem::take(&mut self.open) {
+            return;
+        }
+        let rtt = self.started.elapsed();
+        self.ctx.end_hop(self.token, |hop| {
+            hop.rtt = rtt;
+            hop.transmissions = transmissions;
             debug!(
                 server = %hop.server,
                 transport = ?hop.transport,
                 attempt = hop.attempt,
-                rtt_ms = hop.rtt.as_secs_f64() * 1000.0,
-                transmissions = hop.transmissions,
+                rtt_ms = rtt.as_secs_f64() * 1000.0,
+                transmissions,
                 outcome = ?outcome,
                 handle = %hop.handle,
                 "attempt"
             );
             hop.outcome = outcome;
-            self.ctx.end_hop(self.token, hop);
-        }
+        });
     }
 }
 
 impl Drop for HopGuard<'_> {
     fn drop(&mut self) {
-        self.finish(HopOutcome::Cancelled);
+        self.finish(HopOutcome::Cancelled, 0);
     }
 }
 
@@ -232,7 +238,7 @@ impl Inner {
         let (response, transmissions) = match result {
             Ok(r) => (r.message, r.transmissions),
             Err(error) => {
-                guard.finish(HopOutcome::Failed(error.to_string()));
+                guard.finish(HopOutcome::Failed(error.to_string()), 0);
                 self.srtt.record_failure(srtt_key(server));
                 return Err(ResolveError::Transport {
                     sites_asked: 1,
@@ -245,7 +251,7 @@ impl Inner {
         let certified = match self.check_response(&request, &response, server, addr) {
             Ok(c) => c,
             Err(e) => {
-                guard.finish(HopOutcome::Rejected(e.to_string()));
+                guard.finish(HopOutcome::Rejected(e.to_string()), transmissions);
                 self.srtt.record_failure(srtt_key(server));
                 return Err(e);
             }
@@ -264,10 +270,7 @@ impl Inner {
                 first_wait.unwrap_or_default(),
             );
         }
-        if let Some(hop) = guard.hop.as_mut() {
-            hop.transmissions = transmissions;
-        }
-        guard.finish(HopOutcome::Response(code));
+        guard.finish(HopOutcome::Response(code), transmissions);
         let answer = Answer {
             msg: response,
             server: addr,

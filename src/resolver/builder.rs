@@ -278,7 +278,7 @@ impl ResolverBuilder {
                 srtt: SrttTable::new(),
                 caches: Caches::new(self.cache),
                 root: RwLock::new(Arc::new(root)),
-                fixed: self.server.map(Site::single),
+                fixed: self.server.map(|a| Arc::new(vec![Site::single(a)])),
                 rng: Mutex::new(rng),
                 root_refreshed_at: Mutex::new(None),
             }),

@@ -131,6 +131,150 @@ where
     }
 }
 
+/// Single flight where the first caller (the leader) runs the work itself, inside its own
+/// future, and later callers (followers) wait for a copy of the outcome.
+///
+/// Cheaper than [`Flights`] when, as for most resolutions, nobody joins: no boxed or shared
+/// future, no task, one table entry and two lock round trips; the outcome is copied only
+/// for followers that are actually waiting. The price is how a leader that goes away
+/// (cancelled, timed out) is handled: its work stops with it, its followers learn so (their
+/// [`Follower::wait`] returns `None`) and ask again, one of them becoming the new leader.
+/// That suits work that is cheap to restart (one request), not service lookups that walk
+/// several servers.
+pub(crate) struct LeaderFlights<K, V, T> {
+    table: Mutex<HashMap<K, LeaderEntry<V, T>, FnvBuild>>,
+    next_token: AtomicU64,
+}
+
+struct LeaderEntry<V, T> {
+    token: u64,
+    tag: T,
+    waiters: Vec<tokio::sync::oneshot::Sender<V>>,
+}
+
+impl<K, V, T> Default for LeaderFlights<K, V, T> {
+    fn default() -> Self {
+        Self {
+            table: Mutex::new(HashMap::default()),
+            next_token: AtomicU64::new(1),
+        }
+    }
+}
+
+impl<K, V, T> std::fmt::Debug for LeaderFlights<K, V, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderFlights")
+            .field("in_flight", &lock(&self.table).len())
+            .finish()
+    }
+}
+
+/// What [`LeaderFlights::join_or_lead`] made of a caller.
+pub(crate) enum Role<'a, K: Hash + Eq, V, T> {
+    /// Run the work, then hand its outcome to [`Leader::finish`].
+    Lead(Leader<'a, K, V, T>),
+    /// Wait for the leader (whose tag is given).
+    Follow(Follower<V>, T),
+}
+
+/// The leader's obligation: [`Leader::finish`] with the outcome, or (when dropped without
+/// it) the followers are told the work stopped.
+pub(crate) struct Leader<'a, K: Hash + Eq, V, T> {
+    flights: &'a LeaderFlights<K, V, T>,
+    key: Option<K>,
+    token: u64,
+}
+
+/// A follower's wait.
+pub(crate) struct Follower<V>(tokio::sync::oneshot::Receiver<V>);
+
+impl<V> Follower<V> {
+    /// The leader's outcome, or `None` when the leader went away without one.
+    pub(crate) async fn wait(self) -> Option<V> {
+        self.0.await.ok()
+    }
+}
+
+impl<K: Hash + Eq, V, T> LeaderFlights<K, V, T> {
+    /// Follows the flight for `key` when there is one (getting its tag), else leads a new
+    /// one tagged with `tag()`.
+    pub(crate) fn join_or_lead(&self, key: K, tag: impl FnOnce() -> T) -> Role<'_, K, V, T>
+    where
+        K: Clone,
+        T: Clone,
+    {
+        let mut t = lock(&self.table);
+        if let Some(entry) = t.get_mut(&key) {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            entry.waiters.push(tx);
+            return Role::Follow(Follower(rx), entry.tag.clone());
+        }
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        t.insert(
+            key.clone(),
+            LeaderEntry {
+                token,
+                tag: tag(),
+                waiters: Vec::new(),
+            },
+        );
+        Role::Lead(Leader {
+            flights: self,
+            key: Some(key),
+            token,
+        })
+    }
+
+    /// Removes the leader's entry (when it is still its own) and returns its waiters.
+    fn land(&self, key: &K, token: u64) -> Vec<tokio::sync::oneshot::Sender<V>> {
+        let mut t = lock(&self.table);
+        if t.get(key).is_some_and(|e| e.token == token) {
+            if let Some(entry) = t.remove(key) {
+                return entry.waiters;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Flights in progress.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.table).len()
+    }
+}
+
+impl<K: Hash + Eq, V, T> Leader<'_, K, V, T> {
+    /// Ends the flight: every follower waiting gets the outcome `outcome()` builds (called
+    /// only when there is one).
+    pub(crate) fn finish(mut self, outcome: impl FnOnce() -> V)
+    where
+        V: Clone,
+    {
+        let Some(key) = self.key.take() else {
+            return;
+        };
+        let mut waiters = self.flights.land(&key, self.token);
+        let Some(last) = waiters.pop() else {
+            return;
+        };
+        let value = outcome();
+        for w in waiters {
+            // A follower that went away meanwhile is no one's loss.
+            let _ = w.send(value.clone());
+        }
+        let _ = last.send(value);
+    }
+}
+
+impl<K: Hash + Eq, V, T> Drop for Leader<'_, K, V, T> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            // Dropping the senders tells the followers the work stopped.
+            drop(self.flights.land(&key, self.token));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

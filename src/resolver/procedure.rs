@@ -156,7 +156,11 @@ impl Inner {
         async move {
             let in_refresh = path.first().is_some_and(|p| p == ROOT_HANDLE);
             loop {
-                let sites = self.sites_for(&spec.handle, spec.certify(), ctx, path).await?;
+                let sites = match &self.fixed {
+                    // `--server`: no lookup (and no boxed future for one).
+                    Some(sites) => sites.clone(),
+                    None => self.sites_for(&spec.handle, spec.certify(), ctx, path).await?,
+                };
                 let answer = self.ask(&spec, sites, ctx, path).await?;
                 if in_refresh {
                     return Ok(answer);

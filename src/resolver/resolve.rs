@@ -5,8 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
-use futures::FutureExt;
-use tracing::{debug_span, info_span, Instrument};
+use tracing::{info_span, Instrument};
 
 use crate::transport::TransportKind;
 use crate::wire::{Body, HandleValue, Message, ResponseCode};
@@ -18,6 +17,7 @@ use super::error::{ProtocolViolation, ResolveError};
 use super::record::{HandleRecord, Hop, Query, Source};
 use super::service::final_error;
 use super::sites::query_addr;
+use super::flight::Role;
 use super::state::{Ctx, Inner, MAX_ALIAS_DEPTH};
 use super::target::{Resolvable, Target};
 
@@ -98,7 +98,7 @@ impl Resolver {
             Ok(t) => t,
             Err(e) => return (Err(e), Vec::new()),
         };
-        let ctx = Ctx::new(&target.handle);
+        let ctx = Arc::new(Ctx::new(&target.handle));
         let span = info_span!("resolve", handle = %target.handle);
         let work = self
             .inner
@@ -355,7 +355,7 @@ impl Inner {
         &self,
         handle: &str,
         query: &Query,
-        ctx: &Ctx,
+        ctx: &Arc<Ctx>,
     ) -> Result<HandleRecord, ResolveError> {
         let follow = self.config.follow_aliases;
         let mut query = query.clone();
@@ -405,13 +405,13 @@ impl Inner {
     }
 
     /// Resolves one handle: cache, then the network; caches the outcome. Concurrent
-    /// identical queries (same cache key) share one network resolution; authoritative
-    /// queries bypass both the cache and the sharing.
+    /// identical queries (same cache key) share one network resolution, run by the first of
+    /// them; authoritative queries bypass both the cache and the sharing.
     async fn resolve_one(
         &self,
         handle: &str,
         query: &Query,
-        ctx: &Ctx,
+        ctx: &Arc<Ctx>,
     ) -> Result<HandleRecord, ResolveError> {
         let key = RecordKey::new(
             handle,
@@ -428,37 +428,34 @@ impl Inner {
                 .resolve_network(handle, query, caching.then_some(key), ctx)
                 .await;
         }
-        if caching {
-            if let Some(out) = self.cached(&key, handle) {
-                return out;
+        // Bounded: each turn either ends or follows a leader that went away before it had
+        // an outcome (cancelled or timed out; the leader's own deadline ends that).
+        loop {
+            if caching {
+                if let Some(out) = self.cached(&key, handle) {
+                    return out;
+                }
+            }
+            match self
+                .flights
+                .records
+                .join_or_lead(key.clone(), || (ctx.clone(), ctx.finished()))
+            {
+                Role::Lead(leader) => {
+                    let skip = ctx.finished();
+                    let out = self
+                        .resolve_network(handle, query, caching.then_some(key), ctx)
+                        .await;
+                    leader.finish(|| (out.clone(), ctx.hops_since(skip)));
+                    return out;
+                }
+                Role::Follow(follower, (shared, skip)) => {
+                    if let Some(out) = ctx.follow(follower, shared, skip).await {
+                        return out;
+                    }
+                }
             }
         }
-        let Some(this) = self.me.upgrade() else {
-            return self
-                .resolve_network(handle, query, caching.then_some(key), ctx)
-                .await;
-        };
-        let (h, q, k) = (
-            handle.to_string(),
-            query.clone(),
-            caching.then(|| key.clone()),
-        );
-        let (flight, shared, _) = self.flights.records.join_or_start(
-            key,
-            || Arc::new(ctx.for_flight(handle)),
-            move |ctx| {
-                async move {
-                    let out = match k.as_ref().and_then(|k| this.cached(k, &h)) {
-                        Some(out) => out,
-                        None => this.resolve_network(&h, &q, k, &ctx).await,
-                    };
-                    (out, ctx.hops())
-                }
-                .instrument(debug_span!("shared_query", handle))
-                .boxed()
-            },
-        );
-        ctx.wait_for(flight, shared).await
     }
 
     /// The cached outcome for `key`, if any.

@@ -110,8 +110,8 @@ impl Inner {
         path: &'a [String],
     ) -> BoxFuture<'a, Result<Arc<Vec<Site>>, ResolveError>> {
         async move {
-            if let Some(site) = &self.fixed {
-                return Ok(Arc::new(vec![site.clone()]));
+            if let Some(sites) = &self.fixed {
+                return Ok(sites.clone());
             }
             match prefix_handle(handle) {
                 Some(ph) if !is_global(handle) => {

@@ -15,7 +15,7 @@ use crate::wire::Limits;
 use super::cache::{Caches, RecordKey};
 use super::clock::Clock;
 use super::error::ResolveError;
-use super::flight::Flights;
+use super::flight::{Flights, LeaderFlights};
 use super::record::{HandleRecord, Hop, HopOutcome};
 use super::selection::SrttTable;
 use super::sites::Site;
@@ -145,7 +145,9 @@ pub(crate) struct FlightTables {
     pub(crate) service_handles:
         Flights<ServiceFlightKey, SharedOutcome<Arc<super::service::Collected>>, Arc<Ctx>>,
     /// Resolutions, by cache key.
-    pub(crate) records: Flights<RecordKey, SharedOutcome<HandleRecord>, Arc<Ctx>>,
+    /// (The resolution asking first runs it; its bookkeeping and how many attempts it had
+    /// made before are the tag.)
+    pub(crate) records: LeaderFlights<RecordKey, SharedOutcome<HandleRecord>, (Arc<Ctx>, usize)>,
     /// Root refreshes, by certify flag.
     pub(crate) refresh: Flights<bool, SharedOutcome<()>, Arc<Ctx>>,
 }
@@ -163,7 +165,8 @@ pub struct Inner {
     pub(crate) caches: Caches,
     pub(crate) root: RwLock<Arc<Vec<Site>>>,
     /// `--server`: every request goes to this site, no service lookup.
-    pub(crate) fixed: Option<Site>,
+    /// (Kept as the one-site list every request of the resolver asks.)
+    pub(crate) fixed: Option<Arc<Vec<Site>>>,
     pub(crate) rng: Mutex<StdRng>,
     /// When the last automatic root refresh started (rate limit).
     pub(crate) root_refreshed_at: Mutex<Option<tokio::time::Instant>>,
@@ -174,7 +177,10 @@ impl std::fmt::Debug for Inner {
         f.debug_struct("Resolver")
             .field("config", &self.config)
             .field("root_sites", &self.root_sites().len())
-            .field("fixed", &self.fixed.as_ref().map(Site::label))
+            .field(
+                "fixed",
+                &self.fixed.as_ref().and_then(|s| s.first()).map(Site::label),
+            )
             .field("caches", &self.caches)
             .finish()
     }
@@ -242,7 +248,9 @@ pub struct Ctx {
     attempts: AtomicU32,
     /// Shared work (single flights) this resolution waits for, by join token: their attempts
     /// belong in this resolution's trace should its deadline pass before they end.
-    joined: Mutex<Vec<(u64, Arc<Ctx>)>>,
+    /// The number is how many of the shared work's finished attempts predate it (a leader
+    /// running the work inline may have made attempts of its own before).
+    joined: Mutex<Vec<(u64, Arc<Ctx>, usize)>>,
     next_token: AtomicU64,
     /// Referrals and service hops so far: shared with the work this resolution starts on
     /// behalf of others (single flights), so the limit bounds the whole tree of lookups.
@@ -288,11 +296,15 @@ impl Ctx {
         token
     }
 
-    /// Records a finished (or cancelled) attempt started with [`Ctx::start_hop`].
-    pub(crate) fn end_hop(&self, token: u64, hop: Hop) {
+    /// Records the end of an attempt started with [`Ctx::start_hop`]: `finish` fills in how
+    /// it ended, and it moves from the running attempts to the finished ones.
+    pub(crate) fn end_hop(&self, token: u64, finish: impl FnOnce(&mut Hop)) {
         let mut t = lock(&self.trace);
-        t.running.retain(|(k, _, _)| *k != token);
-        t.done.push(hop);
+        if let Some(i) = t.running.iter().position(|(k, _, _)| *k == token) {
+            let (_, mut hop, _) = t.running.remove(i);
+            finish(&mut hop);
+            t.done.push(hop);
+        }
     }
 
     /// Records a finished attempt.
@@ -302,16 +314,16 @@ impl Ctx {
 
     /// Notes that this resolution waits for shared work whose bookkeeping is `shared`;
     /// returns the token for [`Ctx::leave`].
-    fn join(&self, shared: Arc<Ctx>) -> u64 {
+    fn join(&self, shared: Arc<Ctx>, skip: usize) -> u64 {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
-        lock(&self.joined).push((token, shared));
+        lock(&self.joined).push((token, shared, skip));
         token
     }
 
     /// The shared work joined with `token` has ended (its attempts are merged with
     /// [`Ctx::extend_hops`]).
     fn leave(&self, token: u64) {
-        lock(&self.joined).retain(|(k, _)| *k != token);
+        lock(&self.joined).retain(|(k, _, _)| *k != token);
     }
 
     /// Appends the attempts of shared work done for this resolution, numbered after the
@@ -330,11 +342,38 @@ impl Ctx {
         flight: super::flight::Flight<SharedOutcome<R>>,
         shared: Arc<Ctx>,
     ) -> Result<R, ResolveError> {
-        let token = self.join(shared);
+        let token = self.join(shared, 0);
         let (out, hops) = flight.await;
         self.leave(token);
         self.extend_hops(hops);
         out
+    }
+
+    /// Waits for a leader running shared work inline (its bookkeeping is `leader`, of which
+    /// the first `skip` finished attempts predate the work) and merges the work's attempts
+    /// into this resolution's trace. `None`: the leader went away without an outcome.
+    pub(crate) async fn follow<R>(
+        &self,
+        follower: super::flight::Follower<SharedOutcome<R>>,
+        leader: Arc<Ctx>,
+        skip: usize,
+    ) -> Option<Result<R, ResolveError>> {
+        let token = self.join(leader, skip);
+        let outcome = follower.wait().await;
+        self.leave(token);
+        let (out, hops) = outcome?;
+        self.extend_hops(hops);
+        Some(out)
+    }
+
+    /// How many attempts have finished so far.
+    pub(crate) fn finished(&self) -> usize {
+        lock(&self.trace).done.len()
+    }
+
+    /// The finished attempts after the first `skip`.
+    pub(crate) fn hops_since(&self, skip: usize) -> Vec<Hop> {
+        lock(&self.trace).done.get(skip..).unwrap_or_default().to_vec()
     }
 
     /// The attempts finished so far.
@@ -353,13 +392,24 @@ impl Ctx {
     /// the deadline, with the time they had run). Numbers the shared work's attempts after
     /// this resolution's own.
     pub(crate) fn hops_at_deadline(&self) -> Vec<Hop> {
+        self.hops_at_deadline_after(0)
+    }
+
+    /// [`Ctx::hops_at_deadline`] without the first `skip` finished attempts.
+    fn hops_at_deadline_after(&self, skip: usize) -> Vec<Hop> {
         let (mut out, running) = {
             let t = lock(&self.trace);
-            (t.done.clone(), t.running.clone())
+            (
+                t.done.get(skip..).unwrap_or_default().to_vec(),
+                t.running.clone(),
+            )
         };
-        let joined: Vec<Arc<Ctx>> = lock(&self.joined).iter().map(|(_, c)| c.clone()).collect();
+        let joined: Vec<(Arc<Ctx>, usize)> = lock(&self.joined)
+            .iter()
+            .map(|(_, c, skip)| (c.clone(), *skip))
+            .collect();
         let mut seen: Vec<*const Ctx> = Vec::new();
-        for shared in joined {
+        for (shared, skip) in joined {
             // Concurrent parts of this resolution may wait for the same shared work: its
             // attempts are listed once.
             let ptr = Arc::as_ptr(&shared);
@@ -367,7 +417,7 @@ impl Ctx {
                 continue;
             }
             seen.push(ptr);
-            for mut hop in shared.hops_at_deadline() {
+            for mut hop in shared.hops_at_deadline_after(skip) {
                 hop.attempt = self.next_attempt();
                 out.push(hop);
             }

@@ -59,7 +59,7 @@ fn plain_handle(input: &str) -> Option<Result<Target, ResolveError>> {
     }
     Some(match Handle::parse(s) {
         Ok(handle) => Ok(Target {
-            handle: handle.as_str().to_string(),
+            handle: handle.into_string(),
             cordra: false,
             input: input.to_string(),
         }),
