@@ -182,7 +182,12 @@ fn every_body_type_round_trips() {
                 assert!(m.request_digest.is_some());
             }
             if signed {
-                m.credential = Some(Credential::new("HS_SIGNED", "SHA-256", vec![9u8; 64], 0));
+                m.credential = Some(Box::new(Credential::new(
+                    "HS_SIGNED",
+                    "SHA-256",
+                    vec![9u8; 64],
+                    0,
+                )));
             }
             let bytes = m.encode().unwrap();
             let back = Message::decode(bytes.clone(), &limits).unwrap();

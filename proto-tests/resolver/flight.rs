@@ -182,3 +182,42 @@ async fn a_shared_failure_is_not_cached() {
     assert!(!rec.from_cache);
     assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn identical_queries_go_on_when_the_caller_sending_for_them_is_cancelled() {
+    let w = World::new(None);
+    let h = format!("{PREFIX}/shared");
+    w.store.insert(&h, urls(&h, 2));
+    w.store.insert(format!("{PREFIX}/warm"), urls("warm", 1));
+    let r = w.resolver();
+    // The service lookup is done (and cached) first: only the query itself is shared.
+    r.resolve(&format!("{PREFIX}/warm")).await.unwrap();
+    // Every server of the prefix answers after 100 ms.
+    for (s, info) in w.sites.iter().enumerate() {
+        for (i, addr) in w.servers(s).into_iter().enumerate() {
+            let answer = store_server(w.store.clone(), Some((info.clone(), i)), None);
+            w.net.serve(
+                addr,
+                Arc::new(move |req, kind| match answer(req, kind) {
+                    Reply::Answer(m) => Reply::After(Duration::from_millis(100), m),
+                    other => other,
+                }),
+            );
+        }
+    }
+    let (r1, r2) = (r.clone(), r.clone());
+    let (h1, h2) = (h.clone(), h.clone());
+    let first = tokio::spawn(async move { r1.resolve(h1.as_str()).await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let second = tokio::spawn(async move { r2.resolve(h2.as_str()).await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    // The second caller waits for the first one's request instead of sending its own.
+    assert_eq!(asked(&w, &h), 1);
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    // It then asks itself, and gets the answer.
+    let rec = second.await.unwrap().unwrap();
+    assert_eq!(rec.values, urls(&h, 2));
+    assert_eq!(asked(&w, &h), 2);
+    assert_eq!(w.net.in_flight(), 0);
+}

@@ -262,12 +262,12 @@ pub fn sign(mut m: Message, key: &TestKey) -> Message {
         0,
         &hb,
     );
-    m.credential = Some(Credential::new(
+    m.credential = Some(Box::new(Credential::new(
         &b"HS_SIGNED"[..],
         &b"SHA-256"[..],
         key.sign(&data).unwrap(),
         0,
-    ));
+    )));
     m
 }
 

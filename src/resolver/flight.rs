@@ -357,4 +357,57 @@ mod tests {
         assert_eq!(alive.load(Ordering::SeqCst), 0);
         assert_eq!(flights.len(), 0);
     }
+
+    #[tokio::test]
+    async fn followers_get_the_leaders_outcome_built_only_for_them() {
+        let flights: LeaderFlights<u32, String, u8> = LeaderFlights::default();
+        // Alone: the outcome is never built.
+        let Role::Lead(alone) = flights.join_or_lead(1, || 7) else {
+            panic!("the first caller leads");
+        };
+        assert_eq!(flights.len(), 1);
+        alone.finish(|| panic!("no follower, no outcome"));
+        assert_eq!(flights.len(), 0);
+        // With two followers: each gets a copy, and they see the leader's tag.
+        let Role::Lead(leader) = flights.join_or_lead(1, || 7) else {
+            panic!("a new flight after the last one landed");
+        };
+        let mut waits = Vec::new();
+        for _ in 0..2 {
+            match flights.join_or_lead(1, || 99) {
+                Role::Follow(f, tag) => {
+                    assert_eq!(tag, 7);
+                    waits.push(f.wait());
+                }
+                Role::Lead(_) => panic!("a flight is in progress"),
+            }
+        }
+        // Another key is another flight.
+        assert!(matches!(flights.join_or_lead(2, || 0), Role::Lead(_)));
+        let mut built = 0;
+        leader.finish(|| {
+            built += 1;
+            "answer".to_string()
+        });
+        assert_eq!(built, 1);
+        let got = futures::future::join_all(waits).await;
+        assert_eq!(
+            got,
+            [Some("answer".to_string()), Some("answer".to_string())]
+        );
+        assert_eq!(flights.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_leader_that_goes_away_lets_a_follower_lead() {
+        let flights: LeaderFlights<u32, u32, ()> = LeaderFlights::default();
+        let leader = flights.join_or_lead(5, || ());
+        let Role::Follow(follower, ()) = flights.join_or_lead(5, || ()) else {
+            panic!("a flight is in progress");
+        };
+        drop(leader);
+        assert_eq!(follower.wait().await, None);
+        assert_eq!(flights.len(), 0);
+        assert!(matches!(flights.join_or_lead(5, || ()), Role::Lead(_)));
+    }
 }

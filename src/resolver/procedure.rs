@@ -153,13 +153,27 @@ impl Inner {
         ctx: &'a Ctx,
         path: &'a [String],
     ) -> BoxFuture<'a, Result<Answer, ResolveError>> {
-        async move {
+        self.fetch_inline(spec, ctx, path).boxed()
+    }
+
+    /// [`Inner::fetch`] without the box, for callers outside the recursion (a resolution's
+    /// own request): the nested lookups it starts go through the boxed [`Inner::fetch`].
+    pub(crate) async fn fetch_inline(
+        &self,
+        spec: RequestSpec,
+        ctx: &Ctx,
+        path: &[String],
+    ) -> Result<Answer, ResolveError> {
+        {
             let in_refresh = path.first().is_some_and(|p| p == ROOT_HANDLE);
             loop {
                 let sites = match &self.fixed {
                     // `--server`: no lookup (and no boxed future for one).
                     Some(sites) => sites.clone(),
-                    None => self.sites_for(&spec.handle, spec.certify(), ctx, path).await?,
+                    None => {
+                        self.sites_for(&spec.handle, spec.certify(), ctx, path)
+                            .await?
+                    }
                 };
                 let answer = self.ask(&spec, sites, ctx, path).await?;
                 if in_refresh {
@@ -177,7 +191,6 @@ impl Inner {
                 return Ok(answer);
             }
         }
-        .boxed()
     }
 
     /// The request for a resolution of `handle` with these filters and flags.

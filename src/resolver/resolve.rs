@@ -14,10 +14,10 @@ use super::attempt::{try_next_site, udp_falls_back, Answer};
 use super::builder::ResolverBuilder;
 use super::cache::{CachedAnswer, RecordKey};
 use super::error::{ProtocolViolation, ResolveError};
+use super::flight::Role;
 use super::record::{HandleRecord, Hop, Query, Source};
 use super::service::final_error;
 use super::sites::query_addr;
-use super::flight::Role;
 use super::state::{Ctx, Inner, MAX_ALIAS_DEPTH};
 use super::target::{Resolvable, Target};
 
@@ -496,7 +496,7 @@ impl Inner {
             query.authoritative,
             query.public_only,
         );
-        let mut answer = self.fetch(spec, ctx, &[]).await?;
+        let mut answer = self.fetch_inline(spec, ctx, &[]).await?;
         if try_next_site(answer.code()) {
             return Err(final_error(&answer.msg, answer.server, handle));
         }

@@ -373,7 +373,11 @@ impl Ctx {
 
     /// The finished attempts after the first `skip`.
     pub(crate) fn hops_since(&self, skip: usize) -> Vec<Hop> {
-        lock(&self.trace).done.get(skip..).unwrap_or_default().to_vec()
+        lock(&self.trace)
+            .done
+            .get(skip..)
+            .unwrap_or_default()
+            .to_vec()
     }
 
     /// The attempts finished so far.

@@ -50,8 +50,10 @@ pub struct Message {
     pub request_digest: Option<RequestDigest>,
     /// The body.
     pub body: Body,
-    /// The credential; `None` when absent or `CredentialLength == 0`.
-    pub credential: Option<Credential>,
+    /// The credential; `None` when absent or `CredentialLength == 0`. Boxed: most messages
+    /// have none, and a `Message` is moved through every layer of a resolution, so the
+    /// 176 bytes of an inline credential would be copied at each move.
+    pub credential: Option<Box<Credential>>,
     /// header + body exactly as received (what signatures cover); empty for built messages
     pub signed_bytes: Bytes,
 }
@@ -125,7 +127,7 @@ impl Message {
             if len == 0 {
                 None
             } else {
-                Some(Credential::decode(&mut cr, limits)?)
+                Some(Box::new(Credential::decode(&mut cr, limits)?))
             }
         } else {
             None
