@@ -63,7 +63,18 @@ pub(crate) fn invalid_utf8_text(rest: &[u8]) -> String {
 
 /// Rejects control characters; `base` is the offset of `s` in the caller's input.
 pub(crate) fn check_controls(s: &str, base: usize) -> Result<(), IdentError> {
-    match s.char_indices().find(|(_, c)| c.is_control()) {
+    // ASCII text (nearly every identifier): the controls are the ASCII ones, found bytewise.
+    let found = if s.is_ascii() {
+        s.bytes().position(|b| b.is_ascii_control()).map(|i| {
+            (
+                i,
+                char::from(s.as_bytes().get(i).copied().unwrap_or_default()),
+            )
+        })
+    } else {
+        s.char_indices().find(|(_, c)| c.is_control())
+    };
+    match found {
         Some((i, c)) => Err(IdentError::ControlCharacter {
             at: base.saturating_add(i),
             text: c.to_string(),

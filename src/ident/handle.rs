@@ -302,7 +302,15 @@ pub(crate) fn check_prefix(prefix: &str, span: &Span<'_>) -> Result<(), IdentErr
             text: String::new(),
         });
     }
-    if let Some((at, _)) = prefix.char_indices().find(|(_, c)| c.is_whitespace()) {
+    let space = if prefix.is_ascii() {
+        prefix.bytes().position(|b| char::from(b).is_whitespace())
+    } else {
+        prefix
+            .char_indices()
+            .find(|(_, c)| c.is_whitespace())
+            .map(|(at, _)| at)
+    };
+    if let Some(at) = space {
         return Err(IdentError::PrefixWhitespace {
             at: span.map(at),
             text: prefix.to_string(),

@@ -28,8 +28,11 @@ pub const DEFAULT_CAPACITY: u64 = 10_000;
 /// a 256 KiB one counts as 256 entries, so memory stays near `capacity` KiB at most.
 pub const WEIGHT_UNIT: usize = 1024;
 
-/// What identifies a cached answer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// What identifies a cached answer (also the key of identical queries in flight).
+///
+/// Hashed once, when built: a resolution looks its key up two or three times (cache, flight
+/// table, flight landing), each then costing one `u64` instead of the whole key.
+#[derive(Debug, Clone)]
 pub struct RecordKey {
     /// The handle, prefix upper-cased (the whole handle for `0.` handles).
     pub handle: String,
@@ -41,6 +44,27 @@ pub struct RecordKey {
     pub certified: bool,
     /// Public values only.
     pub public_only: bool,
+    /// The hash of the fields above.
+    hash: u64,
+}
+
+impl PartialEq for RecordKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && self.handle == other.handle
+            && self.types == other.types
+            && self.indexes == other.indexes
+            && self.certified == other.certified
+            && self.public_only == other.public_only
+    }
+}
+
+impl Eq for RecordKey {}
+
+impl std::hash::Hash for RecordKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
 }
 
 impl RecordKey {
@@ -58,12 +82,20 @@ impl RecordKey {
         let mut indexes = indexes.to_vec();
         indexes.sort_unstable();
         indexes.dedup();
+        let handle = cache_handle(handle);
+        let hash = {
+            use std::hash::{BuildHasher, Hash, Hasher};
+            let mut h = super::fnv::FnvBuild::default().build_hasher();
+            (&handle, &types, &indexes, certified, public_only).hash(&mut h);
+            h.finish()
+        };
         Self {
-            handle: cache_handle(handle),
+            handle,
             types,
             indexes,
             certified,
             public_only,
+            hash,
         }
     }
 }

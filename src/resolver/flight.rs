@@ -226,14 +226,18 @@ impl<K: Hash + Eq, V, T> LeaderFlights<K, V, T> {
     }
 
     /// Removes the leader's entry (when it is still its own) and returns its waiters.
-    fn land(&self, key: &K, token: u64) -> Vec<tokio::sync::oneshot::Sender<V>> {
+    fn land(&self, key: K, token: u64) -> Vec<tokio::sync::oneshot::Sender<V>> {
         let mut t = lock(&self.table);
-        if t.get(key).is_some_and(|e| e.token == token) {
-            if let Some(entry) = t.remove(key) {
-                return entry.waiters;
+        match t.remove(&key) {
+            Some(entry) if entry.token == token => entry.waiters,
+            // Not this leader's flight (cannot happen while the leader holds its entry, but
+            // a stranger's entry is put back rather than lost).
+            Some(entry) => {
+                t.insert(key, entry);
+                Vec::new()
             }
+            None => Vec::new(),
         }
-        Vec::new()
     }
 
     /// Flights in progress.
@@ -253,7 +257,7 @@ impl<K: Hash + Eq, V, T> Leader<'_, K, V, T> {
         let Some(key) = self.key.take() else {
             return;
         };
-        let mut waiters = self.flights.land(&key, self.token);
+        let mut waiters = self.flights.land(key, self.token);
         let Some(last) = waiters.pop() else {
             return;
         };
@@ -270,7 +274,7 @@ impl<K: Hash + Eq, V, T> Drop for Leader<'_, K, V, T> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             // Dropping the senders tells the followers the work stopped.
-            drop(self.flights.land(&key, self.token));
+            drop(self.flights.land(key, self.token));
         }
     }
 }
