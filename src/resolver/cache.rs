@@ -84,10 +84,14 @@ impl RecordKey {
         indexes.dedup();
         let handle = cache_handle(handle);
         let hash = {
-            use std::hash::{BuildHasher, Hash, Hasher};
-            let mut h = super::fnv::FnvBuild::default().build_hasher();
-            (&handle, &types, &indexes, certified, public_only).hash(&mut h);
-            h.finish()
+            use std::hash::BuildHasher;
+            super::fnv::FnvBuild::default().hash_one((
+                &handle,
+                &types,
+                &indexes,
+                certified,
+                public_only,
+            ))
         };
         Self {
             handle,

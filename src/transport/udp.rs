@@ -3,11 +3,12 @@
 //!
 //! The caller's future does the sending and waits on a oneshot channel; no task is spawned
 //! per request. The receive task wakes on readiness, then drains the socket with
-//! `try_recv_from` before waiting again. One waiting caller at a time (the "leader") drains
-//! the socket too, which saves the hop through the receive task when few requests are in
-//! flight. A datagram is accepted only when its request id is
-//! pending, it comes from the address that request was sent to, and it decodes; anything
-//! else is dropped with a `debug!` event. Multi-datagram answers are collected in the
+//! `try_recv_from` before waiting again; it alone reads the socket. (Callers once took turns
+//! reading it too, to save the hop through the receive task: on a multi-threaded runtime
+//! every answer then woke two tasks, often on two threads, and one request at a time took
+//! 70 µs instead of 33 µs; see BENCHMARKS.md.) A datagram is accepted only when its request
+//! id is pending, it comes from the address that request was sent to, and it decodes;
+//! anything else is dropped with a `debug!` event. Multi-datagram answers are collected in the
 //! pending entry ([`PartialMessage`]) under a per-socket memory budget. The entry is removed
 //! on completion, and by a guard when the caller's future ends for any other reason
 //! (timeout, error, or being dropped), so nothing is left behind.
@@ -105,10 +106,6 @@ impl Table {
 struct Shared {
     table: Mutex<Table>,
     config: UdpConfig,
-    /// Set while one waiting caller also reads the socket.
-    leader: AtomicBool,
-    /// The receive buffer of that caller.
-    leader_buf: Mutex<Vec<u8>>,
     next_token: AtomicU64,
     /// Set for good when the receive task has ended.
     closed: AtomicBool,
@@ -201,8 +198,6 @@ impl UdpDemux {
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
             config,
-            leader: AtomicBool::new(false),
-            leader_buf: Mutex::new(vec![0u8; RECV_BUFFER]),
             next_token: AtomicU64::new(1),
             closed: AtomicBool::new(false),
         });
@@ -272,45 +267,6 @@ impl UdpDemux {
         Ok((guard, rx))
     }
 
-    /// Waits for the answer. The receive task always reads the socket; in addition, one
-    /// waiting caller at a time (the "leader") reads it too, so that its own answer (and
-    /// whatever else is there) is handled without the hop through the receive task: at low
-    /// concurrency this saves a task wake-up per exchange. Both read with `try_recv_from`, so
-    /// each datagram is handled once, by whichever comes first.
-    async fn wait_answer(
-        &self,
-        rx: &mut oneshot::Receiver<Message>,
-    ) -> Result<Message, oneshot::error::RecvError> {
-        let Ok(_) =
-            self.shared
-                .leader
-                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-        else {
-            return rx.await;
-        };
-        let _leader = Leader(&self.shared.leader);
-        loop {
-            tokio::select! {
-                biased;
-                answer = &mut *rx => return answer,
-                ready = self.socket.readable() => {
-                    if ready.is_err() {
-                        return rx.await;
-                    }
-                    // The leader's buffer lives in the shared state, not in this future: the
-                    // future of every exchange stays small.
-                    let drained = {
-                        let mut buf = self.shared.leader_buf.lock().unwrap_or_else(|e| e.into_inner());
-                        self.shared.drain(&self.socket, &mut buf)
-                    };
-                    if let Drained::Batch = drained {
-                        tokio::task::yield_now().await;
-                    }
-                }
-            }
-        }
-    }
-
     /// Sends `request` to `server` (every fragment, again after each wait of the schedule)
     /// and waits for the answer. Also returns how many transmissions were sent: answers carry
     /// no transmission number, so after a retransmission the answer may belong to any of them.
@@ -348,7 +304,7 @@ impl UdpDemux {
                 }
             }
             let transmissions = u32::try_from(attempt).map_or(u32::MAX, |a| a.saturating_add(1));
-            match tokio::time::timeout(*wait, self.wait_answer(&mut rx)).await {
+            match tokio::time::timeout(*wait, &mut rx).await {
                 Ok(Ok(answer)) => {
                     // The RTT counts from the first transmission: the answer may belong to
                     // any of them (`transmissions` > 1 makes it an upper bound only).
@@ -421,15 +377,6 @@ enum Drained {
     Empty,
     /// A full batch was handled; more may be waiting.
     Batch,
-}
-
-/// Makes one waiting caller at a time also read the socket (see [`UdpDemux::wait_answer`]).
-struct Leader<'a>(&'a AtomicBool);
-
-impl Drop for Leader<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
 }
 
 impl Shared {
