@@ -98,11 +98,13 @@ impl Resolver {
             Ok(t) => t,
             Err(e) => return (Err(e), Vec::new()),
         };
-        let ctx = Arc::new(Ctx::new(&target.handle));
-        let span = info_span!("resolve", handle = %target.handle);
+        // The context keeps the handle's text (no copy); the work borrows it from there.
+        let ctx = Arc::new(Ctx::owning(target.handle));
+        let handle = ctx.origin.as_str();
+        let span = info_span!("resolve", handle = %handle);
         let work = self
             .inner
-            .resolve_chain(&target.handle, query, &ctx)
+            .resolve_chain(handle, query, &ctx)
             .instrument(span);
         let deadline = self.inner.config.timeout;
         let work = std::pin::pin!(work);
@@ -110,12 +112,7 @@ impl Resolver {
             Ok(r) => r,
             // The trace is taken while the work still runs, so attempts in progress (also
             // in shared work) are listed as they stood at the deadline.
-            Err(_) => {
-                return (
-                    Err(timeout(&target.handle, deadline)),
-                    ctx.hops_at_deadline(),
-                )
-            }
+            Err(_) => return (Err(timeout(handle, deadline)), ctx.hops_at_deadline()),
         };
         // The work has ended and `ctx` is this call's own: nothing else reads its trace.
         let hops = ctx.take_hops();
@@ -319,10 +316,9 @@ pub(crate) fn answer_values(
     handle: &str,
 ) -> Result<(String, Vec<HandleValue>), ResolveError> {
     match (&answer.msg.body, answer.code()) {
-        (Body::ResolutionResponse(r), ResponseCode::Success) => Ok((
-            String::from_utf8_lossy(&r.handle).into_owned(),
-            r.values.clone(),
-        )),
+        (Body::ResolutionResponse(r), ResponseCode::Success) => {
+            Ok((text_of(&r.handle), r.values.clone()))
+        }
         (_, ResponseCode::Success) => Err(ResolveError::Protocol {
             sites_asked: 1,
             server: answer.server,
@@ -334,6 +330,15 @@ pub(crate) fn answer_values(
     }
 }
 
+/// Bytes from a server as text: UTF-8 as is (checked at SIMD speed), anything else with
+/// U+FFFD for the invalid sequences.
+pub(crate) fn text_of(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
 /// Like [`answer_values`], moving the values out of the answer instead of copying them.
 fn take_answer_values(
     answer: &mut Answer,
@@ -341,10 +346,7 @@ fn take_answer_values(
 ) -> Result<(String, Vec<HandleValue>), ResolveError> {
     let code = answer.code();
     if let (Body::ResolutionResponse(r), ResponseCode::Success) = (&mut answer.msg.body, code) {
-        return Ok((
-            String::from_utf8_lossy(&r.handle).into_owned(),
-            std::mem::take(&mut r.values),
-        ));
+        return Ok((text_of(&r.handle), std::mem::take(&mut r.values)));
     }
     answer_values(answer, handle)
 }

@@ -89,7 +89,7 @@ impl Site {
             .attributes
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(b"desc"))
-            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .map(|(_, v)| super::resolve::text_of(v))
     }
 
     /// The server responsible for `handle` inside the site (by the site's hash rule).

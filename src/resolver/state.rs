@@ -261,13 +261,22 @@ pub struct Ctx {
 impl Ctx {
     /// Fresh bookkeeping for a resolution of `origin`.
     pub(crate) fn new(origin: &str) -> Self {
-        Self::with_referrals(origin, Arc::new(AtomicU32::new(0)))
+        Self::owning(origin.to_string())
+    }
+
+    /// [`Ctx::new`] taking the handle's text without copying it.
+    pub(crate) fn owning(origin: String) -> Self {
+        Self::build(origin, Arc::new(AtomicU32::new(0)))
     }
 
     /// Fresh bookkeeping for a resolution of `origin` counting referrals in `referrals`.
     fn with_referrals(origin: &str, referrals: Arc<AtomicU32>) -> Self {
+        Self::build(origin.to_string(), referrals)
+    }
+
+    fn build(origin: String, referrals: Arc<AtomicU32>) -> Self {
         Self {
-            origin: origin.to_string(),
+            origin,
             trace: Mutex::new(Trace::default()),
             attempts: AtomicU32::new(0),
             joined: Mutex::new(Vec::new()),
