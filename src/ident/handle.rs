@@ -316,15 +316,23 @@ pub(crate) fn check_prefix(prefix: &str, span: &Span<'_>) -> Result<(), IdentErr
             text: prefix.to_string(),
         });
     }
-    let mut at = 0usize;
-    for segment in prefix.split('.') {
-        if segment.is_empty() {
-            return Err(IdentError::EmptyPrefixSegment {
-                at: span.map(at),
-                text: prefix.to_string(),
-            });
+    // Segments are separated by '.', an ASCII byte, so a byte scan finds the empty ones:
+    // `start` is where the current segment begins.
+    let mut start = 0usize;
+    for (i, &b) in prefix.as_bytes().iter().enumerate() {
+        if b == b'.' {
+            if i == start {
+                break;
+            }
+            start = i.saturating_add(1);
         }
-        at = at.saturating_add(segment.len()).saturating_add(1);
+    }
+    let empty = start == prefix.len() || prefix.as_bytes().get(start) == Some(&b'.');
+    if empty {
+        return Err(IdentError::EmptyPrefixSegment {
+            at: span.map(start),
+            text: prefix.to_string(),
+        });
     }
     Ok(())
 }

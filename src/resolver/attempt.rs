@@ -109,12 +109,12 @@ impl<'a> HopGuard<'a> {
 }
 
 impl HopGuard<'_> {
-    /// Records how the attempt ended (after `transmissions` transmissions).
-    fn finish(&mut self, outcome: HopOutcome, transmissions: u32) {
+    /// Records how the attempt ended, `rtt` after it started, after `transmissions`
+    /// transmissions.
+    fn finish(&mut self, outcome: HopOutcome, rtt: Duration, transmissions: u32) {
         if !std::mem::take(&mut self.open) {
             return;
         }
-        let rtt = self.started.elapsed();
         self.ctx.end_hop(self.token, |hop| {
             hop.rtt = rtt;
             hop.transmissions = transmissions;
@@ -135,7 +135,8 @@ impl HopGuard<'_> {
 
 impl Drop for HopGuard<'_> {
     fn drop(&mut self) {
-        self.finish(HopOutcome::Cancelled, 0);
+        let rtt = self.started.elapsed();
+        self.finish(HopOutcome::Cancelled, rtt, 0);
     }
 }
 
@@ -238,7 +239,7 @@ impl Inner {
         let (response, transmissions) = match result {
             Ok(r) => (r.message, r.transmissions),
             Err(error) => {
-                guard.finish(HopOutcome::Failed(error.to_string()), 0);
+                guard.finish(HopOutcome::Failed(error.to_string()), rtt, 0);
                 self.srtt.record_failure(srtt_key(server));
                 return Err(ResolveError::Transport {
                     sites_asked: 1,
@@ -251,7 +252,7 @@ impl Inner {
         let certified = match self.check_response(&request, &response, server, addr) {
             Ok(c) => c,
             Err(e) => {
-                guard.finish(HopOutcome::Rejected(e.to_string()), transmissions);
+                guard.finish(HopOutcome::Rejected(e.to_string()), rtt, transmissions);
                 self.srtt.record_failure(srtt_key(server));
                 return Err(e);
             }
@@ -270,7 +271,7 @@ impl Inner {
                 first_wait.unwrap_or_default(),
             );
         }
-        guard.finish(HopOutcome::Response(code), transmissions);
+        guard.finish(HopOutcome::Response(code), rtt, transmissions);
         let answer = Answer {
             msg: response,
             server: addr,

@@ -296,7 +296,11 @@ impl UdpDemux {
         };
         let started = Instant::now();
         for (attempt, wait) in options.udp_retransmit.iter().enumerate() {
-            let sent = Instant::now();
+            let sent = if attempt == 0 {
+                started
+            } else {
+                Instant::now()
+            };
             for d in datagrams {
                 if let Err(e) = self.socket.send_to(d, server).await {
                     debug!(%server, transport = "udp", attempt, error = %e, "send failed");
