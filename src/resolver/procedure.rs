@@ -153,14 +153,14 @@ impl Inner {
         ctx: &'a Ctx,
         path: &'a [String],
     ) -> BoxFuture<'a, Result<Answer, ResolveError>> {
-        self.fetch_inline(spec, ctx, path).boxed()
+        async move { self.fetch_inline(&spec, ctx, path).await }.boxed()
     }
 
     /// [`Inner::fetch`] without the box, for callers outside the recursion (a resolution's
     /// own request): the nested lookups it starts go through the boxed [`Inner::fetch`].
     pub(crate) async fn fetch_inline(
         &self,
-        spec: RequestSpec,
+        spec: &RequestSpec,
         ctx: &Ctx,
         path: &[String],
     ) -> Result<Answer, ResolveError> {
@@ -175,7 +175,7 @@ impl Inner {
                             .await?
                     }
                 };
-                let answer = self.ask(&spec, sites, ctx, path).await?;
+                let answer = self.ask(spec, sites, ctx, path).await?;
                 if in_refresh {
                     return Ok(answer);
                 }

@@ -339,14 +339,22 @@ pub(crate) fn text_of(bytes: &[u8]) -> String {
     }
 }
 
-/// Like [`answer_values`], moving the values out of the answer instead of copying them.
+/// Like [`answer_values`], moving the values out of the answer instead of copying them, and
+/// taking `asked` (the text of the handle in the request) as the answer's handle when the
+/// server echoed it byte for byte.
 fn take_answer_values(
     answer: &mut Answer,
     handle: &str,
+    asked: String,
 ) -> Result<(String, Vec<HandleValue>), ResolveError> {
     let code = answer.code();
     if let (Body::ResolutionResponse(r), ResponseCode::Success) = (&mut answer.msg.body, code) {
-        return Ok((text_of(&r.handle), std::mem::take(&mut r.values)));
+        let answered = if r.handle[..] == *asked.as_bytes() {
+            asked
+        } else {
+            text_of(&r.handle)
+        };
+        return Ok((answered, std::mem::take(&mut r.values)));
     }
     answer_values(answer, handle)
 }
@@ -498,11 +506,12 @@ impl Inner {
             query.authoritative,
             query.public_only,
         );
-        let mut answer = self.fetch_inline(spec, ctx, &[]).await?;
+        let mut answer = self.fetch_inline(&spec, ctx, &[]).await?;
         if try_next_site(answer.code()) {
             return Err(final_error(&answer.msg, answer.server, handle));
         }
-        let (answered, values) = match take_answer_values(&mut answer, handle) {
+        // The text of the handle asked for is reused for the record when the server echoes it.
+        let (answered, values) = match take_answer_values(&mut answer, handle, spec.handle) {
             Ok(v) => v,
             Err(e) => {
                 if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {

@@ -232,7 +232,42 @@ pub(crate) const DEADLINE_PASSED: &str = "no answer yet when the overall deadlin
 #[derive(Debug, Default)]
 struct Trace {
     done: Vec<Hop>,
-    running: Vec<(u64, Hop, Instant)>,
+    running: Running,
+}
+
+/// Attempts in progress, in the order they started: the first inline (most resolutions
+/// never have two at once, and then need no allocation for this list).
+#[derive(Debug, Default)]
+struct Running {
+    first: Option<(u64, Hop, Instant)>,
+    more: Vec<(u64, Hop, Instant)>,
+}
+
+impl Running {
+    fn push(&mut self, entry: (u64, Hop, Instant)) {
+        if self.first.is_none() {
+            self.first = Some(entry);
+        } else {
+            self.more.push(entry);
+        }
+    }
+
+    /// Takes out the attempt with `token`, keeping the others in order.
+    fn take(&mut self, token: u64) -> Option<(u64, Hop, Instant)> {
+        if self.first.as_ref().is_some_and(|(k, _, _)| *k == token) {
+            let taken = self.first.take();
+            if !self.more.is_empty() {
+                self.first = Some(self.more.remove(0));
+            }
+            return taken;
+        }
+        let i = self.more.iter().position(|(k, _, _)| *k == token)?;
+        Some(self.more.remove(i))
+    }
+
+    fn to_vec(&self) -> Vec<(u64, Hop, Instant)> {
+        self.first.iter().chain(self.more.iter()).cloned().collect()
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -309,8 +344,7 @@ impl Ctx {
     /// it ended, and it moves from the running attempts to the finished ones.
     pub(crate) fn end_hop(&self, token: u64, finish: impl FnOnce(&mut Hop)) {
         let mut t = lock(&self.trace);
-        if let Some(i) = t.running.iter().position(|(k, _, _)| *k == token) {
-            let (_, mut hop, _) = t.running.remove(i);
+        if let Some((_, mut hop, _)) = t.running.take(token) {
             finish(&mut hop);
             t.done.push(hop);
         }
@@ -414,7 +448,7 @@ impl Ctx {
             let t = lock(&self.trace);
             (
                 t.done.get(skip..).unwrap_or_default().to_vec(),
-                t.running.clone(),
+                t.running.to_vec(),
             )
         };
         let joined: Vec<(Arc<Ctx>, usize)> = lock(&self.joined)
@@ -458,5 +492,54 @@ impl Ctx {
     /// True the first time only: whether a root refresh may still be tried.
     pub(crate) fn claim_refresh(&self) -> bool {
         !self.refreshed.swap(true, Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::TransportKind;
+
+    fn hop(n: u32) -> Hop {
+        Hop {
+            handle: format!("1/{n}"),
+            server: std::net::SocketAddr::from(([127, 0, 0, 1], 2641)),
+            transport: TransportKind::Udp,
+            attempt: n,
+            rtt: Duration::ZERO,
+            transmissions: 0,
+            outcome: HopOutcome::Cancelled,
+        }
+    }
+
+    fn attempts(r: &Running) -> Vec<u32> {
+        r.to_vec().into_iter().map(|(_, h, _)| h.attempt).collect()
+    }
+
+    #[test]
+    fn running_attempts_keep_their_order_whichever_ends_first() {
+        let now = Instant::now();
+        let mut r = Running::default();
+        for n in 1..=4 {
+            r.push((u64::from(n), hop(n), now));
+        }
+        assert_eq!(attempts(&r), [1, 2, 3, 4]);
+        // The first ends: the second takes its place.
+        assert_eq!(r.take(1).map(|(_, h, _)| h.attempt), Some(1));
+        assert_eq!(attempts(&r), [2, 3, 4]);
+        assert_eq!(r.take(3).map(|(_, h, _)| h.attempt), Some(3));
+        assert_eq!(attempts(&r), [2, 4]);
+        assert!(r.take(3).is_none());
+        r.push((5, hop(5), now));
+        assert_eq!(attempts(&r), [2, 4, 5]);
+        for t in [2, 4, 5] {
+            assert!(r.take(t).is_some());
+        }
+        assert!(r.to_vec().is_empty());
+        // Alone, an attempt is kept inline.
+        let mut alone = Running::default();
+        alone.push((6, hop(6), now));
+        assert!(alone.first.is_some());
+        assert_eq!(alone.more.capacity(), 0);
     }
 }
