@@ -221,3 +221,20 @@ async fn identical_queries_go_on_when_the_caller_sending_for_them_is_cancelled()
     assert_eq!(asked(&w, &h), 2);
     assert_eq!(w.net.in_flight(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn with_the_answer_cache_off_every_query_sends_its_own_request() {
+    let w = World::new(None);
+    let h = format!("{PREFIX}/fresh");
+    w.store.insert(&h, urls(&h, 1));
+    let r = w.builder().cache_size(0).build().unwrap();
+    let outs = futures::future::join_all((0..5).map(|_| r.resolve(h.as_str()))).await;
+    for out in outs {
+        let rec = out.unwrap();
+        assert_eq!(rec.values, urls(&h, 1));
+        assert!(!rec.from_cache);
+    }
+    assert_eq!(asked(&w, &h), 5);
+    // The service lookup is still shared (it has its own cache and flights).
+    assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
+}

@@ -417,12 +417,20 @@ impl Inner {
     /// Resolves one handle: cache, then the network; caches the outcome. Concurrent
     /// identical queries (same cache key) share one network resolution, run by the first of
     /// them; authoritative queries bypass both the cache and the sharing.
+    ///
+    /// With the answer cache off (capacity 0) every call sends its own request: handing one
+    /// in-flight answer to several callers is caching by another name, and a caller who
+    /// turned the cache off asks for fresh answers (and pays no key or table work for
+    /// sharing it does not want).
     async fn resolve_one(
         &self,
         handle: &str,
         query: &Query,
         ctx: &Arc<Ctx>,
     ) -> Result<HandleRecord, ResolveError> {
+        if self.caches.config().capacity == 0 {
+            return self.resolve_network(handle, query, None, ctx).await;
+        }
         let key = RecordKey::new(
             handle,
             &query.types,
@@ -430,21 +438,14 @@ impl Inner {
             query.certify,
             query.public_only,
         );
-        // With the answer cache off (capacity 0) nothing is ever stored, so reads and writes
-        // are skipped; the key still names the single flight.
-        let caching = self.caches.config().capacity > 0;
         if query.authoritative {
-            return self
-                .resolve_network(handle, query, caching.then_some(key), ctx)
-                .await;
+            return self.resolve_network(handle, query, Some(key), ctx).await;
         }
         // Bounded: each turn either ends or follows a leader that went away before it had
         // an outcome (cancelled or timed out; the leader's own deadline ends that).
         loop {
-            if caching {
-                if let Some(out) = self.cached(&key, handle) {
-                    return out;
-                }
+            if let Some(out) = self.cached(&key, handle) {
+                return out;
             }
             match self
                 .flights
@@ -453,9 +454,7 @@ impl Inner {
             {
                 Role::Lead(leader) => {
                     let skip = ctx.finished();
-                    let out = self
-                        .resolve_network(handle, query, caching.then_some(key), ctx)
-                        .await;
+                    let out = self.resolve_network(handle, query, Some(key), ctx).await;
                     leader.finish(|| (out.clone(), ctx.hops_since(skip)));
                     return out;
                 }

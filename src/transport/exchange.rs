@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use rand::Rng;
 
@@ -156,22 +156,7 @@ pub(crate) fn encode_with_request_id(
     request: &Message,
     request_id: u32,
 ) -> Result<Bytes, TransportError> {
-    let encoded = request.encode()?;
-    if request.envelope.request_id == request_id {
-        return Ok(encoded);
-    }
-    // `encoded` is the only handle on its buffer, so this takes it over without a copy.
-    let mut buf = BytesMut::from(encoded);
-    // Envelope bytes 8..12 hold the request id (PROTOCOL.md §2.1); an encoded message always
-    // has its 20-byte envelope, so the slot exists.
-    let Some(slot) = buf.get_mut(8..12) else {
-        return Err(TransportError::Encode(crate::wire::EncodeError::TooLong {
-            field: "envelope",
-            len: buf.len(),
-        }));
-    };
-    slot.copy_from_slice(&request_id.to_be_bytes());
-    Ok(buf.freeze())
+    Ok(request.encode_with_request_id(request_id)?)
 }
 
 /// Builder of a [`NetTransport`].

@@ -143,12 +143,29 @@ impl Message {
         })
     }
 
+    /// Encodes the message with `request_id` in its envelope instead of its own (what a
+    /// transport that picks the ids does), in the same single pass as [`Message::encode`].
+    /// The credential is written as it is, not re-signed.
+    ///
+    /// ```
+    /// use handle_resolver::wire::Message;
+    ///
+    /// let m = Message::resolution_request("0.NA/10.1045", vec![], vec![], 1, 0);
+    /// let bytes = m.encode_with_request_id(0x0102_0304)?;
+    /// assert_eq!(&bytes[8..12], &[1, 2, 3, 4]);
+    /// assert_eq!(bytes[12..], m.encode()?[12..]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn encode_with_request_id(&self, request_id: u32) -> Result<Bytes, EncodeError> {
+        Ok(self.encode_with_body_len(Some(request_id))?.0)
+    }
+
     /// Encode envelope + header + body + credential; fills in body_length and message_length.
     ///
     /// The credential length is always written (0 when there is no credential), as the
     /// reference library does.
     pub fn encode(&self) -> Result<Bytes, EncodeError> {
-        Ok(self.encode_with_body_len()?.0)
+        Ok(self.encode_with_body_len(None)?.0)
     }
 
     /// The 24 header bytes and the body, as a digest or signature covers them: the bytes as
@@ -157,17 +174,20 @@ impl Message {
         if !self.signed_bytes.is_empty() {
             return Ok(self.signed_bytes.clone());
         }
-        let (all, body_len) = self.encode_with_body_len()?;
+        let (all, body_len) = self.encode_with_body_len(None)?;
         Ok(all.slice(ENVELOPE_LEN..ENVELOPE_LEN + HEADER_LEN + body_len))
     }
 
     /// Encodes the whole message into one buffer sized up front (no intermediate body
     /// buffer): envelope and header go first with zero lengths, then the digest,
     /// body and credential, then both lengths are patched in. Also returns the body length.
-    fn encode_with_body_len(&self) -> Result<(Bytes, usize), EncodeError> {
+    fn encode_with_body_len(&self, request_id: Option<u32>) -> Result<(Bytes, usize), EncodeError> {
         let hint = ENVELOPE_LEN + HEADER_LEN + self.body_size_hint() + 4;
         let mut out = BytesMut::with_capacity(hint);
         let mut envelope = self.envelope;
+        if let Some(id) = request_id {
+            envelope.request_id = id;
+        }
         envelope.message_length = 0;
         let mut header = self.header;
         header.body_length = 0;
