@@ -144,8 +144,11 @@ where
 pub(crate) struct LeaderFlights<K, V, T> {
     /// The flights, and the token of the last one started (counted under the same lock, so
     /// a resolution touches one shared cache line here, not two).
-    table: Mutex<(HashMap<K, LeaderEntry<V, T>, FnvBuild>, u64)>,
+    table: Mutex<LeaderTable<K, V, T>>,
 }
+
+/// The flights of a [`LeaderFlights`] by key, and the last token given out.
+type LeaderTable<K, V, T> = (HashMap<K, LeaderEntry<V, T>, FnvBuild>, u64);
 
 struct LeaderEntry<V, T> {
     token: u64,
