@@ -166,6 +166,9 @@ impl ResolverBuilder {
 
     /// Number of cached answers (default 10 000; 0 disables the answer cache). An answer
     /// larger than 1 KiB counts once per started KiB, so memory stays bounded too.
+    ///
+    /// With the cache on, identical queries made at the same time share one request; with
+    /// it off, every call sends its own (service lookups are shared either way).
     pub fn cache_size(mut self, entries: u64) -> Self {
         self.cache.capacity = entries;
         self

@@ -32,7 +32,8 @@
 //!   signature);
 //! - `selection`: decaying SRTT (Karn's rule), site order, hedge delays; `hedging`: the race;
 //! - `cache`: answer and service caches; `flight`: single flight (concurrent identical
-//!   lookups and queries share one); `loc`: `10320/loc` selection;
+//!   lookups, and with the answer cache on identical queries, share one); `loc`:
+//!   `10320/loc` selection;
 //! - `record`, `error`, `clock`, `sites`, `target`, `state`: the types; `fnv`: the hasher
 //!   of the internal tables.
 
