@@ -77,69 +77,93 @@ impl Inner {
         ctx: &Ctx,
         path: &[String],
     ) -> Result<Answer, ResolveError> {
-        // Filled at the first referral (most requests have none).
-        let mut seen = HashSet::new();
-        let mut sites = sites;
-        // Copied only when a referral changes it.
-        let mut spec = std::borrow::Cow::Borrowed(spec);
-        loop {
-            let answer = self.race_sites(&spec, &sites, ctx).await?;
-            let kind = match answer.code() {
-                ResponseCode::ServiceReferral => SiteKind::Service,
-                ResponseCode::PrefixReferral => {
-                    if !is_prefix_query(&spec.handle) {
-                        return Err(ResolveError::Protocol {
-                            sites_asked: 1,
-                            server: answer.server,
-                            violation: ProtocolViolation::UnexpectedPrefixReferral,
-                        });
-                    }
-                    SiteKind::Prefix
-                }
-                _ => return Ok(answer),
-            };
-            let Body::Referral(body) = &answer.msg.body else {
-                return Err(ResolveError::Protocol {
-                    sites_asked: 1,
-                    server: answer.server,
-                    violation: ProtocolViolation::UnexpectedBody {
-                        code: answer.code(),
-                    },
-                });
-            };
-            ctx.count_referral()?;
-            let referred = self
-                .referral_sites(body, kind, spec.certify(), ctx, path)
-                .await?;
-            let at = String::from_utf8_lossy(&body.referral_handle).into_owned();
-            debug!(handle = %spec.handle, referral = %at, sites = referred.len(), code = %answer.code(), "referral");
-            if referred.is_empty() {
-                return Err(ResolveError::ServiceNotFound {
-                    prefix_handle: if at.is_empty() {
-                        spec.handle.clone()
-                    } else {
-                        at
-                    },
-                });
-            }
-            if seen.is_empty() {
-                seen.insert(sites_key(&sites));
-            }
-            if !seen.insert(sites_key(&referred)) {
-                return Err(ResolveError::ReferralLoop {
-                    handle: spec.handle.clone(),
-                    at: if at.is_empty() {
-                        "(referral sites)".into()
-                    } else {
-                        at
-                    },
-                });
-            }
-            sites = Arc::new(referred);
-            // The same request again, one referral deeper (§5.3).
-            let spec = spec.to_mut();
-            spec.recursion_count = spec.recursion_count.saturating_add(1);
+        let answer = self.race_sites(spec, &sites, ctx).await?;
+        if !matches!(
+            answer.code(),
+            ResponseCode::ServiceReferral | ResponseCode::PrefixReferral
+        ) {
+            return Ok(answer);
         }
+        // Most requests get no referral: their future does not carry the referral walk's
+        // state (it is boxed, and made only when a referral comes).
+        self.follow_referrals(spec, sites, answer, ctx, path).await
+    }
+
+    /// Follows the referral in `answer` (from `sites`) and those after it.
+    fn follow_referrals<'a>(
+        &'a self,
+        spec: &'a RequestSpec,
+        sites: Arc<Vec<Site>>,
+        answer: Answer,
+        ctx: &'a Ctx,
+        path: &'a [String],
+    ) -> BoxFuture<'a, Result<Answer, ResolveError>> {
+        async move {
+            let mut seen = HashSet::new();
+            let mut sites = sites;
+            let mut answer = answer;
+            // Copied only when a referral changes it (here, at the first one).
+            let mut spec = std::borrow::Cow::Borrowed(spec);
+            loop {
+                let kind = match answer.code() {
+                    ResponseCode::ServiceReferral => SiteKind::Service,
+                    ResponseCode::PrefixReferral => {
+                        if !is_prefix_query(&spec.handle) {
+                            return Err(ResolveError::Protocol {
+                                sites_asked: 1,
+                                server: answer.server,
+                                violation: ProtocolViolation::UnexpectedPrefixReferral,
+                            });
+                        }
+                        SiteKind::Prefix
+                    }
+                    _ => return Ok(answer),
+                };
+                let Body::Referral(body) = &answer.msg.body else {
+                    return Err(ResolveError::Protocol {
+                        sites_asked: 1,
+                        server: answer.server,
+                        violation: ProtocolViolation::UnexpectedBody {
+                            code: answer.code(),
+                        },
+                    });
+                };
+                ctx.count_referral()?;
+                let referred = self
+                    .referral_sites(body, kind, spec.certify(), ctx, path)
+                    .await?;
+                let at = String::from_utf8_lossy(&body.referral_handle).into_owned();
+                debug!(handle = %spec.handle, referral = %at, sites = referred.len(), code = %answer.code(), "referral");
+                if referred.is_empty() {
+                    return Err(ResolveError::ServiceNotFound {
+                        prefix_handle: if at.is_empty() {
+                            spec.handle.clone()
+                        } else {
+                            at
+                        },
+                    });
+                }
+                if seen.is_empty() {
+                    seen.insert(sites_key(&sites));
+                }
+                if !seen.insert(sites_key(&referred)) {
+                    return Err(ResolveError::ReferralLoop {
+                        handle: spec.handle.clone(),
+                        at: if at.is_empty() {
+                            "(referral sites)".into()
+                        } else {
+                            at
+                        },
+                    });
+                }
+                sites = Arc::new(referred);
+                // The same request again, one referral deeper (§5.3).
+                let deeper = spec.to_mut();
+                deeper.recursion_count = deeper.recursion_count.saturating_add(1);
+                answer = self.race_sites(&spec, &sites, ctx).await?;
+            }
+        }
+        .boxed()
     }
 
     /// The whole procedure for one request: sites for its handle, referrals, and one root
@@ -181,7 +205,8 @@ impl Inner {
                 }
                 if answer.code() == ResponseCode::OutOfDateSiteInfo && ctx.claim_refresh() {
                     info!(server = %answer.server, "site information out of date; refreshing the root");
-                    self.refresh_root_limited(spec.certify(), ctx).await?;
+                    // Boxed: rare, and large enough to double every request's state.
+                    Box::pin(self.refresh_root_limited(spec.certify(), ctx)).await?;
                     if let Some(p) = prefix_handle(&spec.handle) {
                         self.caches.forget_service(&p);
                     }

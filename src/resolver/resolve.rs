@@ -65,7 +65,9 @@ impl Resolver {
         &self,
         id: &T,
     ) -> Result<HandleRecord, ResolveError> {
-        self.resolve_with(id, &self.default_query()).await
+        // The query is made inside `run` (no wrapper future around it: every level of
+        // nesting is one more copy of the whole resolution's state when it starts).
+        self.run(id, QueryRef::Default, false).await.0
     }
 
     /// Resolves `id` with filters and flags.
@@ -74,7 +76,7 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> Result<HandleRecord, ResolveError> {
-        self.run(id, query, false).await.0
+        self.run(id, QueryRef::Given(query), false).await.0
     }
 
     /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure).
@@ -83,7 +85,7 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> (Result<HandleRecord, ResolveError>, Vec<Hop>) {
-        self.run(id, query, true).await
+        self.run(id, QueryRef::Given(query), true).await
     }
 
     /// One resolution; the attempts go into the record and, when `trace`, are also returned
@@ -91,9 +93,17 @@ impl Resolver {
     async fn run<T: Resolvable + ?Sized>(
         &self,
         id: &T,
-        query: &Query,
+        query: QueryRef<'_>,
         trace: bool,
     ) -> (Result<HandleRecord, ResolveError>, Vec<Hop>) {
+        let default;
+        let query = match query {
+            QueryRef::Given(q) => q,
+            QueryRef::Default => {
+                default = self.default_query();
+                &default
+            }
+        };
         let target = match self.target(id) {
             Ok(t) => t,
             Err(e) => return (Err(e), Vec::new()),
@@ -302,6 +312,13 @@ impl Resolver {
     }
 }
 
+/// The query of a call: given, or the resolver's default (made inside the call).
+#[derive(Clone, Copy)]
+enum QueryRef<'a> {
+    Given(&'a Query),
+    Default,
+}
+
 /// The error for a call that ran past its deadline.
 fn timeout(handle: &str, after: std::time::Duration) -> ResolveError {
     ResolveError::Timeout {
@@ -459,7 +476,8 @@ impl Inner {
                     return out;
                 }
                 Role::Follow(follower, (shared, skip)) => {
-                    if let Some(out) = ctx.follow(follower, shared, skip).await {
+                    // Boxed: waiting for another caller is the rare case.
+                    if let Some(out) = Box::pin(ctx.follow(follower, shared, skip)).await {
                         return out;
                     }
                 }
