@@ -83,8 +83,10 @@ struct Pending {
     tx: oneshot::Sender<Message>,
     /// Decode limits of this request.
     limits: Limits,
-    /// A multi-datagram answer being collected, with the bytes reserved for it.
-    partial: Option<(PartialMessage, usize)>,
+    /// A multi-datagram answer being collected, with the bytes reserved for it. Boxed: most
+    /// answers are one datagram, and every pending entry (a table slot per request in
+    /// flight) would otherwise carry the collector's few hundred bytes.
+    partial: Option<Box<(PartialMessage, usize)>>,
 }
 
 #[derive(Default)]
@@ -99,8 +101,8 @@ struct Table {
 impl Table {
     fn remove(&mut self, id: u32) -> Option<Pending> {
         let p = self.map.remove(&id)?;
-        if let Some((_, reserved)) = &p.partial {
-            self.reassembly_bytes = self.reassembly_bytes.saturating_sub(*reserved);
+        if let Some(b) = &p.partial {
+            self.reassembly_bytes = self.reassembly_bytes.saturating_sub(b.1);
         }
         Some(p)
     }
@@ -487,7 +489,7 @@ impl Shared {
         let Some(p) = t.map.get_mut(&id) else {
             return;
         };
-        let fed = p.partial.as_mut().map(|(pm, _)| pm.push(datagram.clone()));
+        let fed = p.partial.as_mut().map(|b| b.0.push(datagram.clone()));
         let message = match fed {
             Some(Ok(None)) => return,
             Some(Ok(Some(message))) => message,
@@ -496,7 +498,7 @@ impl Shared {
                 if let Some(Err(e)) = misfit {
                     debug!(%from, request_id = id, error = %e, "udp fragment does not fit the answer being collected");
                 }
-                let held = p.partial.as_ref().map_or(0, |(_, reserved)| *reserved);
+                let held = p.partial.as_ref().map_or(0, |b| b.1);
                 let need = envelope.message_length as usize;
                 let budget_left = self
                     .config
@@ -524,14 +526,14 @@ impl Shared {
                     debug!(%from, request_id = id, "another udp answer; reassembly restarts");
                 }
                 t.reassembly_bytes = t.reassembly_bytes.saturating_sub(held).saturating_add(need);
-                p.partial = Some((fresh, need));
+                p.partial = Some(Box::new((fresh, need)));
                 match pushed {
                     None => return,
                     Some(message) => message,
                 }
             }
         };
-        let Some((pm, reserved)) = p.partial.take() else {
+        let Some((pm, reserved)) = p.partial.take().map(|b| *b) else {
             return;
         };
         t.reassembly_bytes = t.reassembly_bytes.saturating_sub(reserved);
