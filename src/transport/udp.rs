@@ -412,7 +412,8 @@ impl Shared {
     }
 
     fn on_datagram(&self, datagram: Bytes, from: SocketAddr) {
-        let envelope = match Envelope::decode(&mut Reader::new(datagram.clone())) {
+        let mut reader = Reader::new(datagram.clone());
+        let envelope = match Envelope::decode(&mut reader) {
             Ok(e) => e,
             Err(e) => {
                 debug!(%from, len = datagram.len(), error = %e, "dropped udp datagram: no envelope");
@@ -433,8 +434,9 @@ impl Shared {
                 None => return,
             }
         };
-        // Decoded outside the lock: callers keep registering meanwhile.
-        let answer = match Message::decode(datagram, &limits) {
+        // Decoded outside the lock (callers keep registering meanwhile), from the envelope
+        // already read.
+        let answer = match Message::decode_parts(envelope, reader.rest(), &limits) {
             Ok(m) => m,
             Err(e) => {
                 debug!(%from, request_id = id, error = %e, "dropped undecodable udp datagram");
