@@ -49,6 +49,14 @@ fn parse_target(input: &str) -> Result<Target, ResolveError> {
 /// take the general path.
 fn plain_handle(input: &str) -> Option<Result<Target, ResolveError>> {
     let s = input.trim();
+    if is_clean_ascii_handle(s) {
+        // Everything `Handle::parse` checks holds: same text, no second pass.
+        return Some(Ok(Target {
+            handle: s.to_string(),
+            cordra: false,
+            input: input.to_string(),
+        }));
+    }
     if s.bytes().any(|b| matches!(b, b':' | b'?' | b'#')) {
         return None;
     }
@@ -65,6 +73,51 @@ fn plain_handle(input: &str) -> Option<Result<Target, ResolveError>> {
         }),
         Err(e) => Err(e.into()),
     })
+}
+
+/// One pass over the bytes for the most common input, an ASCII `PREFIX/SUFFIX` that is
+/// valid as it stands: no control character, no `:`, `?` or `#` (so no URI, URN, CORDRA
+/// query or fragment), a prefix without spaces whose dot-separated segments are all
+/// non-empty, a non-empty suffix not 32 bytes long (so not a CORDRA id). Anything else
+/// (including every invalid handle, whose error must name the offending byte) takes the
+/// checking path.
+fn is_clean_ascii_handle(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let mut slash = None;
+    // Start of the current prefix segment (while still in the prefix).
+    let mut segment_start = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !b.is_ascii() || b.is_ascii_control() || matches!(b, b':' | b'?' | b'#') {
+            return false;
+        }
+        if slash.is_some() {
+            continue;
+        }
+        match b {
+            b'/' => {
+                if i == segment_start {
+                    // Empty prefix, or a prefix ending with '.'.
+                    return false;
+                }
+                slash = Some(i);
+            }
+            b'.' => {
+                if i == segment_start {
+                    return false;
+                }
+                segment_start = i + 1;
+            }
+            b' ' => return false,
+            _ => {}
+        }
+    }
+    match slash {
+        Some(i) => {
+            let suffix = bytes.len() - i - 1;
+            suffix > 0 && suffix != 32
+        }
+        None => false,
+    }
 }
 
 impl Resolvable for String {
@@ -200,12 +253,27 @@ mod tests {
         assert!(plain_handle("10.1045").is_some());
         assert!(plain_handle("hdl:20.500.1/x").is_none());
         assert!(plain_handle("100.102/f58fb49eb1f848f0a606e84cef294be5").is_none());
+        // The one-pass check takes valid ASCII handles only; the rest are checked in full.
+        assert!(is_clean_ascii_handle("20.500.1/bench-17"));
+        assert!(is_clean_ascii_handle("10.1045/a b/c"));
+        for s in [
+            "10.1045", ".1/x", "1./x", "1..2/x", "/x", "1/", "1 2/x", "1/\u{7f}", "é/x",
+        ] {
+            assert!(!is_clean_ascii_handle(s), "{s:?}");
+        }
     }
 
     proptest::proptest! {
         #[test]
         fn the_fast_path_agrees_with_the_general_one(
             s in r"[ 0-9a-fA-F.:/?#%_xyzNAé\x01\x7f-]{0,40}"
+        ) {
+            same(&s);
+        }
+
+        #[test]
+        fn the_one_pass_check_agrees_on_dotted_prefixes(
+            s in r"[ .0-9a]{0,7}/?[ ./a\t]{0,4}/?[.a]{0,2}"
         ) {
             same(&s);
         }
