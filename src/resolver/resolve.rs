@@ -464,13 +464,15 @@ impl Inner {
             if let Some(out) = self.cached(&key, handle) {
                 return out;
             }
+            // The attempts this resolution made before (of earlier aliases) are not the
+            // shared work's: followers get only those made from here on.
+            let skip = ctx.finished();
             match self
                 .flights
                 .records
-                .join_or_lead(key.clone(), || (ctx.clone(), ctx.finished()))
+                .join_or_lead(key.clone(), || (ctx.clone(), skip))
             {
                 Role::Lead(leader) => {
-                    let skip = ctx.finished();
                     let out = self.resolve_network(handle, query, Some(key), ctx).await;
                     leader.finish(|| (out.clone(), ctx.hops_since(skip)));
                     return out;
