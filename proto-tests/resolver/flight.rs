@@ -238,3 +238,65 @@ async fn with_the_answer_cache_off_every_query_sends_its_own_request() {
     // The service lookup is still shared (it has its own cache and flights).
     assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_reaching_its_deadline_does_not_renumber_the_leaders_attempts() {
+    // The follower started first (its alias at the root is slow), so its deadline passes
+    // while the leader of the query it follows still waits for the (slow) service lookup.
+    // Listing the follower's trace then must not touch the leader's own numbering.
+    let w = World::new(None);
+    let h = format!("{PREFIX}/x");
+    w.store.insert(&h, urls(&h, 1));
+    w.root_store.insert(
+        "0.TEST/alias",
+        vec![handle_resolver::wire::HandleValue::new(
+            1,
+            "HS_ALIAS",
+            h.clone(),
+        )],
+    );
+    let inner = store_server(w.root_store.clone(), None, None);
+    let service = format!("0.NA/{PREFIX}");
+    w.net.serve(
+        w.root,
+        Arc::new(move |req, kind| {
+            let asked = handle_of(req);
+            let delay = if asked == "0.TEST/alias" {
+                Some(Duration::from_secs(3))
+            } else if asked == service {
+                Some(Duration::from_millis(4500))
+            } else {
+                None
+            };
+            match (inner(req, kind), delay) {
+                (Reply::Answer(m), Some(d)) => Reply::After(d, m),
+                (other, _) => other,
+            }
+        }),
+    );
+    let r = w
+        .builder()
+        .follow_aliases(true)
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let (r1, r2) = (r.clone(), r.clone());
+    let follower =
+        tokio::spawn(async move { r1.resolve_traced("0.TEST/alias", &Query::default()).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let h2 = h.clone();
+    let leader =
+        tokio::spawn(async move { r2.resolve_traced(h2.as_str(), &Query::default()).await });
+    let (out, hops) = follower.await.unwrap();
+    assert!(matches!(out, Err(ResolveError::Timeout { .. })), "{out:?}");
+    // Its own request and the leader's service lookup still running.
+    assert_eq!(hops.len(), 2, "{hops:#?}");
+    let (out, hops) = leader.await.unwrap();
+    assert_eq!(out.unwrap().values, urls(&h, 1));
+    let numbers: Vec<u32> = hops.iter().map(|h| h.attempt).collect();
+    assert_eq!(
+        numbers,
+        (1..=hops.len() as u32).collect::<Vec<_>>(),
+        "{hops:#?}"
+    );
+}
