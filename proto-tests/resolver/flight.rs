@@ -11,7 +11,9 @@ use handle_resolver::resolver::{Query, ResolveError};
 
 use handle_resolver::wire::ResponseCode;
 
-use super::mock::{error_answer, handle_of, store_server, Reply};
+use super::mock::{
+    error_answer, handle_of, referral_answer, site, site_value, store_server, Reply,
+};
 use super::world::{urls, World, PREFIX};
 
 /// Requests the resolver sent for `handle` (to any server).
@@ -299,4 +301,73 @@ async fn a_follower_reaching_its_deadline_does_not_renumber_the_leaders_attempts
         (1..=hops.len() as u32).collect::<Vec<_>>(),
         "{hops:#?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_s_error_names_the_handle_it_asked_for() {
+    // The leader came to `20.500.1/far` through an alias; the follower asked for it
+    // directly. Endless referrals end both with TooManyReferrals, which must name the
+    // handle whose resolution hit the limit, not the leader's own input.
+    let w = World::new(None);
+    let far = format!("{PREFIX}/far");
+    w.root_store.insert(
+        "0.TEST/alias",
+        vec![handle_resolver::wire::HandleValue::new(
+            1,
+            "HS_ALIAS",
+            far.clone(),
+        )],
+    );
+    // Server 127.0.1.n refers to 127.0.1.(n+1), for ever.
+    let next = |n: u8| {
+        let s = site(
+            &[std::net::SocketAddr::from(([127, 0, 1, n], 2641))],
+            true,
+            "chain",
+            None,
+        );
+        vec![site_value(1, &s)]
+    };
+    let refer = |v: Vec<handle_resolver::wire::HandleValue>| -> super::mock::Handler {
+        Arc::new(move |req, _| {
+            Reply::Answer(referral_answer(
+                req,
+                ResponseCode::ServiceReferral,
+                "",
+                Some(v.clone()),
+            ))
+        })
+    };
+    for s in 0..2 {
+        for a in w.servers(s) {
+            w.net.serve(a, refer(next(0)));
+        }
+    }
+    for n in 0..=250u8 {
+        w.net.serve(
+            std::net::SocketAddr::from(([127, 0, 1, n], 2641)),
+            refer(next(n.wrapping_add(1))),
+        );
+    }
+    let r = w.builder().follow_aliases(true).build().unwrap();
+    let r1 = r.clone();
+    let leader = tokio::spawn(async move { r1.resolve("0.TEST/alias").await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let walked = asked(&w, &far);
+    assert!(
+        walked > 1 && walked < 40,
+        "the leader is on its referral walk: {walked}"
+    );
+    let e = r.resolve(far.as_str()).await.unwrap_err();
+    assert!(
+        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if *handle == far),
+        "{e:?}"
+    );
+    let e = leader.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if *handle == far),
+        "{e:?}"
+    );
+    // One referral walk for both.
+    assert!(asked(&w, &far) <= 45, "{}", asked(&w, &far));
 }

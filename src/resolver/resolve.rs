@@ -445,8 +445,13 @@ impl Inner {
         query: &Query,
         ctx: &Arc<Ctx>,
     ) -> Result<HandleRecord, ResolveError> {
+        // The bookkeeping is the whole resolution's (it names the handle first asked for);
+        // errors of this step, also handed to the callers sharing it, name this step's.
         if self.caches.config().capacity == 0 {
-            return self.resolve_network(handle, query, None, ctx).await;
+            return self
+                .resolve_network(handle, query, None, ctx)
+                .await
+                .map_err(|e| e.for_step(&ctx.origin, handle));
         }
         let key = RecordKey::new(
             handle,
@@ -471,7 +476,10 @@ impl Inner {
             {
                 Role::Lead(leader) => {
                     let skip = ctx.finished();
-                    let out = self.resolve_network(handle, query, Some(key), ctx).await;
+                    let out = self
+                        .resolve_network(handle, query, Some(key), ctx)
+                        .await
+                        .map_err(|e| e.for_step(&ctx.origin, handle));
                     leader.finish(|| (out.clone(), ctx.hops_since(skip)));
                     return out;
                 }
