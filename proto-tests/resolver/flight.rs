@@ -11,7 +11,9 @@ use handle_resolver::resolver::{Query, ResolveError};
 
 use handle_resolver::wire::ResponseCode;
 
-use super::mock::{error_answer, handle_of, store_server, Reply};
+use super::mock::{
+    error_answer, handle_of, referral_answer, site, site_value, store_server, Reply,
+};
 use super::world::{urls, World, PREFIX};
 
 /// Requests the resolver sent for `handle` (to any server).
@@ -237,4 +239,135 @@ async fn with_the_answer_cache_off_every_query_sends_its_own_request() {
     assert_eq!(asked(&w, &h), 5);
     // The service lookup is still shared (it has its own cache and flights).
     assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_reaching_its_deadline_does_not_renumber_the_leaders_attempts() {
+    // The follower started first (its alias at the root is slow), so its deadline passes
+    // while the leader of the query it follows still waits for the (slow) service lookup.
+    // Listing the follower's trace then must not touch the leader's own numbering.
+    let w = World::new(None);
+    let h = format!("{PREFIX}/x");
+    w.store.insert(&h, urls(&h, 1));
+    w.root_store.insert(
+        "0.TEST/alias",
+        vec![handle_resolver::wire::HandleValue::new(
+            1,
+            "HS_ALIAS",
+            h.clone(),
+        )],
+    );
+    let inner = store_server(w.root_store.clone(), None, None);
+    let service = format!("0.NA/{PREFIX}");
+    w.net.serve(
+        w.root,
+        Arc::new(move |req, kind| {
+            let asked = handle_of(req);
+            let delay = if asked == "0.TEST/alias" {
+                Some(Duration::from_secs(3))
+            } else if asked == service {
+                Some(Duration::from_millis(4500))
+            } else {
+                None
+            };
+            match (inner(req, kind), delay) {
+                (Reply::Answer(m), Some(d)) => Reply::After(d, m),
+                (other, _) => other,
+            }
+        }),
+    );
+    let r = w
+        .builder()
+        .follow_aliases(true)
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let (r1, r2) = (r.clone(), r.clone());
+    let follower =
+        tokio::spawn(async move { r1.resolve_traced("0.TEST/alias", &Query::default()).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let h2 = h.clone();
+    let leader =
+        tokio::spawn(async move { r2.resolve_traced(h2.as_str(), &Query::default()).await });
+    let (out, hops) = follower.await.unwrap();
+    assert!(matches!(out, Err(ResolveError::Timeout { .. })), "{out:?}");
+    // Its own request and the leader's service lookup still running.
+    assert_eq!(hops.len(), 2, "{hops:#?}");
+    let (out, hops) = leader.await.unwrap();
+    assert_eq!(out.unwrap().values, urls(&h, 1));
+    let numbers: Vec<u32> = hops.iter().map(|h| h.attempt).collect();
+    assert_eq!(
+        numbers,
+        (1..=hops.len() as u32).collect::<Vec<_>>(),
+        "{hops:#?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_s_error_names_the_handle_it_asked_for() {
+    // The leader came to `20.500.1/far` through an alias; the follower asked for it
+    // directly. Endless referrals end both with TooManyReferrals, which must name the
+    // handle whose resolution hit the limit, not the leader's own input.
+    let w = World::new(None);
+    let far = format!("{PREFIX}/far");
+    w.root_store.insert(
+        "0.TEST/alias",
+        vec![handle_resolver::wire::HandleValue::new(
+            1,
+            "HS_ALIAS",
+            far.clone(),
+        )],
+    );
+    // Server 127.0.1.n refers to 127.0.1.(n+1), for ever.
+    let next = |n: u8| {
+        let s = site(
+            &[std::net::SocketAddr::from(([127, 0, 1, n], 2641))],
+            true,
+            "chain",
+            None,
+        );
+        vec![site_value(1, &s)]
+    };
+    let refer = |v: Vec<handle_resolver::wire::HandleValue>| -> super::mock::Handler {
+        Arc::new(move |req, _| {
+            Reply::Answer(referral_answer(
+                req,
+                ResponseCode::ServiceReferral,
+                "",
+                Some(v.clone()),
+            ))
+        })
+    };
+    for s in 0..2 {
+        for a in w.servers(s) {
+            w.net.serve(a, refer(next(0)));
+        }
+    }
+    for n in 0..=250u8 {
+        w.net.serve(
+            std::net::SocketAddr::from(([127, 0, 1, n], 2641)),
+            refer(next(n.wrapping_add(1))),
+        );
+    }
+    let r = w.builder().follow_aliases(true).build().unwrap();
+    let r1 = r.clone();
+    let leader = tokio::spawn(async move { r1.resolve("0.TEST/alias").await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let walked = asked(&w, &far);
+    assert!(
+        walked > 1 && walked < 40,
+        "the leader is on its referral walk: {walked}"
+    );
+    let e = r.resolve(far.as_str()).await.unwrap_err();
+    assert!(
+        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if *handle == far),
+        "{e:?}"
+    );
+    let e = leader.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if *handle == far),
+        "{e:?}"
+    );
+    // One referral walk for both.
+    assert!(asked(&w, &far) <= 45, "{}", asked(&w, &far));
 }

@@ -239,6 +239,22 @@ fn code_text(code: ResponseCode) -> String {
 }
 
 impl ResolveError {
+    /// The same error, naming `step` instead of `origin` as the handle being resolved (for
+    /// the variants that name it from the resolution's bookkeeping): what a step of an alias
+    /// chain reports, also to the callers sharing it, is about the handle of that step.
+    pub(crate) fn for_step(mut self, origin: &str, step: &str) -> Self {
+        if origin != step {
+            if let ResolveError::TooManyReferrals { handle, .. }
+            | ResolveError::ReferralLoop { handle, .. } = &mut self
+            {
+                if handle == origin {
+                    *handle = step.to_string();
+                }
+            }
+        }
+        self
+    }
+
     /// The same error, noting that it is the one reported for `sites` sites asked (for the
     /// variants that carry the count).
     pub(crate) fn with_sites_asked(mut self, sites: usize) -> Self {

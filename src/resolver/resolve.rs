@@ -124,7 +124,9 @@ impl Resolver {
             // in shared work) are listed as they stood at the deadline.
             Err(_) => return (Err(timeout(handle, deadline)), ctx.hops_at_deadline()),
         };
-        // The work has ended and `ctx` is this call's own: nothing else reads its trace.
+        // The work has ended: its attempts are taken out of the bookkeeping. (A caller that
+        // shared a query this one ran has been handed its copy already; one still reading it
+        // at its own deadline sees only what it would have missed anyway.)
         let hops = ctx.take_hops();
         match result {
             Ok(mut r) if trace => {
@@ -445,8 +447,13 @@ impl Inner {
         query: &Query,
         ctx: &Arc<Ctx>,
     ) -> Result<HandleRecord, ResolveError> {
+        // The bookkeeping is the whole resolution's (it names the handle first asked for);
+        // errors of this step, also handed to the callers sharing it, name this step's.
         if self.caches.config().capacity == 0 {
-            return self.resolve_network(handle, query, None, ctx).await;
+            return self
+                .resolve_network(handle, query, None, ctx)
+                .await
+                .map_err(|e| e.for_step(&ctx.origin, handle));
         }
         let key = RecordKey::new(
             handle,
@@ -473,7 +480,10 @@ impl Inner {
                 .join_or_lead(key.clone(), || (ctx.clone(), skip))
             {
                 Role::Lead(leader) => {
-                    let out = self.resolve_network(handle, query, Some(key), ctx).await;
+                    let out = self
+                        .resolve_network(handle, query, Some(key), ctx)
+                        .await
+                        .map_err(|e| e.for_step(&ctx.origin, handle));
                     leader.finish(|| (out.clone(), ctx.hops_since(skip)));
                     return out;
                 }

@@ -430,8 +430,8 @@ impl Ctx {
         lock(&self.trace).done.clone()
     }
 
-    /// The attempts finished so far, taken out (for a resolution that has ended and whose
-    /// bookkeeping nobody else reads).
+    /// The attempts finished so far, taken out (for a resolution that has ended; callers
+    /// that shared its queries have had their copies).
     pub(crate) fn take_hops(&self) -> Vec<Hop> {
         std::mem::take(&mut lock(&self.trace).done)
     }
@@ -441,12 +441,23 @@ impl Ctx {
     /// the deadline, with the time they had run). Numbers the shared work's attempts after
     /// this resolution's own.
     pub(crate) fn hops_at_deadline(&self) -> Vec<Hop> {
-        self.hops_at_deadline_after(0)
+        let (mut out, joined, running) = self.at_deadline(0);
+        for mut hop in joined {
+            hop.attempt = self.next_attempt();
+            out.push(hop);
+        }
+        out.extend(running);
+        out
     }
 
-    /// [`Ctx::hops_at_deadline`] without the first `skip` finished attempts.
-    fn hops_at_deadline_after(&self, skip: usize) -> Vec<Hop> {
-        let (mut out, running) = {
+    /// The parts of [`Ctx::hops_at_deadline`], without the first `skip` finished attempts
+    /// and without numbering anything: the finished attempts, those of the shared work
+    /// joined (flattened, numbered by the caller) and those still running (marked as failed
+    /// at the deadline). Nothing here is changed: a shared context may be a leader's own,
+    /// still running, whose attempt numbers must not move because a follower's deadline
+    /// passed.
+    fn at_deadline(&self, skip: usize) -> (Vec<Hop>, Vec<Hop>, Vec<Hop>) {
+        let (done, running) = {
             let t = lock(&self.trace);
             (
                 t.done.get(skip..).unwrap_or_default().to_vec(),
@@ -458,6 +469,7 @@ impl Ctx {
             .map(|(_, c, skip)| (c.clone(), *skip))
             .collect();
         let mut seen: Vec<*const Ctx> = Vec::new();
+        let mut shared_hops = Vec::new();
         for (shared, skip) in joined {
             // Concurrent parts of this resolution may wait for the same shared work: its
             // attempts are listed once.
@@ -466,17 +478,20 @@ impl Ctx {
                 continue;
             }
             seen.push(ptr);
-            for mut hop in shared.hops_at_deadline_after(skip) {
-                hop.attempt = self.next_attempt();
-                out.push(hop);
-            }
+            let (d, j, r) = shared.at_deadline(skip);
+            shared_hops.extend(d);
+            shared_hops.extend(j);
+            shared_hops.extend(r);
         }
-        for (_, mut hop, started) in running {
-            hop.rtt = started.elapsed();
-            hop.outcome = HopOutcome::Failed(DEADLINE_PASSED.to_string());
-            out.push(hop);
-        }
-        out
+        let running = running
+            .into_iter()
+            .map(|(_, mut hop, started)| {
+                hop.rtt = started.elapsed();
+                hop.outcome = HopOutcome::Failed(DEADLINE_PASSED.to_string());
+                hop
+            })
+            .collect();
+        (done, shared_hops, running)
     }
 
     /// Counts one referral or service hop; an error past [`MAX_REFERRALS`].

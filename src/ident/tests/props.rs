@@ -251,3 +251,76 @@ fn check_no_panic(s: &str) {
         }
     }
 }
+
+/// Text mixing what the ASCII fast paths of the checks must treat exactly like the char-based
+/// rules: dots, ASCII and non-ASCII white space, C0 and C1 controls, DEL, multi-byte letters.
+fn tricky_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[.a0 \\t\\n\\x0B\\x0C\\r\\x00\\x1F\\x7F\\u{80}\\u{85}\\u{9F}\\u{A0}\\u{2003}\\u{3000}é日]{0,12}",
+        "[.a-z0-9]{0,12}",
+        any::<String>(),
+    ]
+}
+
+/// `check_controls` as it was: the first `char::is_control` character.
+fn reference_controls(s: &str, base: usize) -> Result<(), crate::ident::IdentError> {
+    match s.char_indices().find(|(_, c)| c.is_control()) {
+        Some((i, c)) => Err(crate::ident::IdentError::ControlCharacter {
+            at: base.saturating_add(i),
+            text: c.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `check_prefix` as it was: char-based white space, then `split('.')` for empty segments.
+fn reference_prefix(
+    prefix: &str,
+    span: &crate::ident::chars::Span<'_>,
+) -> Result<(), crate::ident::IdentError> {
+    use crate::ident::IdentError;
+    if prefix.is_empty() {
+        return Err(IdentError::EmptyPrefix {
+            at: span.map(0),
+            text: String::new(),
+        });
+    }
+    if let Some((at, _)) = prefix.char_indices().find(|(_, c)| c.is_whitespace()) {
+        return Err(IdentError::PrefixWhitespace {
+            at: span.map(at),
+            text: prefix.to_string(),
+        });
+    }
+    let mut at = 0usize;
+    for segment in prefix.split('.') {
+        if segment.is_empty() {
+            return Err(IdentError::EmptyPrefixSegment {
+                at: span.map(at),
+                text: prefix.to_string(),
+            });
+        }
+        at = at.saturating_add(segment.len()).saturating_add(1);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn control_check_matches_the_char_based_rule(s in tricky_text(), base in 0usize..64) {
+        prop_assert_eq!(
+            crate::ident::chars::check_controls(&s, base),
+            reference_controls(&s, base)
+        );
+    }
+
+    #[test]
+    fn prefix_check_matches_the_char_based_rules(s in tricky_text(), base in 0usize..64) {
+        let span = crate::ident::chars::Span::plain(base, &s);
+        prop_assert_eq!(
+            crate::ident::handle::check_prefix(&s, &span),
+            reference_prefix(&s, &span)
+        );
+    }
+}
