@@ -47,7 +47,19 @@ struct Entry {
 impl Entry {
     fn decayed(&self, now: Instant) -> f64 {
         let dt = now.saturating_duration_since(self.updated).as_secs_f64();
-        self.srtt_us * 0.5f64.powf(dt / DECAY_HALF_LIFE.as_secs_f64())
+        self.srtt_us * half_life_factor(dt / DECAY_HALF_LIFE.as_secs_f64())
+    }
+}
+
+/// 2^-x, the share left after `x` half-lives. For the tiny `x` of a busy server (updates
+/// microseconds apart, half-life minutes) two terms of the series for e^(-x ln 2) are exact
+/// to 1e-10 and save a `powf` per answer.
+fn half_life_factor(x: f64) -> f64 {
+    if x < 1e-3 {
+        let a = x * std::f64::consts::LN_2;
+        1.0 - a + a * a / 2.0
+    } else {
+        0.5f64.powf(x)
     }
 }
 
@@ -238,6 +250,19 @@ mod tests {
 
     fn ip(n: u8) -> SocketAddr {
         SocketAddr::new(IpAddr::from([127, 0, 0, n]), 2641)
+    }
+
+    #[test]
+    fn the_decay_factor_matches_powf_on_both_sides_of_the_shortcut() {
+        for x in [0.0, 1e-9, 1e-6, 5e-4, 9.99e-4, 1e-3, 0.01, 0.5, 1.0, 3.0] {
+            let exact = 0.5f64.powf(x);
+            let got = half_life_factor(x);
+            assert!(
+                (got - exact).abs() <= 1e-10 * exact,
+                "x={x}: {got} vs {exact}"
+            );
+        }
+        assert_eq!(half_life_factor(1.0), 0.5);
     }
 
     #[tokio::test(start_paused = true)]

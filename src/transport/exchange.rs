@@ -1,7 +1,7 @@
 //! The [`Exchange`] trait, its options, and [`NetTransport`], the real UDP + TCP transport.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -217,8 +217,8 @@ impl NetTransportBuilder {
         NetTransport {
             inner: Arc::new(Inner {
                 config: self,
-                v4: Mutex::new(None),
-                v6: Mutex::new(None),
+                v4: Slot::default(),
+                v6: Slot::default(),
             }),
         }
     }
@@ -270,7 +270,32 @@ fn canonical(server: SocketAddr) -> SocketAddr {
 }
 
 /// One UDP demultiplexer per address family, bound on first use and replaced when closed.
-type Slot = Mutex<Option<Arc<UdpDemux>>>;
+#[derive(Debug, Default)]
+struct Slot {
+    /// The first one bound: read without a lock (or a reference count) for as long as it
+    /// stays open, which for most programs is for ever. (Once closed it is kept, socket
+    /// included, for the transport's lifetime: one descriptor per address family.)
+    first: OnceLock<Arc<UdpDemux>>,
+    /// The one that replaced it after it closed (its runtime shut down), and so on.
+    later: Mutex<Option<Arc<UdpDemux>>>,
+}
+
+/// A demultiplexer to use for one exchange: the slot's first (borrowed) or a replacement.
+enum DemuxRef<'a> {
+    First(&'a UdpDemux),
+    Later(Arc<UdpDemux>),
+}
+
+impl std::ops::Deref for DemuxRef<'_> {
+    type Target = UdpDemux;
+
+    fn deref(&self) -> &UdpDemux {
+        match self {
+            DemuxRef::First(d) => d,
+            DemuxRef::Later(d) => d,
+        }
+    }
+}
 
 #[derive(Debug)]
 struct Inner {
@@ -279,9 +304,17 @@ struct Inner {
     v6: Slot,
 }
 
-/// The demultiplexer in `slot`, if bound.
+/// The demultiplexer in `slot`, if bound: the first while it is open, else the latest.
 fn current(slot: &Slot) -> Option<Arc<UdpDemux>> {
-    slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    match slot.first.get() {
+        Some(d) if !d.is_closed() => Some(d.clone()),
+        first => slot
+            .later
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .or_else(|| first.cloned()),
+    }
 }
 
 /// Most UDP datagrams one request may be split into (the reference client has no limit; 64
@@ -336,23 +369,30 @@ impl NetTransport {
 
     /// The demultiplexer of `server`'s address family: bound on first use, and bound again
     /// when the one there is closed (its runtime shut down).
-    fn demux(&self, server: SocketAddr) -> Result<Arc<UdpDemux>, TransportError> {
+    fn demux(&self, server: SocketAddr) -> Result<DemuxRef<'_>, TransportError> {
         let (slot, bind) = if server.is_ipv4() {
             (&self.inner.v4, self.inner.config.bind_v4)
         } else {
             (&self.inner.v6, self.inner.config.bind_v6)
         };
-        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(d) = slot.as_ref().filter(|d| !d.is_closed()) {
-            return Ok(d.clone());
+        if let Some(d) = slot.first.get().filter(|d| !d.is_closed()) {
+            return Ok(DemuxRef::First(d));
+        }
+        // Binding is serialised by this lock, so `first` is set once.
+        let mut later = slot.later.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = later.as_ref().filter(|d| !d.is_closed()) {
+            return Ok(DemuxRef::Later(d.clone()));
         }
         let config = UdpConfig {
             max_in_flight: self.inner.config.max_in_flight,
             max_reassembly_bytes: self.inner.config.max_reassembly_bytes,
         };
         let d = Arc::new(UdpDemux::bind(bind, config)?);
-        *slot = Some(d.clone());
-        Ok(d)
+        if slot.first.get().is_none() && slot.first.set(d.clone()).is_ok() {
+            return Ok(DemuxRef::Later(d));
+        }
+        *later = Some(d.clone());
+        Ok(DemuxRef::Later(d))
     }
 
     /// One UDP exchange (see [`Exchange::exchange`]).
