@@ -235,7 +235,9 @@ impl Inner {
             .exchange
             .exchange_counted(addr, kind, &request, &self.options)
             .await;
-        let rtt = guard.started.elapsed();
+        // One clock read for the trace and the SRTT.
+        let answered_at = Instant::now();
+        let rtt = answered_at.saturating_duration_since(guard.started);
         let (response, transmissions) = match result {
             Ok(r) => (r.message, r.transmissions),
             Err(error) => {
@@ -269,6 +271,7 @@ impl Inner {
                 rtt,
                 transmissions,
                 first_wait.unwrap_or_default(),
+                answered_at,
             );
         }
         guard.finish(HopOutcome::Response(code), rtt, transmissions);

@@ -112,12 +112,12 @@ impl Resolver {
         let ctx = Arc::new(Ctx::owning(target.handle));
         let handle = ctx.origin.as_str();
         let span = info_span!("resolve", handle = %handle);
+        let deadline = self.inner.config.timeout;
+        // Built where it runs: each move of the resolution's state is a copy of ~2 KB.
         let work = self
             .inner
             .resolve_chain(handle, query, &ctx)
             .instrument(span);
-        let deadline = self.inner.config.timeout;
-        let work = std::pin::pin!(work);
         let result = match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
             // The trace is taken while the work still runs, so attempts in progress (also

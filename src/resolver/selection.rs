@@ -92,9 +92,14 @@ impl SrttTable {
         })
     }
 
-    /// Folds a measured RTT into the server's SRTT.
+    /// Folds a measured RTT into the server's SRTT, now.
+    #[cfg(test)]
     pub fn record_rtt(&self, server: SocketAddr, rtt: Duration) {
-        let now = Instant::now();
+        self.record_rtt_at(server, rtt, Instant::now());
+    }
+
+    /// Folds an RTT measured at `now` into the server's SRTT.
+    fn record_rtt_at(&self, server: SocketAddr, rtt: Duration, now: Instant) {
         let sample = rtt.as_micros() as f64;
         self.with(|m| {
             update(m, server, now, |old| match old {
@@ -110,19 +115,20 @@ impl SrttTable {
     /// is kept instead, as Karn keeps the backed-off timer: nothing came back within
     /// `first_wait` of the first transmission, so the SRTT is raised to at least that (a
     /// server that always needs a retransmission must not look unknown, and so first in line,
-    /// for ever). Returns whether `rtt` was used as a sample.
+    /// for ever). `now` is when the answer came (the caller has just read the clock for
+    /// `rtt`). Returns whether `rtt` was used as a sample.
     pub fn record_answer(
         &self,
         server: SocketAddr,
         rtt: Duration,
         transmissions: u32,
         first_wait: Duration,
+        now: Instant,
     ) -> bool {
         if transmissions <= 1 {
-            self.record_rtt(server, rtt);
+            self.record_rtt_at(server, rtt, now);
             return true;
         }
-        let now = Instant::now();
         let floor = first_wait.min(MAX_SRTT).as_micros() as f64;
         self.with(|m| {
             update(m, server, now, |old| {
@@ -298,13 +304,13 @@ mod tests {
         let t = SrttTable::new();
         let wait = Duration::from_millis(500);
         // Ambiguous: only "nothing within the first wait" is kept.
-        assert!(!t.record_answer(ip(1), Duration::from_millis(700), 2, wait));
+        assert!(!t.record_answer(ip(1), Duration::from_millis(700), 2, wait, Instant::now()));
         assert_eq!(t.srtt(ip(1)), Some(wait));
-        assert!(t.record_answer(ip(1), Duration::from_millis(100), 1, wait));
+        assert!(t.record_answer(ip(1), Duration::from_millis(100), 1, wait, Instant::now()));
         assert_eq!(t.srtt(ip(1)), Some(Duration::from_millis(400)));
         // A known SRTT above the wait is left alone.
         t.record_failure(ip(2));
-        assert!(!t.record_answer(ip(2), Duration::from_millis(1600), 3, wait));
+        assert!(!t.record_answer(ip(2), Duration::from_millis(1600), 3, wait, Instant::now()));
         assert_eq!(t.srtt(ip(2)), Some(FAILURE_PENALTY));
     }
 

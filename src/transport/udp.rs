@@ -298,12 +298,14 @@ impl UdpDemux {
             }
             &fragments
         };
-        let started = Instant::now();
+        // The clock is read for the debug events only (the resolver times attempts itself).
+        let timed = tracing::enabled!(tracing::Level::DEBUG);
+        let started = timed.then(Instant::now);
         for (attempt, wait) in options.udp_retransmit.iter().enumerate() {
             let sent = if attempt == 0 {
                 started
             } else {
-                Instant::now()
+                timed.then(Instant::now)
             };
             for d in datagrams {
                 if let Err(e) = self.socket.send_to(d, server).await {
@@ -320,8 +322,8 @@ impl UdpDemux {
                         %server,
                         transport = "udp",
                         transmissions,
-                        rtt_us = started.elapsed().as_micros() as u64,
-                        since_last_send_us = sent.elapsed().as_micros() as u64,
+                        rtt_us = started.map_or(0, |t| t.elapsed().as_micros() as u64),
+                        since_last_send_us = sent.map_or(0, |t| t.elapsed().as_micros() as u64),
                         code = %answer.header.response_code,
                         "answer"
                     );
