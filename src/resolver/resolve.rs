@@ -113,11 +113,12 @@ impl Resolver {
         let handle = ctx.origin.as_str();
         let span = info_span!("resolve", handle = %handle);
         let deadline = self.inner.config.timeout;
-        // Built where it runs: each move of the resolution's state is a copy of ~2 KB.
-        let work = self
+        // Pinned here, not owned by the timeout: at the deadline the work (and its attempts
+        // in progress) must still exist while the trace is read.
+        let work = std::pin::pin!(self
             .inner
             .resolve_chain(handle, query, &ctx)
-            .instrument(span);
+            .instrument(span));
         let result = match tokio::time::timeout(deadline, work).await {
             Ok(r) => r,
             // The trace is taken while the work still runs, so attempts in progress (also
