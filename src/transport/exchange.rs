@@ -380,6 +380,10 @@ impl NetTransport {
         }
         // Binding is serialised by this lock, so `first` is set once.
         let mut later = slot.later.lock().unwrap_or_else(|e| e.into_inner());
+        // Another caller may have bound the first one while this one waited for the lock.
+        if let Some(d) = slot.first.get().filter(|d| !d.is_closed()) {
+            return Ok(DemuxRef::First(d));
+        }
         if let Some(d) = later.as_ref().filter(|d| !d.is_closed()) {
             return Ok(DemuxRef::Later(d.clone()));
         }
@@ -472,6 +476,48 @@ impl Exchange for NetTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two first exchanges at once: the one that waited for the binding lock while the other
+    /// bound the first demultiplexer uses that one instead of binding a second socket (which
+    /// `udp_local_addr` and `pending_count` would not see, and which fails outright with a
+    /// fixed local port).
+    #[test]
+    fn a_caller_waiting_for_the_first_bind_uses_the_first_demultiplexer() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _enter = rt.enter();
+        let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+        let transport = NetTransport::builder().bind_v4(bind).build();
+        let server = SocketAddr::from(([127, 0, 0, 1], 9));
+        let slot = &transport.inner.v4;
+        // The other caller holds the lock while it binds.
+        let binding = slot.later.lock().unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let _enter = rt.enter();
+                transport
+                    .demux(server)
+                    .map(|d| d.local_addr().unwrap())
+                    .map_err(|e| e.to_string())
+            });
+            // Time for the waiter to find no first demultiplexer and block on the lock.
+            std::thread::sleep(Duration::from_millis(200));
+            let config = UdpConfig {
+                max_in_flight: 8,
+                max_reassembly_bytes: 1 << 16,
+            };
+            let first = Arc::new(UdpDemux::bind(bind, config).unwrap());
+            let first_addr = first.local_addr().unwrap();
+            assert!(slot.first.set(first).is_ok());
+            drop(binding);
+            let used = waiter.join().unwrap().unwrap();
+            assert_eq!(used, first_addr);
+            assert_eq!(transport.udp_local_addr(server), Some(first_addr));
+            assert!(slot.later.lock().unwrap().is_none());
+        });
+    }
 
     #[test]
     fn request_ids_avoid_the_reserved_values() {
