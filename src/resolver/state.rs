@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
-use rand::Rng;
 use tokio::time::Instant;
 
 use crate::transport::{Exchange, ExchangeOptions, TransportKind};
@@ -200,7 +199,7 @@ impl Inner {
     /// the resolver's shared one: no lock (and no cache line moving between cores) per
     /// request, and the UDP and TCP transports put in their own id anyway.
     pub(crate) fn request_id(&self) -> u32 {
-        rand::thread_rng().gen_range(1..u32::MAX)
+        crate::transport::exchange::random_request_id()
     }
 
     /// The current root sites.
