@@ -12,6 +12,7 @@
 //! - `testing` (feature `testing`): a loopback test server and test network.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod ident;
 pub mod resolver;
@@ -19,6 +20,12 @@ pub mod resolver;
 pub mod testing;
 pub mod transport;
 pub mod wire;
+
+pub use ident::{Handle, Identifier};
+pub use resolver::{
+    Attempt, AttemptOutcome, BuildError, HandleRecord, Query, ResolveError, ResolveMany, Resolver,
+    ResolverBuilder, Source,
+};
 
 /// The README's Rust examples, compiled as doc tests so they cannot drift from the API.
 #[cfg(doctest)]

@@ -24,11 +24,11 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
 use handle_resolver::ident::{Identifier, ParseOptions};
-use handle_resolver::resolver::{
-    HandleRecord, Hop, Query, ResolveError, Resolver, ResolverBuilder, SiteAnswer,
-    TransportPreference,
-};
+use handle_resolver::resolver::{SiteAnswer, TransportPreference};
 use handle_resolver::wire::{HandleValue, ResponseCode};
+use handle_resolver::{
+    Attempt, BuildError, HandleRecord, Query, ResolveError, Resolver, ResolverBuilder,
+};
 use serde_json::json;
 
 use out::Out;
@@ -147,13 +147,9 @@ impl Args {
     }
 
     fn query(&self) -> Query {
-        Query {
-            types: self.types.clone(),
-            indexes: self.indexes.clone(),
-            certify: self.certify,
-            authoritative: self.authoritative,
-            public_only: true,
-        }
+        Query::new()
+            .types(self.types.iter().cloned())
+            .indexes(self.indexes.iter().copied())
     }
 
     fn context(&self) -> Context {
@@ -289,7 +285,7 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
 async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
     let built = builder(args).and_then(|b| {
         b.build().map_err(|e| match (&e, &args.root) {
-            (ResolveError::Bootstrap(b), Some(root)) => {
+            (BuildError::Bootstrap(b), Some(root)) => {
                 format!("--root {root}: not a usable root_info or bootstrap_handles file: {b}")
             }
             _ => e.to_string(),
@@ -366,7 +362,7 @@ fn report(
     input: &str,
     asked: &str,
     result: &Result<HandleRecord, ResolveError>,
-    hops: &[Hop],
+    hops: &[Attempt],
     args: &Args,
     ctx: &Context,
     o: &mut Out,

@@ -3,9 +3,9 @@
 
 use std::net::SocketAddr;
 
-use handle_resolver::resolver::{HandleRecord, Hop, HopOutcome, ResolveError};
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::HandleValue;
+use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError};
 use serde_json::{json, Value as Json};
 
 /// Exit statuses, most severe last (with several identifiers the highest wins).
@@ -47,17 +47,17 @@ pub struct Context {
 }
 
 /// ` at 127.0.0.1:2641 udp`, for the last server that answered at all.
-fn answered_by(hops: &[Hop]) -> String {
+fn answered_by(hops: &[Attempt]) -> String {
     hops.iter()
         .rev()
-        .find(|h| matches!(h.outcome, HopOutcome::Response(_)))
+        .find(|h| matches!(h.outcome, AttemptOutcome::Response(_)))
         .map(|h| format!(" at {} {}", h.server, transport_name(h.transport)))
         .unwrap_or_default()
 }
 
 /// Why a resolution failed, with the server involved; the identifier is not repeated (the
 /// caller puts it in front).
-pub fn reason(e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
+pub fn reason(e: &ResolveError, hops: &[Attempt], ctx: &Context) -> String {
     let from = answered_by(hops);
     match e {
         ResolveError::InvalidIdentifier(ie) => format!("invalid identifier: {ie}"),
@@ -100,7 +100,7 @@ pub fn reason(e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
 }
 
 /// The `error: ...` line for one identifier.
-pub fn error_line(input: &str, e: &ResolveError, hops: &[Hop], ctx: &Context) -> String {
+pub fn error_line(input: &str, e: &ResolveError, hops: &[Attempt], ctx: &Context) -> String {
     match e {
         // Same shape as `--check`: the input quoted, the reason with its byte offset.
         ResolveError::InvalidIdentifier(ie) => format!("{input:?}: {ie}"),
@@ -110,10 +110,10 @@ pub fn error_line(input: &str, e: &ResolveError, hops: &[Hop], ctx: &Context) ->
 
 /// The `--trace` lines of one resolution, in aligned columns: attempt, handle, server,
 /// transport, round-trip time, outcome.
-pub fn hops_text(hops: &[Hop]) -> Vec<String> {
+pub fn hops_text(hops: &[Attempt]) -> Vec<String> {
     let attempt_w = hops
         .iter()
-        .map(|h| h.attempt.to_string().len() + 1)
+        .map(|h| h.number.to_string().len() + 1)
         .max()
         .unwrap_or(2);
     let handle_w = hops
@@ -126,15 +126,16 @@ pub fn hops_text(hops: &[Hop]) -> Vec<String> {
         .map(|h| h.server.to_string().len())
         .max()
         .unwrap_or(0);
-    let rtt = |h: &Hop| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
+    let rtt = |h: &Attempt| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
     let rtt_w = hops.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
     hops.iter()
         .map(|h| {
             let outcome = match &h.outcome {
-                HopOutcome::Response(code) => code.to_string(),
-                HopOutcome::Rejected(why) => format!("rejected: {why}"),
-                HopOutcome::Failed(why) => format!("failed: {why}"),
-                HopOutcome::Cancelled => "cancelled (another answer won)".to_string(),
+                AttemptOutcome::Response(code) => code.to_string(),
+                AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
+                AttemptOutcome::Failed(why) => format!("failed: {why}"),
+                AttemptOutcome::Cancelled => "cancelled (another answer won)".to_string(),
+                other => format!("{other:?}"),
             };
             let sent = if h.transmissions > 1 {
                 format!(" ({} transmissions)", h.transmissions)
@@ -143,7 +144,7 @@ pub fn hops_text(hops: &[Hop]) -> Vec<String> {
             };
             format!(
                 ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>rtt_w$} ms  {outcome}{sent}",
-                format!("#{}", h.attempt),
+                format!("#{}", h.number),
                 one_line(&h.handle),
                 h.server.to_string(),
                 transport_name(h.transport),
@@ -250,22 +251,23 @@ pub fn value_json(v: &HandleValue, raw: bool) -> Json {
     value
 }
 
-fn hop_json(h: &Hop) -> Json {
+fn hop_json(h: &Attempt) -> Json {
     let code = match &h.outcome {
-        HopOutcome::Response(c) => json!(c.code()),
+        AttemptOutcome::Response(c) => json!(c.code()),
         _ => Json::Null,
     };
     let outcome = match &h.outcome {
-        HopOutcome::Response(c) => c.to_string(),
-        HopOutcome::Rejected(why) => format!("rejected: {why}"),
-        HopOutcome::Failed(why) => format!("failed: {why}"),
-        HopOutcome::Cancelled => "cancelled".to_string(),
+        AttemptOutcome::Response(c) => c.to_string(),
+        AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
+        AttemptOutcome::Failed(why) => format!("failed: {why}"),
+        AttemptOutcome::Cancelled => "cancelled".to_string(),
+        other => format!("{other:?}"),
     };
     json!({
         "handle": h.handle,
         "server": h.server.to_string(),
         "transport": transport_name(h.transport),
-        "attempt": h.attempt,
+        "attempt": h.number,
         "rttMs": (h.rtt.as_secs_f64() * 1e4).round() / 10.0,
         "transmissions": h.transmissions,
         "responseCode": code,
@@ -281,7 +283,7 @@ fn hop_json(h: &Hop) -> Json {
 pub fn json_document(
     asked: &str,
     result: &Result<HandleRecord, ResolveError>,
-    hops: &[Hop],
+    hops: &[Attempt],
     ctx: &Context,
     trace: bool,
     raw: bool,

@@ -28,7 +28,9 @@ async fn a_second_resolution_sends_no_packet_until_the_ttl_runs_out() {
     // A clone shares the cache.
     assert!(r.clone().resolve(h).await.unwrap().from_cache);
     // Other filters are other entries.
-    r.resolve_with(h, &Query::types(["URL"])).await.unwrap();
+    r.resolve_with(h, &Query::new().types(["URL"]))
+        .await
+        .unwrap();
     assert_eq!(w.net.total(), sent + 1);
     // Past the smallest TTL (120 s) the handle is asked again, the service is not.
     tokio::time::advance(Duration::from_secs(121)).await;
@@ -36,10 +38,7 @@ async fn a_second_resolution_sends_no_packet_until_the_ttl_runs_out() {
     assert!(!third.from_cache);
     assert_eq!(w.net.total(), sent + 2);
     // Authoritative requests bypass the cache.
-    let at = Query {
-        authoritative: true,
-        ..Query::default()
-    };
+    let at = Query::new().authoritative(true);
     assert!(!r.resolve_with(h, &at).await.unwrap().from_cache);
 }
 
@@ -132,10 +131,7 @@ async fn certified_and_plain_answers_never_mix() {
     let plain = r.resolve(h).await.unwrap();
     assert!(!plain.source.certified);
     let sent = w.net.total();
-    let cq = Query {
-        certify: true,
-        ..Query::default()
-    };
+    let cq = Query::new().certify(true);
     let certified = r.resolve_with(h, &cq).await.unwrap();
     assert!(certified.source.certified && !certified.from_cache);
     assert!(w.net.total() > sent);

@@ -11,10 +11,7 @@ use super::mock::{sign, store_server, values_answer, Reply};
 use super::world::{urls, World};
 
 fn certify() -> Query {
-    Query {
-        certify: true,
-        ..Query::default()
-    }
+    Query::new().certify(true)
 }
 
 #[tokio::test(start_paused = true)]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use handle_resolver::resolver::{
-    HopOutcome, ProtocolViolation, Query, ResolveError, TransportPreference,
+    AttemptOutcome, ProtocolViolation, Query, ResolveError, TransportPreference,
 };
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::{
@@ -69,11 +69,11 @@ async fn full_chain_root_to_prefix_through_hs_serv_to_the_hashed_server() {
     assert_eq!(log[2].request.envelope.suggested, ProtocolVersion::V2_11);
     assert_eq!(rec.source.server, chosen);
     assert_eq!(rec.source.transport, TransportKind::Udp);
-    assert_eq!(rec.hops.len(), 3);
+    assert_eq!(rec.attempts.len(), 3);
     assert!(rec
-        .hops
+        .attempts
         .iter()
-        .all(|h| matches!(h.outcome, HopOutcome::Response(ResponseCode::Success))));
+        .all(|h| matches!(h.outcome, AttemptOutcome::Response(ResponseCode::Success))));
 }
 
 #[tokio::test(start_paused = true)]
@@ -124,15 +124,12 @@ async fn typed_outcomes() {
         r.resolve(&format!("{PREFIX}/none")).await,
         Err(ResolveError::NotFound { .. })
     ));
-    let q = Query::types(["NOSUCHTYPE"]);
+    let q = Query::new().types(["NOSUCHTYPE"]);
     assert!(matches!(
         r.resolve_with(&format!("{PREFIX}/s"), &q).await,
         Err(ResolveError::NoMatchingValues { .. })
     ));
-    let q = Query {
-        public_only: false,
-        ..Query::default()
-    };
+    let q = Query::new().public_only(false);
     assert!(matches!(
         r.resolve_with(&format!("{PREFIX}/s"), &q).await,
         Err(ResolveError::AuthenticationNeeded { .. })
@@ -211,10 +208,7 @@ async fn busy_and_error_answers_move_to_the_next_site() {
         store_server(w.store.clone(), Some((w.sites[0].clone(), index)), None),
     );
     let primary = w.builder().cache_size(0).build().unwrap();
-    let at = Query {
-        authoritative: true,
-        ..Query::default()
-    };
+    let at = Query::new().authoritative(true);
     let rec = primary.resolve_with(h, &at).await.unwrap();
     assert_eq!(rec.source.server, w.hashed(0, h));
     assert!(rec.source.authoritative);
@@ -235,7 +229,7 @@ async fn aliases_are_followed_with_loop_and_depth_checks() {
     assert_eq!(rec.aliases, ["20.500.1/old", "20.500.1/new"]);
     // With a type filter the alias is still seen, and not returned.
     let rec = r
-        .resolve_with("20.500.1/old", &Query::types(["URL"]))
+        .resolve_with("20.500.1/old", &Query::new().types(["URL"]))
         .await
         .unwrap();
     assert_eq!(rec.values.len(), 2);
@@ -303,9 +297,9 @@ async fn expired_answers_are_rejected_and_the_next_site_answers() {
     assert_eq!(rec.source.server, w.hashed(1, h));
     // If site A was asked first, its answer shows up as rejected.
     if hops.iter().any(|x| x.server == w.hashed(0, h)) {
-        assert!(hops
-            .iter()
-            .any(|x| matches!(&x.outcome, HopOutcome::Rejected(why) if why.contains("expired"))));
+        assert!(hops.iter().any(
+            |x| matches!(&x.outcome, AttemptOutcome::Rejected(why) if why.contains("expired"))
+        ));
     }
     // Expiration 0 means "never" and is accepted.
     for a in w.servers(0).into_iter().chain(w.servers(1)) {

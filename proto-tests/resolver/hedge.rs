@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{HopOutcome, Query, ResolveError};
+use handle_resolver::resolver::{AttemptOutcome, Query, ResolveError};
 use handle_resolver::transport::{TransportError, TransportKind};
 use tokio::time::Instant;
 
@@ -28,13 +28,13 @@ async fn silent_hashed_server_costs_less_than_a_second() {
         assert!(took < Duration::from_secs(1), "seed {seed}: {took:?}");
         assert_eq!(rec.source.server, w.hashed(1, &h));
         assert_eq!(rec.values, urls(&h, 3));
-        if rec.hops.iter().any(|x| x.server == silent) {
+        if rec.attempts.iter().any(|x| x.server == silent) {
             asked_silent_first += 1;
             // The silent attempt was cancelled when the other site answered.
             assert!(rec
-                .hops
+                .attempts
                 .iter()
-                .any(|x| x.server == silent && x.outcome == HopOutcome::Cancelled));
+                .any(|x| x.server == silent && x.outcome == AttemptOutcome::Cancelled));
             assert!(took >= Duration::from_millis(50), "{took:?}");
         }
         assert_eq!(w.net.in_flight(), 0, "a losing attempt is still running");

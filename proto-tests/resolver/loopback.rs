@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use handle_resolver::resolver::{HopOutcome, Resolver, TransportPreference};
+use handle_resolver::resolver::{AttemptOutcome, Resolver, TransportPreference};
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::{NetTransport, TransportKind};
 use handle_resolver::wire::HandleValue;
@@ -135,8 +135,8 @@ async fn silent_hashed_server_is_hedged_on_loopback() {
     // hedge, before its 3 s UDP schedule ran out and TCP was tried: no wall-clock bound
     // needed (the paused-clock twin in `hedge` measures the time exactly).
     let silent = net.sites[0].server_for(h.as_bytes()).unwrap().addr();
-    for hop in rec.hops.iter().filter(|hop| hop.server == silent) {
-        assert_eq!(hop.outcome, HopOutcome::Cancelled, "{hop}");
+    for hop in rec.attempts.iter().filter(|hop| hop.server == silent) {
+        assert_eq!(hop.outcome, AttemptOutcome::Cancelled, "{hop}");
         assert_eq!(hop.transport, TransportKind::Udp, "{hop}");
     }
     assert_eq!(transport.pending_count(), 0);
@@ -268,6 +268,9 @@ async fn roots_from_root_info_and_bootstrap_handles_files() {
         .root_info_file(dir.join("nope"))
         .build()
         .unwrap_err();
-    assert!(missing.is_input_error(), "{missing}");
+    assert!(
+        matches!(missing, handle_resolver::BuildError::Bootstrap(_)),
+        "{missing}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

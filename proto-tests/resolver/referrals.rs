@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use handle_resolver::resolver::{HopOutcome, ProtocolViolation, ResolveError};
+use handle_resolver::resolver::{AttemptOutcome, ProtocolViolation, ResolveError};
 use handle_resolver::testing::Referral;
 use handle_resolver::wire::{HandleValue, ProtocolVersion, ReferralBody, ResponseCode};
 
@@ -319,8 +319,8 @@ async fn code_303_below_version_2_5_is_server_backup_and_moves_to_the_next_site(
         let rec = rec.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(rec.source.server, w.hashed(1, &h));
         assert_eq!(rec.values, urls(&h, 2));
-        if rec.hops.iter().any(|x| {
-            x.server == backup && x.outcome == HopOutcome::Response(ResponseCode::ServerBackup)
+        if rec.attempts.iter().any(|x| {
+            x.server == backup && x.outcome == AttemptOutcome::Response(ResponseCode::ServerBackup)
         }) {
             backup_asked += 1;
         }

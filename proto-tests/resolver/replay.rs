@@ -165,21 +165,21 @@ async fn single_answers_from_the_captures_give_the_decoded_values() {
             .iter()
             .find(|m| m["class"] == "ResolutionRequest")
             .unwrap();
-        let query = Query {
-            types: request["types"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap().to_string())
-                .collect(),
-            indexes: request["indexes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|i| i.as_u64().unwrap() as u32)
-                .collect(),
-            ..Query::default()
-        };
+        let query = Query::new()
+            .types(
+                request["types"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().to_string()),
+            )
+            .indexes(
+                request["indexes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| i.as_u64().unwrap() as u32),
+            );
         let replay = Replay::new(std::slice::from_ref(&s), true);
         let r = Resolver::builder()
             .server(capture_root())

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{HopOutcome, ResolveError, Resolver};
+use handle_resolver::resolver::{AttemptOutcome, ResolveError, Resolver};
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::NetTransport;
 use handle_resolver::wire::{HandleValue, ResponseCode};
@@ -35,8 +35,8 @@ async fn retransmitted_answers_are_traced_but_not_rtt_samples() {
     // Retransmitted at 500 ms, answered at 700 ms: two transmissions, no sample (the SRTT
     // becomes the 500 ms that passed without an answer, not 700 ms).
     let rec = r.resolve("20.500.1/slow").await.unwrap();
-    let hop = rec.hops.last().unwrap();
-    assert_eq!(hop.outcome, HopOutcome::Response(1.into()));
+    let hop = rec.attempts.last().unwrap();
+    assert_eq!(hop.outcome, AttemptOutcome::Response(1.into()));
     assert_eq!(hop.transmissions, 2);
     assert_eq!(hop.rtt, Duration::from_millis(700));
     assert!(hop.to_string().contains("(2 transmissions)"), "{hop}");
@@ -45,7 +45,7 @@ async fn retransmitted_answers_are_traced_but_not_rtt_samples() {
     // of a few parts per thousand over the 40 ms).
     *delay.lock().unwrap() = Duration::from_millis(40);
     let rec = r.resolve("20.500.1/fast").await.unwrap();
-    assert_eq!(rec.hops.last().unwrap().transmissions, 1);
+    assert_eq!(rec.attempts.last().unwrap().transmissions, 1);
     let srtt = r.server_rtt(server).unwrap();
     assert!(
         srtt <= Duration::from_millis(385) && srtt > Duration::from_millis(384),
@@ -54,7 +54,7 @@ async fn retransmitted_answers_are_traced_but_not_rtt_samples() {
     // A later retransmitted answer is no sample either: 500 ms, not 1600 ms.
     *delay.lock().unwrap() = Duration::from_millis(1600);
     let rec = r.resolve("20.500.1/slower").await.unwrap();
-    assert_eq!(rec.hops.last().unwrap().transmissions, 3);
+    assert_eq!(rec.attempts.last().unwrap().transmissions, 3);
     assert_eq!(r.server_rtt(server), Some(Duration::from_millis(500)));
 }
 
@@ -108,8 +108,8 @@ async fn the_real_transport_counts_transmissions() {
         ..Faults::default()
     });
     let rec = r.resolve(h).await.unwrap();
-    assert!(!rec.hops.is_empty());
-    for hop in &rec.hops {
+    assert!(!rec.attempts.is_empty());
+    for hop in &rec.attempts {
         assert!(hop.transmissions >= 2, "{hop}");
         assert!(hop.rtt >= Duration::from_millis(700), "{hop}");
         // Not the ambiguous RTT: the 500 ms first wait (slightly decayed since).
@@ -124,7 +124,7 @@ async fn the_real_transport_counts_transmissions() {
     let h2 = "20.500.1/karn-2";
     net.insert(h2, vec![HandleValue::new(1, "URL", "http://karn2/")]);
     let rec = r.resolve(h2).await.unwrap();
-    let hop = rec.hops.last().unwrap();
+    let hop = rec.attempts.last().unwrap();
     assert_eq!(hop.transmissions, 1, "{hop}");
     assert!(r.server_rtt(hop.server).unwrap() < Duration::from_millis(500));
     assert_eq!(transport.pending_count(), 0);

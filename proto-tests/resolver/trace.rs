@@ -5,14 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{Hop, HopOutcome, Query, ResolveError};
+use handle_resolver::resolver::{Attempt, AttemptOutcome, Query, ResolveError};
 use handle_resolver::transport::TransportKind;
 
 use super::mock::{addr, Reply};
 use super::world::World;
 
 /// Every logged request has its own hop (same server and transport).
-fn assert_every_request_traced(w: &World, hops: &[Hop]) {
+fn assert_every_request_traced(w: &World, hops: &[Attempt]) {
     let sent = w.net.log();
     assert_eq!(
         hops.len(),
@@ -22,7 +22,7 @@ fn assert_every_request_traced(w: &World, hops: &[Hop]) {
         hops.len(),
         hops.iter().map(|h| format!("{h}\n")).collect::<String>()
     );
-    let mut left: Vec<&Hop> = hops.iter().collect();
+    let mut left: Vec<&Attempt> = hops.iter().collect();
     for s in &sent {
         let i = left
             .iter()
@@ -30,7 +30,7 @@ fn assert_every_request_traced(w: &World, hops: &[Hop]) {
             .unwrap_or_else(|| panic!("no hop for the request to {} {:?}", s.to, s.kind));
         left.remove(i);
     }
-    let mut numbers: Vec<u32> = hops.iter().map(|h| h.attempt).collect();
+    let mut numbers: Vec<u32> = hops.iter().map(|h| h.number).collect();
     numbers.sort_unstable();
     assert_eq!(numbers, (1..=hops.len() as u32).collect::<Vec<_>>());
 }
@@ -51,21 +51,21 @@ async fn a_silent_service_leaves_every_attempt_in_the_trace_at_the_deadline() {
     // The root answered both service lookups (inside shared work).
     let root_answers = hops
         .iter()
-        .filter(|h| h.server == w.root && h.outcome == HopOutcome::Response(1.into()))
+        .filter(|h| h.server == w.root && h.outcome == AttemptOutcome::Response(1.into()))
         .count();
     assert_eq!(root_answers, 2, "{hops:#?}");
     // UDP to the silent sites gave up (retransmissions done), then TCP was still waiting
     // when the deadline passed: those show how long they had run, ending at the deadline.
     assert!(hops.iter().any(|h| h.transport == TransportKind::Udp
-        && matches!(&h.outcome, HopOutcome::Failed(why) if why == "timed out")));
-    let running: Vec<&Hop> = hops
+        && matches!(&h.outcome, AttemptOutcome::Failed(why) if why == "timed out")));
+    let running: Vec<&Attempt> = hops
         .iter()
         .filter(|h| h.transport == TransportKind::Tcp)
         .collect();
     assert!(!running.is_empty(), "{hops:#?}");
     for h in running {
         assert!(
-            matches!(&h.outcome, HopOutcome::Failed(why) if why.contains("deadline")),
+            matches!(&h.outcome, AttemptOutcome::Failed(why) if why.contains("deadline")),
             "{h}"
         );
         assert!(h.rtt > Duration::ZERO && h.rtt < deadline, "{h}");

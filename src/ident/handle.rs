@@ -223,6 +223,23 @@ impl Handle {
         Self::prefix_handle_of(self.prefix())
     }
 
+    /// True for handles of the global service, which the root sites serve themselves: those
+    /// whose prefix is `0` or starts with `0.` (`0.NA/10.1045`, `0.SERV/x`, `0/abc`).
+    ///
+    /// ```
+    /// use handle_resolver::ident::Handle;
+    ///
+    /// assert!(Handle::parse("0.NA/10.1045")?.is_global());
+    /// assert!(Handle::parse("0/abc")?.is_global());
+    /// assert!(!Handle::parse("10.1045/abc")?.is_global());
+    /// assert!(!Handle::parse("0a/b")?.is_global());
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn is_global(&self) -> bool {
+        let prefix = self.prefix();
+        prefix == "0" || prefix.starts_with("0.")
+    }
+
     /// True for prefix handles, `0.NA/<prefix>` (any case).
     pub fn is_prefix_handle(&self) -> bool {
         self.prefix().eq_ignore_ascii_case("0.NA")

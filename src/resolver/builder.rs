@@ -4,27 +4,39 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
+use thiserror::Error;
 
 use crate::transport::{Exchange, ExchangeOptions, NetTransport};
 use crate::wire::{Limits, SiteInfo};
 
+use super::attempter::Attempter;
 use super::bootstrap::{
     builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
     BootstrapError,
 };
 use super::bootstrap_json::read_bootstrap_handles;
-use super::cache::{CacheConfig, Caches};
+use super::cache::{AnswerCache, CacheConfig, ServiceCache};
 use super::clock::{Clock, SystemClock};
-use super::error::ResolveError;
-use super::resolve::Resolver;
-use super::selection::SrttTable;
+use super::locator::SiteLocator;
+use super::resolution::Core;
+use super::resolver::Resolver;
+use super::settings::{Settings, TransportPreference};
 use super::sites::Site;
-use super::state::{Config, FlightTables, Inner, TransportPreference};
+
+/// Why a [`ResolverBuilder`] could not build a resolver (a configuration mistake: nothing
+/// was sent).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The root (bootstrap) information given could not be read or holds no site.
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] BootstrapError),
+}
 
 /// Where the root (global) service information comes from.
 #[derive(Debug, Clone)]
@@ -37,7 +49,7 @@ enum RootSource {
 
 /// Builds a [`Resolver`].
 pub struct ResolverBuilder {
-    config: Config,
+    settings: Settings,
     options: ExchangeOptions,
     cache: CacheConfig,
     root: RootSource,
@@ -50,7 +62,7 @@ pub struct ResolverBuilder {
 impl std::fmt::Debug for ResolverBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResolverBuilder")
-            .field("config", &self.config)
+            .field("settings", &self.settings)
             .field("root", &self.root)
             .field("server", &self.server)
             .finish_non_exhaustive()
@@ -67,7 +79,7 @@ impl ResolverBuilder {
     /// The defaults.
     pub fn new() -> Self {
         Self {
-            config: Config::default(),
+            settings: Settings::default(),
             options: ExchangeOptions::default(),
             cache: CacheConfig::default(),
             root: RootSource::BuiltIn,
@@ -110,44 +122,46 @@ impl ResolverBuilder {
 
     /// UDP first (default) or TCP only.
     pub fn transport(mut self, preference: TransportPreference) -> Self {
-        self.config.transport = preference;
+        self.settings.transport = preference;
         self
     }
 
-    /// Default certify flag of `resolve` (signed answers, verified).
+    /// Certify every resolution: ask for signed answers (CT) and verify them with the server
+    /// keys of the sites' HS_SITE values (default off). A [`Query`](super::Query) cannot
+    /// turn it off.
     pub fn certify(mut self, on: bool) -> Self {
-        self.config.certify = on;
+        self.settings.certify = on;
         self
     }
 
-    /// Default authoritative flag of `resolve` (primary sites, no cache).
+    /// Default authoritative flag of a query (primary sites, no cache).
     pub fn authoritative(mut self, on: bool) -> Self {
-        self.config.authoritative = on;
+        self.settings.authoritative = on;
         self
     }
 
-    /// Default public-only flag of `resolve` (default on).
+    /// Default public-only flag of a query (default on).
     pub fn public_only(mut self, on: bool) -> Self {
-        self.config.public_only = on;
+        self.settings.public_only = on;
         self
     }
 
     /// Overall deadline of each call (default 10 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.config.timeout = timeout;
+        self.settings.timeout = timeout;
         self
     }
 
     /// Bounds of the hedge delay (default 50-500 ms).
     pub fn hedge_delay(mut self, min: Duration, max: Duration) -> Self {
-        self.config.hedge_min = min;
-        self.config.hedge_max = max.max(min);
+        self.settings.hedge_min = min;
+        self.settings.hedge_max = max.max(min);
         self
     }
 
     /// Most attempts of one request running at once (default 3; 1 disables hedging).
     pub fn max_parallel(mut self, n: usize) -> Self {
-        self.config.max_parallel = n.max(1);
+        self.settings.max_parallel = n.max(1);
         self
     }
 
@@ -194,25 +208,25 @@ impl ResolverBuilder {
 
     /// Follow HS_ALIAS values (default off).
     pub fn follow_aliases(mut self, on: bool) -> Self {
-        self.config.follow_aliases = on;
+        self.settings.follow_aliases = on;
         self
     }
 
     /// Accept CORDRA identifiers only (default off).
     pub fn strict_cordra(mut self, on: bool) -> Self {
-        self.config.strict_cordra = on;
+        self.settings.strict_cordra = on;
         self
     }
 
     /// Ask for a request digest (RD) in every answer and check it (default off).
     pub fn request_digest(mut self, on: bool) -> Self {
-        self.config.request_digest = on;
+        self.settings.request_digest = on;
         self
     }
 
     /// Decode limits.
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.config.limits = limits;
+        self.settings.limits = limits;
         self.options.limits = limits;
         self
     }
@@ -221,7 +235,7 @@ impl ResolverBuilder {
     /// announcing a newer site serial); default 60 s. Explicit
     /// [`Resolver::refresh_root`] calls are not limited.
     pub fn root_refresh_interval(mut self, interval: Duration) -> Self {
-        self.config.root_refresh_interval = interval;
+        self.settings.root_refresh_interval = interval;
         self
     }
 
@@ -245,8 +259,8 @@ impl ResolverBuilder {
     }
 
     /// Builds the resolver (reading a root file if one was given).
-    pub fn build(self) -> Result<Resolver, ResolveError> {
-        let limits = self.config.limits;
+    pub fn build(self) -> Result<Resolver, BuildError> {
+        let limits = self.settings.limits;
         let root = match self.root {
             RootSource::BuiltIn => builtin_root_sites(),
             RootSource::Sites(s) => s,
@@ -270,22 +284,21 @@ impl ResolverBuilder {
         let exchange = self
             .exchange
             .unwrap_or_else(|| Arc::new(NetTransport::new()) as Arc<dyn Exchange>);
-        Ok(Resolver {
-            inner: Arc::new_cyclic(|me| Inner {
-                me: me.clone(),
-                flights: FlightTables::default(),
-                exchange,
-                options: self.options,
-                config: self.config,
-                clock: self.clock.unwrap_or_else(|| Arc::new(SystemClock)),
-                srtt: SrttTable::new(),
-                caches: Caches::new(self.cache),
-                root: RwLock::new(Arc::new(root)),
-                fixed: self.server.map(|a| Arc::new(vec![Site::single(a)])),
-                rng: Mutex::new(rng),
-                root_refreshed_at: Mutex::new(None),
-            }),
-        })
+        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let attempter = Attempter::new(&self.settings, exchange, self.options, clock, rng);
+        let locator = SiteLocator::new(
+            &self.settings,
+            attempter,
+            root,
+            self.server.map(Site::single),
+            ServiceCache::new(self.cache),
+        );
+        let answers = AnswerCache::new(self.cache);
+        Ok(Resolver::from_core(Core::new(
+            self.settings,
+            locator,
+            answers,
+        )))
     }
 }
 

@@ -12,8 +12,10 @@ use std::time::Duration;
 use moka::sync::Cache;
 use tokio::time::Instant;
 
+use crate::ident::Handle;
 use crate::wire::{HandleValue, Ttl};
 
+use super::query::Asked;
 use super::record::Source;
 use super::sites::Site;
 
@@ -28,101 +30,36 @@ pub const DEFAULT_CAPACITY: u64 = 10_000;
 /// a 256 KiB one counts as 256 entries, so memory stays near `capacity` KiB at most.
 pub const WEIGHT_UNIT: usize = 1024;
 
-/// What identifies a cached answer (also the key of identical queries in flight).
-///
-/// Hashed once, when built: a resolution looks its key up two or three times (cache, flight
-/// table, flight landing), each then costing one `u64` instead of the whole key.
-#[derive(Debug, Clone)]
-pub struct RecordKey {
-    /// The handle, prefix upper-cased (the whole handle for `0.` handles).
-    pub handle: String,
+/// What identifies a cached answer (also the key of identical queries in flight). The
+/// handle compares as [`Handle`] does (ASCII case folded in the prefix, and in the whole of a
+/// `0.` handle); the filters are normalised.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct RecordKey {
+    handle: Handle,
     /// Type filter, upper-cased, sorted, deduplicated.
-    pub types: Vec<String>,
+    types: Vec<String>,
     /// Index filter, sorted, deduplicated.
-    pub indexes: Vec<u32>,
-    /// Certified answer.
-    pub certified: bool,
-    /// Public values only.
-    pub public_only: bool,
-    /// The hash of the fields above.
-    hash: u64,
-}
-
-impl PartialEq for RecordKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash
-            && self.handle == other.handle
-            && self.types == other.types
-            && self.indexes == other.indexes
-            && self.certified == other.certified
-            && self.public_only == other.public_only
-    }
-}
-
-impl Eq for RecordKey {}
-
-impl std::hash::Hash for RecordKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
+    indexes: Vec<u32>,
+    certified: bool,
+    public_only: bool,
 }
 
 impl RecordKey {
-    /// Builds the key, normalising the filters.
-    pub fn new(
-        handle: &str,
-        types: &[String],
-        indexes: &[u32],
-        certified: bool,
-        public_only: bool,
-    ) -> Self {
-        let mut types: Vec<String> = types.iter().map(|t| t.to_ascii_uppercase()).collect();
+    /// The key of a resolution of `handle` asking `asked`.
+    pub(crate) fn new(handle: &Handle, asked: &Asked) -> Self {
+        let mut types: Vec<String> = asked.types.iter().map(|t| t.to_ascii_uppercase()).collect();
         types.sort();
         types.dedup();
-        let mut indexes = indexes.to_vec();
+        let mut indexes = asked.indexes.clone();
         indexes.sort_unstable();
         indexes.dedup();
-        let handle = cache_handle(handle);
-        let hash = {
-            use std::hash::BuildHasher;
-            super::fnv::FnvBuild::default().hash_one((
-                &handle,
-                &types,
-                &indexes,
-                certified,
-                public_only,
-            ))
-        };
         Self {
-            handle,
+            handle: handle.clone(),
             types,
             indexes,
-            certified,
-            public_only,
-            hash,
+            certified: asked.certify,
+            public_only: asked.public_only,
         }
-    }
-}
-
-/// The handle with its prefix (or, for `0.` handles, all of it) ASCII upper-cased.
-pub fn cache_handle(handle: &str) -> String {
-    let global = handle
-        .as_bytes()
-        .get(..2)
-        .is_some_and(|p| p.eq_ignore_ascii_case(b"0."));
-    if global || !handle.contains('/') {
-        return handle.to_ascii_uppercase();
-    }
-    match handle.split_once('/') {
-        Some((p, s)) => {
-            let mut out = String::with_capacity(handle.len());
-            out.push_str(p);
-            out.make_ascii_uppercase();
-            out.push('/');
-            out.push_str(s);
-            out
-        }
-        None => handle.to_ascii_uppercase(),
     }
 }
 
@@ -146,7 +83,7 @@ fn weight(answer: &CachedAnswer) -> u32 {
 
 /// A cached outcome.
 #[derive(Debug, Clone)]
-pub enum CachedAnswer {
+pub(crate) enum CachedAnswer {
     /// Values.
     Found {
         /// The handle as the server spelled it.
@@ -195,16 +132,16 @@ impl<K, T> moka::Expiry<K, Arc<Entry<T>>> for PerEntry {
 
 /// Cache limits.
 #[derive(Debug, Clone, Copy)]
-pub struct CacheConfig {
+pub(crate) struct CacheConfig {
     /// Most answers kept (0 disables the answer cache); an answer larger than
     /// [`WEIGHT_UNIT`] counts once per started unit.
-    pub capacity: u64,
+    pub(crate) capacity: u64,
     /// Most prefixes whose service information is kept.
-    pub service_capacity: u64,
+    pub(crate) service_capacity: u64,
     /// Cap on positive lifetimes.
-    pub max_ttl: Duration,
+    pub(crate) max_ttl: Duration,
     /// Lifetime of "not found" answers (zero disables negative caching).
-    pub negative_ttl: Duration,
+    pub(crate) negative_ttl: Duration,
 }
 
 impl Default for CacheConfig {
@@ -218,26 +155,39 @@ impl Default for CacheConfig {
     }
 }
 
-/// The resolver's caches.
-pub struct Caches {
-    config: CacheConfig,
-    records: Cache<RecordKey, Arc<Entry<CachedAnswer>>>,
-    services: Cache<(String, bool), ServiceEntry>,
+/// A live entry of `cache` under `key` (an entry past its deadline on tokio's clock is
+/// dropped).
+fn live<K, T>(cache: &Cache<K, Arc<Entry<T>>>, key: &K) -> Option<Arc<Entry<T>>>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    T: Send + Sync + 'static,
+{
+    let e = cache.get(key)?;
+    if e.until <= Instant::now() {
+        cache.invalidate(key);
+        return None;
+    }
+    Some(e)
 }
 
-impl std::fmt::Debug for Caches {
+/// The answer cache: outcomes of resolutions by [`RecordKey`].
+pub(crate) struct AnswerCache {
+    config: CacheConfig,
+    records: Cache<RecordKey, Arc<Entry<CachedAnswer>>>,
+}
+
+impl std::fmt::Debug for AnswerCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Caches")
-            .field("config", &self.config)
-            .field("records", &self.records.entry_count())
-            .field("services", &self.services.entry_count())
+        f.debug_struct("AnswerCache")
+            .field("capacity", &self.config.capacity)
+            .field("entries", &self.records.entry_count())
             .finish()
     }
 }
 
-impl Caches {
-    /// Empty caches with these limits.
-    pub fn new(config: CacheConfig) -> Self {
+impl AnswerCache {
+    /// An empty cache with these limits.
+    pub(crate) fn new(config: CacheConfig) -> Self {
         Self {
             config,
             records: Cache::builder()
@@ -245,30 +195,21 @@ impl Caches {
                 .weigher(|_, e: &Arc<Entry<CachedAnswer>>| weight(&e.value))
                 .expire_after(PerEntry)
                 .build(),
-            services: Cache::builder()
-                .max_capacity(config.service_capacity)
-                .expire_after(PerEntry)
-                .build(),
         }
     }
 
-    /// The limits.
-    pub fn config(&self) -> &CacheConfig {
-        &self.config
+    /// False when the cache is off (capacity 0).
+    pub(crate) fn is_on(&self) -> bool {
+        self.config.capacity > 0
     }
 
     /// A live cached answer.
-    pub fn get(&self, key: &RecordKey) -> Option<CachedAnswer> {
-        let e = self.records.get(key)?;
-        if e.until <= Instant::now() {
-            self.records.invalidate(key);
-            return None;
-        }
-        Some(e.value.clone())
+    pub(crate) fn get(&self, key: &RecordKey) -> Option<CachedAnswer> {
+        live(&self.records, key).map(|e| e.value.clone())
     }
 
     /// Caches values for the lifetime their TTLs allow (nothing when it is zero).
-    pub fn put_found(
+    pub(crate) fn put_found(
         &self,
         key: RecordKey,
         handle: String,
@@ -279,7 +220,7 @@ impl Caches {
         let Some(ttl) = values_ttl(&values, now_unix, self.config.max_ttl) else {
             return;
         };
-        if ttl.is_zero() || self.config.capacity == 0 {
+        if ttl.is_zero() || !self.is_on() {
             return;
         }
         let until = Instant::now() + ttl;
@@ -292,8 +233,8 @@ impl Caches {
     }
 
     /// Caches a "not found" answer for the negative TTL.
-    pub fn put_not_found(&self, key: RecordKey) {
-        if self.config.negative_ttl.is_zero() || self.config.capacity == 0 {
+    pub(crate) fn put_not_found(&self, key: RecordKey) {
+        if self.config.negative_ttl.is_zero() || !self.is_on() {
             return;
         }
         let until = Instant::now() + self.config.negative_ttl;
@@ -301,22 +242,54 @@ impl Caches {
         self.records.insert(key, Arc::new(Entry { value, until }));
     }
 
-    /// Live service sites for a prefix handle (empty: known to have none, see
-    /// [`Caches::put_service_not_found`]).
-    pub fn get_service(&self, prefix_handle: &str, certified: bool) -> Option<Arc<Vec<Site>>> {
-        let key = (prefix_handle.to_ascii_uppercase(), certified);
-        let e = self.services.get(&key)?;
-        if e.until <= Instant::now() {
-            self.services.invalidate(&key);
-            return None;
+    /// Forgets everything.
+    pub(crate) fn clear(&self) {
+        self.records.invalidate_all();
+    }
+}
+
+/// The service cache: the sites of prefix handles, by prefix handle and certify flag (an
+/// empty list: known to have none).
+pub(crate) struct ServiceCache {
+    config: CacheConfig,
+    services: Cache<(Handle, bool), ServiceEntry>,
+}
+
+impl std::fmt::Debug for ServiceCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceCache")
+            .field("entries", &self.services.entry_count())
+            .finish()
+    }
+}
+
+impl ServiceCache {
+    /// An empty cache with these limits.
+    pub(crate) fn new(config: CacheConfig) -> Self {
+        Self {
+            config,
+            services: Cache::builder()
+                .max_capacity(config.service_capacity)
+                .expire_after(PerEntry)
+                .build(),
         }
-        Some(e.value.clone())
+    }
+
+    /// The limits.
+    pub(crate) fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// Live service sites for a prefix handle (empty: known to have none, see
+    /// [`ServiceCache::put_not_found`]).
+    pub(crate) fn get(&self, prefix_handle: &Handle, certified: bool) -> Option<Arc<Vec<Site>>> {
+        live(&self.services, &(prefix_handle.clone(), certified)).map(|e| e.value.clone())
     }
 
     /// Caches service sites for `ttl` (capped; nothing when zero).
-    pub fn put_service(
+    pub(crate) fn put(
         &self,
-        prefix_handle: &str,
+        prefix_handle: &Handle,
         certified: bool,
         sites: Arc<Vec<Site>>,
         ttl: Duration,
@@ -327,7 +300,7 @@ impl Caches {
         }
         let until = Instant::now() + ttl;
         self.services.insert(
-            (prefix_handle.to_ascii_uppercase(), certified),
+            (prefix_handle.clone(), certified),
             Arc::new(Entry {
                 value: sites,
                 until,
@@ -336,23 +309,20 @@ impl Caches {
     }
 
     /// Caches "no service for this prefix handle" (the root has no sites for it, also when
-    /// asked with AT) for the negative TTL: an empty site list, which
-    /// [`Caches::get_service`] callers read as not found.
-    pub fn put_service_not_found(&self, prefix_handle: &str, certified: bool) {
+    /// asked with AT) for the negative TTL: an empty site list.
+    pub(crate) fn put_not_found(&self, prefix_handle: &Handle, certified: bool) {
         let ttl = self.config.negative_ttl;
-        self.put_service(prefix_handle, certified, Arc::new(Vec::new()), ttl);
+        self.put(prefix_handle, certified, Arc::new(Vec::new()), ttl);
     }
 
     /// Forgets the service information of a prefix handle (after an out-of-date answer).
-    pub fn forget_service(&self, prefix_handle: &str) {
-        let p = prefix_handle.to_ascii_uppercase();
-        self.services.invalidate(&(p.clone(), false));
-        self.services.invalidate(&(p, true));
+    pub(crate) fn forget(&self, prefix_handle: &Handle) {
+        self.services.invalidate(&(prefix_handle.clone(), false));
+        self.services.invalidate(&(prefix_handle.clone(), true));
     }
 
     /// Forgets everything.
-    pub fn clear(&self) {
-        self.records.invalidate_all();
+    pub(crate) fn clear(&self) {
         self.services.invalidate_all();
     }
 }
@@ -360,7 +330,7 @@ impl Caches {
 /// The lifetime a set of values may be cached: the smallest of their TTLs, relative ones
 /// capped at `cap`, absolute ones counted from `now_unix` (past = 0). `None` when a TTL is of
 /// an unknown kind (not cached).
-pub fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Option<Duration> {
+pub(crate) fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Option<Duration> {
     values.iter().try_fold(cap, |ttl, v| {
         value_ttl(v, now_unix, cap).map(|this| ttl.min(this))
     })
@@ -369,7 +339,7 @@ pub fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -> Optio
 /// The lifetime one value may be cached (see [`values_ttl`]). A relative TTL is an int4
 /// (PROTOCOL.md §4.3): one with the sign bit set is negative, i.e. not cacheable, not 68+
 /// years (the reference client only caches positive TTLs).
-pub fn value_ttl(value: &HandleValue, now_unix: u64, cap: Duration) -> Option<Duration> {
+pub(crate) fn value_ttl(value: &HandleValue, now_unix: u64, cap: Duration) -> Option<Duration> {
     let ttl = match value.ttl {
         Ttl::Relative(s) if i32::try_from(s).is_err() => Duration::ZERO,
         Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
@@ -427,60 +397,70 @@ mod tests {
         );
     }
 
+    fn asked(types: &[&str], indexes: &[u32], certify: bool) -> Asked {
+        Asked {
+            types: types.iter().map(|t| t.to_string()).collect(),
+            indexes: indexes.to_vec(),
+            certify,
+            authoritative: false,
+            public_only: true,
+        }
+    }
+
+    fn key(handle: &str) -> RecordKey {
+        RecordKey::new(&Handle::parse(handle).unwrap(), &asked(&[], &[], false))
+    }
+
     #[test]
     fn keys_normalise_filters_and_prefix_case() {
+        let h = |s: &str| Handle::parse(s).unwrap();
         let a = RecordKey::new(
-            "abc.def/Suffix",
-            &["url".into(), "EMAIL".into()],
-            &[2, 1],
-            false,
-            true,
+            &h("abc.def/Suffix"),
+            &asked(&["url", "EMAIL"], &[2, 1], false),
         );
         let b = RecordKey::new(
-            "ABC.DEF/Suffix",
-            &["EMAIL".into(), "URL".into(), "url".into()],
-            &[1, 2, 2],
-            false,
-            true,
+            &h("ABC.DEF/Suffix"),
+            &asked(&["EMAIL", "URL", "url"], &[1, 2, 2], false),
         );
         assert_eq!(a, b);
-        let c = RecordKey::new("ABC.DEF/suffix", &[], &[], false, true);
-        assert_ne!(c.handle, a.handle);
-        assert_eq!(cache_handle("0.na/10.abc"), "0.NA/10.ABC");
-        // A first character of more than one byte (alias targets come from servers).
-        assert_eq!(cache_handle("€/x"), "€/x");
-        assert_eq!(cache_handle("ab€/Cd"), "AB€/Cd");
+        let c = RecordKey::new(
+            &h("ABC.DEF/suffix"),
+            &asked(&["url", "EMAIL"], &[2, 1], false),
+        );
+        assert_ne!(c, a);
+        assert_eq!(key("0.na/10.abc"), key("0.NA/10.ABC"));
+        assert_eq!(key("ab€/Cd"), key("AB€/Cd"));
         assert_ne!(
-            RecordKey::new("a/b", &[], &[], true, true),
-            RecordKey::new("a/b", &[], &[], false, true)
+            RecordKey::new(&h("a/b"), &asked(&[], &[], true)),
+            RecordKey::new(&h("a/b"), &asked(&[], &[], false))
         );
     }
 
     #[tokio::test(start_paused = true)]
     async fn entries_expire_on_tokio_time() {
-        let caches = Caches::new(CacheConfig::default());
-        let key = RecordKey::new("a/b", &[], &[], false, true);
-        caches.put_found(
-            key.clone(),
+        let cache = AnswerCache::new(CacheConfig::default());
+        let k = key("a/b");
+        cache.put_found(
+            k.clone(),
             "a/b".into(),
             vec![value(Ttl::Relative(30))],
             source(),
             0,
         );
-        assert!(caches.get(&key).is_some());
+        assert!(cache.get(&k).is_some());
         tokio::time::advance(Duration::from_secs(31)).await;
-        assert!(caches.get(&key).is_none());
+        assert!(cache.get(&k).is_none());
 
-        let nf = RecordKey::new("a/c", &[], &[], false, true);
-        caches.put_not_found(nf.clone());
-        assert!(matches!(caches.get(&nf), Some(CachedAnswer::NotFound)));
+        let nf = key("a/c");
+        cache.put_not_found(nf.clone());
+        assert!(matches!(cache.get(&nf), Some(CachedAnswer::NotFound)));
         tokio::time::advance(DEFAULT_NEGATIVE_TTL).await;
-        assert!(caches.get(&nf).is_none());
+        assert!(cache.get(&nf).is_none());
     }
 
     #[tokio::test(start_paused = true)]
     async fn big_answers_count_against_the_capacity_by_size() {
-        let caches = Caches::new(CacheConfig {
+        let cache = AnswerCache::new(CacheConfig {
             capacity: 40,
             ..CacheConfig::default()
         });
@@ -488,12 +468,17 @@ mod tests {
         for i in 0..10 {
             let mut v = value(Ttl::Relative(600));
             v.data = bytes::Bytes::from(vec![b'x'; 16 * WEIGHT_UNIT]);
-            let key = RecordKey::new(&format!("a/{i}"), &[], &[], false, true);
-            caches.put_found(key, format!("a/{i}"), vec![v], source(), 0);
+            cache.put_found(
+                key(&format!("a/{i}")),
+                format!("a/{i}"),
+                vec![v],
+                source(),
+                0,
+            );
         }
-        caches.records.run_pending_tasks();
-        assert!(caches.records.weighted_size() <= 40);
-        assert!(caches.records.entry_count() <= 2);
+        cache.records.run_pending_tasks();
+        assert!(cache.records.weighted_size() <= 40);
+        assert!(cache.records.entry_count() <= 2);
         // Small answers still count one each.
         let small = CachedAnswer::Found {
             handle: "a/b".into(),
@@ -507,45 +492,49 @@ mod tests {
     #[test]
     fn a_replaced_entry_lives_as_long_as_its_new_value() {
         // moka's clock is real time: a short first lifetime, really waited out.
-        let caches = Caches::new(CacheConfig {
+        let cache = AnswerCache::new(CacheConfig {
             negative_ttl: Duration::from_millis(20),
             ..CacheConfig::default()
         });
-        let key = RecordKey::new("a/b", &[], &[], false, true);
-        caches.put_not_found(key.clone());
+        let k = key("a/b");
+        cache.put_not_found(k.clone());
         // An authoritative resolution (no cache read) found it meanwhile: valid for an hour.
         let v = value(Ttl::Relative(3600));
-        caches.put_found(key.clone(), "a/b".into(), vec![v], source(), 0);
+        cache.put_found(k.clone(), "a/b".into(), vec![v], source(), 0);
         std::thread::sleep(Duration::from_millis(100));
-        caches.records.run_pending_tasks();
-        assert!(matches!(caches.get(&key), Some(CachedAnswer::Found { .. })));
+        cache.records.run_pending_tasks();
+        assert!(matches!(cache.get(&k), Some(CachedAnswer::Found { .. })));
     }
 
     #[tokio::test(start_paused = true)]
     async fn ttl_zero_is_never_cached() {
-        let caches = Caches::new(CacheConfig::default());
-        let key = RecordKey::new("a/b", &[], &[], false, true);
-        caches.put_found(
-            key.clone(),
+        let cache = AnswerCache::new(CacheConfig::default());
+        let k = key("a/b");
+        cache.put_found(
+            k.clone(),
             "a/b".into(),
             vec![value(Ttl::Relative(0))],
             source(),
             0,
         );
-        assert!(caches.get(&key).is_none());
+        assert!(cache.get(&k).is_none());
     }
 
     #[tokio::test(start_paused = true)]
     async fn service_entries_expire_and_can_be_forgotten() {
-        let caches = Caches::new(CacheConfig::default());
+        let cache = ServiceCache::new(CacheConfig::default());
+        let (lower, upper) = (
+            Handle::parse("0.na/x").unwrap(),
+            Handle::parse("0.NA/X").unwrap(),
+        );
         let sites = Arc::new(vec![Site::single("127.0.0.1:1".parse().unwrap())]);
-        caches.put_service("0.na/x", false, sites.clone(), Duration::from_secs(10));
-        assert_eq!(caches.get_service("0.NA/X", false), Some(sites.clone()));
-        assert_eq!(caches.get_service("0.NA/X", true), None);
-        caches.forget_service("0.NA/X");
-        assert_eq!(caches.get_service("0.NA/X", false), None);
-        caches.put_service("0.na/x", false, sites, Duration::from_secs(10));
+        cache.put(&lower, false, sites.clone(), Duration::from_secs(10));
+        assert_eq!(cache.get(&upper, false), Some(sites.clone()));
+        assert_eq!(cache.get(&upper, true), None);
+        cache.forget(&upper);
+        assert_eq!(cache.get(&upper, false), None);
+        cache.put(&lower, false, sites, Duration::from_secs(10));
         tokio::time::advance(Duration::from_secs(11)).await;
-        assert_eq!(caches.get_service("0.NA/X", false), None);
+        assert_eq!(cache.get(&upper, false), None);
     }
 }

@@ -12,10 +12,9 @@ use crate::ident::IdentError;
 use crate::transport::{TransportError, TransportKind};
 use crate::wire::{DecodeError, ResponseCode, SignatureError};
 
-use super::bootstrap::BootstrapError;
-
 /// Why a response was not acceptable as an answer (it is treated as a failure of that server).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ProtocolViolation {
     /// The response's ExpirationTime lies in the past.
     #[error("response expired at {expiration} (now {now})")]
@@ -58,6 +57,7 @@ pub enum ProtocolViolation {
 
 /// Why a certified answer could not be accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SignatureFailure {
     /// A signature was asked for (CT) and the response is unsigned.
     #[error("response is not signed")]
@@ -78,6 +78,7 @@ pub enum SignatureFailure {
 
 /// A resolution that produced no values, and why.
 #[derive(Debug, Clone, Error)]
+#[non_exhaustive]
 pub enum ResolveError {
     /// Response code 100: the handle does not exist.
     #[error("{handle}: handle not found (100)")]
@@ -104,10 +105,10 @@ pub enum ResolveError {
         handle: String,
     },
     /// The overall deadline passed (the attempts made are in the trace,
-    /// [`crate::resolver::Resolver::resolve_traced`]).
+    /// [`crate::Resolver::resolve_traced`]).
     #[error("{handle}: no answer within {} s", after.as_secs_f64())]
     Timeout {
-        /// The handle being resolved (or asked for, in [`crate::resolver::Resolver::query`]).
+        /// The handle being resolved (or asked for, in [`crate::Resolver::query`]).
         handle: String,
         /// The deadline.
         after: Duration,
@@ -147,6 +148,14 @@ pub enum ResolveError {
     AliasLoop {
         /// The handles of the chain, in order, ending with the repeated one.
         chain: Vec<String>,
+    },
+    /// An HS_ALIAS value does not name a handle.
+    #[error("{handle}: HS_ALIAS value is not a handle: {error}")]
+    InvalidAlias {
+        /// The handle whose HS_ALIAS value it is.
+        handle: String,
+        /// Why the value is not a handle.
+        error: IdentError,
     },
     /// An HS_ALIAS chain is longer than the limit.
     #[error("alias chain longer than {limit}: {}", chain.join(" -> "))]
@@ -207,9 +216,6 @@ pub enum ResolveError {
         /// several (the most telling; every attempt is in the trace); 1 otherwise.
         sites_asked: usize,
     },
-    /// The bootstrap (root) information given could not be read.
-    #[error("bootstrap: {0}")]
-    Bootstrap(#[from] BootstrapError),
 }
 
 /// ` from <server>`, or nothing when no server is known (the unspecified address).
@@ -276,13 +282,11 @@ impl ResolveError {
         )
     }
 
-    /// True for errors detected before anything was sent (bad input or configuration).
+    /// True for errors detected before anything was sent (bad input).
     pub fn is_input_error(&self) -> bool {
         matches!(
             self,
-            ResolveError::InvalidIdentifier(_)
-                | ResolveError::NotCordra { .. }
-                | ResolveError::Bootstrap(_)
+            ResolveError::InvalidIdentifier(_) | ResolveError::NotCordra { .. }
         )
     }
 
@@ -568,10 +572,6 @@ mod tests {
                     sites_asked: 1,
                 },
                 "127.0.0.1:2641 answered response code 999".into(),
-            ),
-            (
-                ResolveError::Bootstrap(BootstrapError::NoSites),
-                "bootstrap: no root site in the bootstrap information".into(),
             ),
         ];
         for (error, expected) in &cases {

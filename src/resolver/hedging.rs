@@ -13,7 +13,7 @@ use tokio::time::{sleep_until, Instant};
 /// Runs the race. `start(i)` builds the attempt for candidate `i`; `delay(i)` is how long to
 /// wait for candidate `i` before also starting candidate `i + 1`. Returns the winning index
 /// and value, or every error in the order the attempts failed.
-pub async fn race<T, E, F, Fut, D>(
+pub(crate) async fn race<T, E, F, Fut, D>(
     candidates: usize,
     max_parallel: usize,
     mut start: F,

@@ -1,43 +1,40 @@
-//! The resolver: global resolution procedure, site choice, referrals and caching
-//! (PROTOCOL.md §11.5).
+//! The resolver: the global resolution procedure, site choice, referrals and caching
+//! (PROTOCOL.md §11.5). The names users type are also at the crate root
+//! (`handle_resolver::{Resolver, Query, HandleRecord, ResolveError, ...}`).
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), handle_resolver::resolver::ResolveError> {
-//! use handle_resolver::resolver::{Query, Resolver};
-//! let resolver = Resolver::builder().build()?;
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use handle_resolver::{Query, Resolver};
+//! let resolver = Resolver::builder().certify(true).build()?;
 //! let record = resolver.resolve("10.1045/april2006-paskin").await?;
 //! for url in record.urls() {
 //!     println!("{url}");
 //! }
-//! let emails = resolver.resolve_with("20.500.12345/1", &Query::types(["EMAIL"])).await?;
-//! # let _ = emails;
+//! // Still certified: a query cannot turn off what the builder set.
+//! let emails = resolver
+//!     .resolve_with("20.500.12345/1", &Query::new().types(["EMAIL"]))
+//!     .await?;
+//! assert!(emails.source.certified);
 //! # Ok(()) }
 //! ```
 //!
-//! The public API is re-exported here: [`Resolver`] (entry points) and [`ResolverBuilder`]
-//! (every option); [`Query`], [`HandleRecord`], [`Source`], [`Hop`] (what goes in and comes
-//! out); [`ResolveError`] and its parts; the bootstrap readers ([`builtin_root_sites`],
-//! [`read_root_info`], [`read_bootstrap_handles`], ...); the `10320/loc` helpers
-//! ([`select_location`], [`locations_of`]); [`Clock`]; [`Site`].
+//! One resolution, top down (each part owns its state, in its own file):
+//! - `resolver`: [`Resolver`], the front: checks the identifier, starts a resolution;
+//!   [`ResolveMany`] for bulk runs. `builder`: [`ResolverBuilder`], [`BuildError`].
+//! - `resolution`: `Resolution`, one call: target handle, [`Query`] with the resolver's
+//!   settings filled in, deadline, HS_ALIAS chain, answer cache, identical queries shared.
+//! - `locator`: `SiteLocator`: the root sites, service lookup (prefix handles, HS_SERV
+//!   chains, service cache), 302/303 referrals, root refresh; runs the procedure for one
+//!   request.
+//! - `attempter`: `Attempter`: asks sites: server by hash, the hedged race, UDP → TCP,
+//!   SRTT, the checks of an answer.
 //!
-//! Layout (modules are private):
-//! - `builder`: [`ResolverBuilder`]; `resolve`: [`Resolver`] and its entry points, the cache
-//!   around them, HS_ALIAS following;
-//! - `bootstrap`: built-in root sites and the `root_info` reader; `bootstrap_json`: the
-//!   `bootstrap_handles` reader;
-//! - `service`: service lookup (`0.NA/<prefix>`, HS_SERV chains, referral bodies, service
-//!   lifetimes);
-//! - `procedure`: hedged asks, referrals; `refresh`: root refresh (300, newer root serial,
-//!   rate-limited, shared); `attempt`: one site, UDP → TCP, answer checks (expiry, digest,
-//!   signature);
-//! - `selection`: decaying SRTT (Karn's rule), site order, hedge delays; `hedging`: the race;
-//! - `cache`: answer and service caches; `flight`: single flight (concurrent identical
-//!   lookups, and with the answer cache on identical queries, share one); `loc`:
-//!   `10320/loc` selection;
-//! - `record`, `error`, `clock`, `sites`, `target`, `state`: the types; `fnv`: the hasher
-//!   of the internal tables.
+//! Below them: `request` (what is sent, what comes back), `trace` (the attempts of a
+//! resolution), `flight` (single flight), `cache`, `srtt`, `hedging`, `sites`, `settings`,
+//! `query`, `record`, `error`, `target`, `clock`; `bootstrap` and `bootstrap_json` read
+//! root files; `loc` selects `10320/loc` locations.
 
-mod attempt;
+mod attempter;
 mod bootstrap;
 mod bootstrap_json;
 mod builder;
@@ -45,32 +42,37 @@ mod cache;
 mod clock;
 mod error;
 mod flight;
-mod fnv;
 mod hedging;
 mod loc;
-mod procedure;
+mod locator;
+mod query;
 mod record;
-mod refresh;
-mod resolve;
-mod selection;
-mod service;
+mod request;
+mod resolution;
+#[allow(clippy::module_inception)]
+mod resolver;
+mod settings;
 mod sites;
-mod state;
+mod srtt;
 mod target;
+mod trace;
 
 pub use bootstrap::{
     builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
     BootstrapError, ROOT_HANDLE,
 };
 pub use bootstrap_json::read_bootstrap_handles;
-pub use builder::ResolverBuilder;
+pub use builder::{BuildError, ResolverBuilder};
 pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
-pub use record::{HandleRecord, Hop, HopOutcome, Query, Source};
-pub use refresh::DEFAULT_ROOT_REFRESH_INTERVAL;
-pub use resolve::{Resolver, SiteAnswer};
+pub use query::Query;
+pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
+pub use resolver::{ResolveMany, Resolver, SiteAnswer};
+pub use settings::{
+    TransportPreference, DEFAULT_ROOT_REFRESH_INTERVAL, MAX_ALIAS_DEPTH, MAX_REFERRALS,
+    MAX_SERVICE_DEPTH,
+};
 pub use sites::{server_record, Site, UNKNOWN_SERIAL};
-pub use state::{TransportPreference, MAX_ALIAS_DEPTH, MAX_REFERRALS, MAX_SERVICE_DEPTH};
 pub use target::{Resolvable, Target};

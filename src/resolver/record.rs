@@ -1,5 +1,5 @@
-//! What a resolution returns: [`HandleRecord`] (values and where they came from), the
-//! [`Query`] knobs, and the [`Hop`] trace of every attempt.
+//! What a resolution returns: [`HandleRecord`] (values and where they came from) and the
+//! [`Attempt`] trace of every request sent.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -7,51 +7,9 @@ use std::time::Duration;
 use crate::transport::TransportKind;
 use crate::wire::{HandleValue, ProtocolVersion, ResponseCode};
 
-/// What to ask for: filters and flags of one resolution.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Query {
-    /// Type names to return (empty = all). Matched by the server, case-insensitively; a
-    /// trailing dot selects a hierarchy (`HS_SITE.`).
-    pub types: Vec<String>,
-    /// Value indexes to return (empty = all). Types and indexes are OR'ed by servers.
-    pub indexes: Vec<u32>,
-    /// Ask for signed answers (CT) and verify them with the server key from its HS_SITE.
-    pub certify: bool,
-    /// Ask primary sites only and bypass caches (AT).
-    pub authoritative: bool,
-    /// Ask for public values only (PO); without it, a server answers 402 unless authenticated.
-    pub public_only: bool,
-}
-
-impl Default for Query {
-    /// All values, public only, not certified, not authoritative.
-    fn default() -> Self {
-        Self {
-            types: Vec::new(),
-            indexes: Vec::new(),
-            certify: false,
-            authoritative: false,
-            public_only: true,
-        }
-    }
-}
-
-impl Query {
-    /// A query for values of these types only.
-    pub fn types<I, S>(types: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        Self {
-            types: types.into_iter().map(Into::into).collect(),
-            ..Self::default()
-        }
-    }
-}
-
 /// Where an answer came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Source {
     /// The server that answered (address and port of the transport used).
     pub server: SocketAddr,
@@ -72,7 +30,8 @@ pub struct Source {
 
 /// How one attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HopOutcome {
+#[non_exhaustive]
+pub enum AttemptOutcome {
     /// The server answered with this code.
     Response(ResponseCode),
     /// The server answered, but the answer was rejected (expired, bad signature, ...).
@@ -83,17 +42,19 @@ pub enum HopOutcome {
     Cancelled,
 }
 
-/// One request sent during a resolution (for `--trace`).
+/// One request sent to one server over one transport during a resolution (for `--trace`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hop {
+#[non_exhaustive]
+pub struct Attempt {
     /// The handle in the request (`0.NA/<prefix>` for service lookups).
     pub handle: String,
     /// The server asked.
     pub server: SocketAddr,
     /// UDP or TCP.
     pub transport: TransportKind,
-    /// 1 for the first attempt of the resolution, counting every attempt.
-    pub attempt: u32,
+    /// 1 for the first attempt of the resolution, counting every attempt (in the order they
+    /// started).
+    pub number: u32,
     /// Time from the first transmission to the outcome.
     pub rtt: Duration,
     /// Transmissions of the request (UDP retransmissions included; 0 when it ended before an
@@ -101,19 +62,16 @@ pub struct Hop {
     /// upper bound and is not used as an RTT sample for site choice (Karn's rule).
     pub transmissions: u32,
     /// What happened.
-    pub outcome: HopOutcome,
+    pub outcome: AttemptOutcome,
 }
 
-impl std::fmt::Display for Hop {
+impl std::fmt::Display for Attempt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let t = match self.transport {
-            TransportKind::Udp => "udp",
-            TransportKind::Tcp => "tcp",
-        };
+        let t = self.transport.as_str();
         write!(
             f,
             "#{} {} {} {} {:.1} ms",
-            self.attempt,
+            self.number,
             self.handle,
             self.server,
             t,
@@ -124,16 +82,17 @@ impl std::fmt::Display for Hop {
         }
         f.write_str(": ")?;
         match &self.outcome {
-            HopOutcome::Response(code) => write!(f, "{code}"),
-            HopOutcome::Rejected(why) => write!(f, "rejected: {why}"),
-            HopOutcome::Failed(why) => write!(f, "failed: {why}"),
-            HopOutcome::Cancelled => write!(f, "cancelled (another answer won)"),
+            AttemptOutcome::Response(code) => write!(f, "{code}"),
+            AttemptOutcome::Rejected(why) => write!(f, "rejected: {why}"),
+            AttemptOutcome::Failed(why) => write!(f, "failed: {why}"),
+            AttemptOutcome::Cancelled => write!(f, "cancelled (another answer won)"),
         }
     }
 }
 
 /// The outcome of a successful resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HandleRecord {
     /// The handle whose values these are (the last one of an alias chain), as the server
     /// spelled it in its answer.
@@ -146,8 +105,9 @@ pub struct HandleRecord {
     pub from_cache: bool,
     /// The HS_ALIAS chain followed, starting with the handle asked for (empty when none).
     pub aliases: Vec<String>,
-    /// Every request sent for this resolution, in order of completion.
-    pub hops: Vec<Hop>,
+    /// Every request sent for this resolution, in order of completion (empty for an answer
+    /// from the cache).
+    pub attempts: Vec<Attempt>,
 }
 
 impl HandleRecord {

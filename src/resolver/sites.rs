@@ -89,7 +89,7 @@ impl Site {
             .attributes
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(b"desc"))
-            .map(|(_, v)| super::resolve::text_of(v))
+            .map(|(_, v)| text_of(v))
     }
 
     /// The server responsible for `handle` inside the site (by the site's hash rule).
@@ -119,8 +119,50 @@ impl Site {
     }
 }
 
+/// Bytes from a server as text: UTF-8 as is, anything else with U+FFFD for the invalid
+/// sequences.
+pub(crate) fn text_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Which family of site values to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum SiteKind {
+    /// HS_SITE, HS_SITE.6 and HS_SERV (service information of a handle's prefix).
+    Service,
+    /// HS_SITE.PREFIX, HS_NA_DELEGATE and HS_SERV.PREFIX (derived-prefix referral).
+    Prefix,
+}
+
+impl SiteKind {
+    /// The types whose values are sites (HS_SITE format).
+    pub(crate) fn site_types(self) -> &'static [&'static str] {
+        match self {
+            SiteKind::Service => &["HS_SITE", "HS_SITE.6"],
+            SiteKind::Prefix => &["HS_SITE.PREFIX", "HS_NA_DELEGATE"],
+        }
+    }
+
+    /// The type whose values name service handles.
+    pub(crate) fn serv_type(self) -> &'static str {
+        match self {
+            SiteKind::Service => "HS_SERV",
+            SiteKind::Prefix => "HS_SERV.PREFIX",
+        }
+    }
+
+    /// Types asked for when resolving a service handle of this kind.
+    pub(crate) fn lookup_types(self) -> Vec<Bytes> {
+        self.site_types()
+            .iter()
+            .chain(std::iter::once(&self.serv_type()))
+            .map(|s| Bytes::from_static(s.as_bytes()))
+            .collect()
+    }
+}
+
 /// The query address of `server` for `kind`, if it offers one.
-pub fn query_addr(server: &ServerInfo, kind: TransportKind) -> Option<SocketAddr> {
+pub(crate) fn query_addr(server: &ServerInfo, kind: TransportKind) -> Option<SocketAddr> {
     let protocol = match kind {
         TransportKind::Udp => Protocol::Udp,
         TransportKind::Tcp => Protocol::Tcp,
@@ -165,7 +207,7 @@ pub fn server_record(
 }
 
 /// Appends `more` to `sites`, skipping sites already present.
-pub fn extend_unique(sites: &mut Vec<Site>, more: impl IntoIterator<Item = Site>) {
+pub(crate) fn extend_unique(sites: &mut Vec<Site>, more: impl IntoIterator<Item = Site>) {
     for s in more {
         let id = s.identity();
         if !sites.iter().any(|t| t.identity() == id) {
@@ -187,6 +229,18 @@ mod tests {
         assert_eq!(query_addr(server, TransportKind::Tcp), Some(addr));
         assert_eq!(site.request_serial, UNKNOWN_SERIAL);
         assert_eq!(site.request_version(), ProtocolVersion::V2_11);
+    }
+
+    #[test]
+    fn lookup_types_per_kind() {
+        assert_eq!(
+            SiteKind::Service.lookup_types(),
+            vec!["HS_SITE", "HS_SITE.6", "HS_SERV"]
+        );
+        assert_eq!(
+            SiteKind::Prefix.lookup_types(),
+            vec!["HS_SITE.PREFIX", "HS_NA_DELEGATE", "HS_SERV.PREFIX"]
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Site order and hedge delays from a decaying smoothed RTT per server (in the manner of
+//! [`SrttTable`]: site order and hedge delays from a decaying smoothed RTT per server (in the manner of
 //! hickory-dns' `DecayingSrtt`, PROTOCOL.md §11.3).
 //!
 //! - Unknown servers get a tiny random score, so they are probed early.
@@ -14,28 +14,27 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use rand::Rng;
 use tokio::time::Instant;
 
 use crate::transport::TransportKind;
 use crate::wire::ServerInfo;
 
-use super::fnv::FnvBuild;
 use super::sites::{query_addr, Site};
 
 /// SRTT a server gets on a failure (or more, doubling with repeated failures).
-pub const FAILURE_PENALTY: Duration = Duration::from_secs(1);
+pub(crate) const FAILURE_PENALTY: Duration = Duration::from_secs(1);
 /// Largest SRTT kept.
-pub const MAX_SRTT: Duration = Duration::from_secs(60);
+pub(crate) const MAX_SRTT: Duration = Duration::from_secs(60);
 /// Scores halve for every this much time without news of the server.
-pub const DECAY_HALF_LIFE: Duration = Duration::from_secs(300);
+pub(crate) const DECAY_HALF_LIFE: Duration = Duration::from_secs(300);
 /// Largest absolute jitter added to a score.
-pub const JITTER: Duration = Duration::from_millis(5);
+pub(crate) const JITTER: Duration = Duration::from_millis(5);
 /// Most servers remembered; the stalest is forgotten beyond that.
-pub const MAX_TRACKED: usize = 4096;
+pub(crate) const MAX_TRACKED: usize = 4096;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -47,44 +46,28 @@ struct Entry {
 impl Entry {
     fn decayed(&self, now: Instant) -> f64 {
         let dt = now.saturating_duration_since(self.updated).as_secs_f64();
-        self.srtt_us * half_life_factor(dt / DECAY_HALF_LIFE.as_secs_f64())
-    }
-}
-
-/// 2^-x, the share left after `x` half-lives. For the tiny `x` of a busy server (updates
-/// microseconds apart, half-life minutes) two terms of the series for e^(-x ln 2) are exact
-/// to 1e-10 and save a `powf` per answer.
-fn half_life_factor(x: f64) -> f64 {
-    if x < 1e-3 {
-        let a = x * std::f64::consts::LN_2;
-        1.0 - a + a * a / 2.0
-    } else {
-        0.5f64.powf(x)
+        self.srtt_us * 0.5f64.powf(dt / DECAY_HALF_LIFE.as_secs_f64())
     }
 }
 
 /// Per-server smoothed RTTs (keyed by the server's query address, see [`srtt_key`]).
 #[derive(Debug, Default)]
-pub struct SrttTable {
-    entries: Mutex<HashMap<SocketAddr, Entry, FnvBuild>>,
+pub(crate) struct SrttTable {
+    entries: Mutex<HashMap<SocketAddr, Entry>>,
 }
 
 impl SrttTable {
     /// An empty table.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut HashMap<SocketAddr, Entry, FnvBuild>) -> R) -> R {
-        let mut guard = match self.entries.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        f(&mut guard)
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<SocketAddr, Entry>) -> R) -> R {
+        f(&mut self.entries.lock())
     }
 
     /// The server's current (decayed) SRTT, `None` when nothing is known.
-    pub fn srtt(&self, server: SocketAddr) -> Option<Duration> {
+    pub(crate) fn srtt(&self, server: SocketAddr) -> Option<Duration> {
         let now = Instant::now();
         self.with(|m| {
             m.get(&server)
@@ -94,7 +77,7 @@ impl SrttTable {
 
     /// Folds a measured RTT into the server's SRTT, now.
     #[cfg(test)]
-    pub fn record_rtt(&self, server: SocketAddr, rtt: Duration) {
+    pub(crate) fn record_rtt(&self, server: SocketAddr, rtt: Duration) {
         self.record_rtt_at(server, rtt, Instant::now());
     }
 
@@ -117,7 +100,7 @@ impl SrttTable {
     /// server that always needs a retransmission must not look unknown, and so first in line,
     /// for ever). `now` is when the answer came (the caller has just read the clock for
     /// `rtt`). Returns whether `rtt` was used as a sample.
-    pub fn record_answer(
+    pub(crate) fn record_answer(
         &self,
         server: SocketAddr,
         rtt: Duration,
@@ -139,7 +122,7 @@ impl SrttTable {
     }
 
     /// Penalises the server after a failure (timeout, refused, bad answer).
-    pub fn record_failure(&self, server: SocketAddr) {
+    pub(crate) fn record_failure(&self, server: SocketAddr) {
         let now = Instant::now();
         let floor = FAILURE_PENALTY.as_micros() as f64;
         let cap = MAX_SRTT.as_micros() as f64;
@@ -153,7 +136,7 @@ impl SrttTable {
 
     /// The sort score of a server: decayed SRTT plus jitter; unknown servers score below
     /// 32 µs so they are probed first.
-    pub fn score(&self, server: SocketAddr, rng: &mut impl Rng) -> f64 {
+    pub(crate) fn score(&self, server: SocketAddr, rng: &mut impl Rng) -> f64 {
         match self.srtt(server) {
             None => rng.gen_range(0.0..32.0),
             Some(d) => {
@@ -166,7 +149,7 @@ impl SrttTable {
 
     /// Hedge delay for a request to `server`: 3 × SRTT bounded to `[min, max]`; `max` for
     /// an unknown server.
-    pub fn hedge_delay(
+    pub(crate) fn hedge_delay(
         &self,
         server: Option<SocketAddr>,
         min: Duration,
@@ -188,7 +171,7 @@ impl SrttTable {
 /// Sets the server's SRTT to `srtt_us(its entry)` as of `now`: in place when it is known
 /// (one lookup), else as a new entry (forgetting the stalest beyond [`MAX_TRACKED`]).
 fn update(
-    m: &mut HashMap<SocketAddr, Entry, FnvBuild>,
+    m: &mut HashMap<SocketAddr, Entry>,
     server: SocketAddr,
     now: Instant,
     srtt_us: impl FnOnce(Option<&Entry>) -> f64,
@@ -207,7 +190,7 @@ fn update(
     insert_bounded(m, server, e);
 }
 
-fn insert_bounded(m: &mut HashMap<SocketAddr, Entry, FnvBuild>, key: SocketAddr, e: Entry) {
+fn insert_bounded(m: &mut HashMap<SocketAddr, Entry>, key: SocketAddr, e: Entry) {
     if m.len() >= MAX_TRACKED && !m.contains_key(&key) {
         if let Some(oldest) = m.iter().min_by_key(|(_, e)| e.updated).map(|(k, _)| *k) {
             m.remove(&oldest);
@@ -218,7 +201,7 @@ fn insert_bounded(m: &mut HashMap<SocketAddr, Entry, FnvBuild>, key: SocketAddr,
 
 /// The key of a server in the table: its UDP query address, else its TCP one, else its IP
 /// with port 0 (servers of one host on different ports are told apart).
-pub fn srtt_key(server: &ServerInfo) -> SocketAddr {
+pub(crate) fn srtt_key(server: &ServerInfo) -> SocketAddr {
     query_addr(server, TransportKind::Udp)
         .or_else(|| query_addr(server, TransportKind::Tcp))
         .unwrap_or_else(|| SocketAddr::new(server.address, 0))
@@ -226,7 +209,7 @@ pub fn srtt_key(server: &ServerInfo) -> SocketAddr {
 
 /// Orders `sites` for a request about `handle`: primary sites only when `authoritative`,
 /// then by the score of the server the hash picks in each site (lowest first).
-pub fn order_sites(
+pub(crate) fn order_sites(
     table: &SrttTable,
     sites: &[Site],
     handle: &[u8],
@@ -256,19 +239,6 @@ mod tests {
 
     fn ip(n: u8) -> SocketAddr {
         SocketAddr::new(IpAddr::from([127, 0, 0, n]), 2641)
-    }
-
-    #[test]
-    fn the_decay_factor_matches_powf_on_both_sides_of_the_shortcut() {
-        for x in [0.0, 1e-9, 1e-6, 5e-4, 9.99e-4, 1e-3, 0.01, 0.5, 1.0, 3.0] {
-            let exact = 0.5f64.powf(x);
-            let got = half_life_factor(x);
-            assert!(
-                (got - exact).abs() <= 1e-10 * exact,
-                "x={x}: {got} vs {exact}"
-            );
-        }
-        assert_eq!(half_life_factor(1.0), 0.5);
     }
 
     #[tokio::test(start_paused = true)]

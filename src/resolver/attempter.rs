@@ -1,0 +1,604 @@
+//! [`Attempter`]: asks sites for one request. It picks the server each site's hash names for
+//! the handle, races the sites hedged in SRTT order, runs the one UDP → TCP fallback rule on
+//! a server (PROTOCOL.md §8.4), keeps the SRTT table, and checks every answer (op code,
+//! expiry, request digest, signature; §9.1) before it counts.
+//!
+//! Verbs: [`Attempter::ask`] asks a list of sites (the race); [`Attempter::ask_server`] asks
+//! one server, UDP then TCP; `attempt` is one exchange over one transport.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use tokio::time::Instant;
+use tracing::debug;
+
+use crate::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
+use crate::wire::signature::check_credential_type;
+use crate::wire::{verify_message, Message, OpFlags, ResponseCode, ServerInfo};
+
+use super::clock::Clock;
+use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
+use super::hedging::race;
+use super::record::{Attempt, AttemptOutcome};
+use super::request::{error_text, try_next_site, Answer, RequestSpec};
+use super::settings::{Settings, TransportPreference, REQUEST_LIFETIME_SECS};
+use super::sites::{query_addr, Site};
+use super::srtt::{order_sites, srtt_key, SrttTable};
+use super::trace::Trace;
+
+/// Asks sites and servers; holds what it learns about them (SRTT).
+pub(crate) struct Attempter {
+    exchange: Arc<dyn Exchange>,
+    options: ExchangeOptions,
+    transport: TransportPreference,
+    hedge_min: Duration,
+    hedge_max: Duration,
+    max_parallel: usize,
+    clock: Arc<dyn Clock>,
+    srtt: SrttTable,
+    rng: Mutex<StdRng>,
+}
+
+impl std::fmt::Debug for Attempter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attempter")
+            .field("transport", &self.transport)
+            .field("max_parallel", &self.max_parallel)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Attempter {
+    pub(crate) fn new(
+        settings: &Settings,
+        exchange: Arc<dyn Exchange>,
+        options: ExchangeOptions,
+        clock: Arc<dyn Clock>,
+        rng: StdRng,
+    ) -> Self {
+        Self {
+            exchange,
+            options,
+            transport: settings.transport,
+            hedge_min: settings.hedge_min,
+            hedge_max: settings.hedge_max,
+            max_parallel: settings.max_parallel,
+            clock,
+            srtt: SrttTable::new(),
+            rng: Mutex::new(rng),
+        }
+    }
+
+    /// The wall clock (request expiry, absolute TTLs).
+    pub(crate) fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    /// The SRTT of a server (by query address), `None` while unknown.
+    pub(crate) fn srtt(&self, server: SocketAddr) -> Option<Duration> {
+        self.srtt.srtt(server)
+    }
+
+    /// Asks `sites` (primary sites only for AT requests), hedged in SRTT order: the first
+    /// acceptable answer wins and the attempts still running are cancelled; when none
+    /// comes, the most telling failure is returned.
+    pub(crate) async fn ask(
+        &self,
+        spec: &RequestSpec,
+        sites: &[Site],
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let handle = spec.handle.as_bytes();
+        let ordered = order_sites(
+            &self.srtt,
+            sites,
+            handle,
+            spec.authoritative(),
+            &mut *self.rng.lock(),
+        );
+        let delays: Vec<Duration> = ordered
+            .iter()
+            .map(|s| {
+                let server = s.server_for(handle).map(srtt_key);
+                self.srtt
+                    .hedge_delay(server, self.hedge_min, self.hedge_max)
+            })
+            .collect();
+        let result = race(
+            ordered.len(),
+            self.max_parallel,
+            |i| self.ask_site(&ordered[i], spec, trace),
+            |i| delays.get(i).copied().unwrap_or(self.hedge_max),
+        )
+        .await;
+        result.map(|(_, answer)| answer).map_err(|errors| {
+            summarize(
+                spec.handle.as_str(),
+                errors.into_iter().map(|(_, e)| e).collect(),
+            )
+        })
+    }
+
+    /// Asks the server of `site` its hash picks for the handle.
+    async fn ask_site(
+        &self,
+        site: &Site,
+        spec: &RequestSpec,
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let server = site
+            .server_for(spec.handle.as_bytes())
+            .ok_or(ResolveError::Protocol {
+                sites_asked: 1,
+                server: SocketAddr::from(([0, 0, 0, 0], 0)),
+                violation: ProtocolViolation::NoUsableServer,
+            })?;
+        self.ask_server(site, server, spec, trace).await
+    }
+
+    /// Asks one server of `site`: UDP first when preferred and offered, TCP on the same
+    /// server when UDP fails in a way TCP may not ([`falls_back_to_tcp`]).
+    pub(crate) async fn ask_server(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        spec: &RequestSpec,
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let unusable = SocketAddr::new(server.address, 0);
+        self.over_transports(
+            |kind| query_addr(server, kind),
+            unusable,
+            |addr, kind| self.attempt(site, server, addr, kind, spec, trace),
+        )
+        .await
+    }
+
+    /// Sends `request` to `server` as it is (UDP then TCP, as configured) and returns the
+    /// raw answer: no checks, no trace, no SRTT.
+    pub(crate) async fn exchange_raw(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+    ) -> Result<Message, ResolveError> {
+        self.over_transports(
+            |_| Some(server),
+            server,
+            |addr, kind| async move {
+                self.exchange
+                    .exchange_counted(addr, kind, request, &self.options)
+                    .await
+                    .map(|e| e.message)
+                    .map_err(|error| ResolveError::Transport {
+                        sites_asked: 1,
+                        server: addr,
+                        kind,
+                        error,
+                    })
+            },
+        )
+        .await
+    }
+
+    /// Runs `attempt` over the configured transports of one server, in order, moving on
+    /// only when [`falls_back_to_tcp`] says so. `addr_of` gives the server's address for a
+    /// transport (`None`: not offered); `unusable` names the server when none is offered.
+    async fn over_transports<T, Fut>(
+        &self,
+        addr_of: impl Fn(TransportKind) -> Option<SocketAddr>,
+        unusable: SocketAddr,
+        attempt: impl Fn(SocketAddr, TransportKind) -> Fut,
+    ) -> Result<T, ResolveError>
+    where
+        Fut: Future<Output = Result<T, ResolveError>>,
+    {
+        let mut last = None;
+        for &kind in self.transport.kinds() {
+            let Some(addr) = addr_of(kind) else {
+                continue;
+            };
+            match attempt(addr, kind).await {
+                Ok(answer) => return Ok(answer),
+                Err(e) if falls_back_to_tcp(kind, &e) => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or(ResolveError::Protocol {
+            sites_asked: 1,
+            server: unusable,
+            violation: ProtocolViolation::NoUsableServer,
+        }))
+    }
+
+    /// One exchange with one server over one transport, recorded in the trace and the SRTT
+    /// table; the answer counts only when it passes the checks and is not a "try the next
+    /// site" code.
+    async fn attempt(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        addr: SocketAddr,
+        kind: TransportKind,
+        spec: &RequestSpec,
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let request = spec.to_message(site, self.request_expiration());
+        let mut record = Recorded::start(
+            trace,
+            Attempt {
+                handle: spec.handle.as_str().to_string(),
+                server: addr,
+                transport: kind,
+                number: 0,
+                rtt: Duration::ZERO,
+                transmissions: 0,
+                outcome: AttemptOutcome::Cancelled,
+            },
+        );
+        let result = self
+            .exchange
+            .exchange_counted(addr, kind, &request, &self.options)
+            .await;
+        let answered_at = Instant::now();
+        let rtt = answered_at.saturating_duration_since(record.started);
+        let key = srtt_key(server);
+        let exchanged = match result {
+            Ok(e) => e,
+            Err(error) => {
+                record.finish(AttemptOutcome::Failed(error.to_string()), rtt, 0);
+                self.srtt.record_failure(key);
+                return Err(ResolveError::Transport {
+                    sites_asked: 1,
+                    server: addr,
+                    kind,
+                    error,
+                });
+            }
+        };
+        let (response, transmissions) = (exchanged.message, exchanged.transmissions);
+        let certified = match self.check(&request, &response, server, addr) {
+            Ok(c) => c,
+            Err(e) => {
+                record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
+                self.srtt.record_failure(key);
+                return Err(e);
+            }
+        };
+        let code = response.response_code();
+        record.finish(AttemptOutcome::Response(code), rtt, transmissions);
+        if try_next_site(code) {
+            // Busy, not responsible, failing: as useless as silence for site choice, so it is
+            // penalised (a quick "busy" must not put the server first in line).
+            self.srtt.record_failure(key);
+            return Err(ResolveError::Server {
+                sites_asked: 1,
+                server: addr,
+                code,
+                message: error_text(&response),
+            });
+        }
+        let first_wait = self.options.udp_retransmit.first().copied();
+        self.srtt.record_answer(
+            key,
+            rtt,
+            transmissions,
+            first_wait.unwrap_or_default(),
+            answered_at,
+        );
+        Ok(Answer {
+            msg: response,
+            server: addr,
+            kind,
+            site: site.clone(),
+            certified,
+        })
+    }
+
+    /// Request expiration: now + 12 h (saturating at the largest `u32`).
+    fn request_expiration(&self) -> u32 {
+        u32::try_from(self.clock.unix_now().saturating_add(REQUEST_LIFETIME_SECS))
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Checks an answer: op code, expiry, request digest when asked, signature when asked.
+    /// Returns whether the signature was verified.
+    fn check(
+        &self,
+        request: &Message,
+        response: &Message,
+        server: &ServerInfo,
+        addr: SocketAddr,
+    ) -> Result<bool, ResolveError> {
+        let protocol = |violation| ResolveError::Protocol {
+            sites_asked: 1,
+            server: addr,
+            violation,
+        };
+        if response.header.op_code != request.header.op_code {
+            return Err(protocol(ProtocolViolation::OpCodeMismatch {
+                expected: request.header.op_code.code(),
+                got: response.header.op_code.code(),
+            }));
+        }
+        let expiration = response.header.expiration;
+        let now = self.clock.unix_now();
+        if expiration != 0 && u64::from(expiration) < now {
+            return Err(protocol(ProtocolViolation::Expired { expiration, now }));
+        }
+        if request.header.flags.contains(OpFlags::RD) {
+            let digest = response
+                .request_digest
+                .as_ref()
+                .ok_or_else(|| protocol(ProtocolViolation::DigestMissing))?;
+            let covered = request
+                .header_and_body()
+                .map_err(|_| protocol(ProtocolViolation::DigestMismatch))?;
+            if !digest.matches(&covered) {
+                return Err(protocol(ProtocolViolation::DigestMismatch));
+            }
+        }
+        if !request.header.flags.contains(OpFlags::CT) {
+            return Ok(false);
+        }
+        let signature = |failure| ResolveError::Signature {
+            sites_asked: 1,
+            server: addr,
+            failure,
+        };
+        let credential = response
+            .credential
+            .as_ref()
+            .ok_or_else(|| signature(SignatureFailure::Unsigned))?;
+        if check_credential_type(&credential.credential_type).is_err() {
+            return Err(signature(SignatureFailure::UnsupportedCredential(
+                String::from_utf8_lossy(&credential.credential_type).into_owned(),
+            )));
+        }
+        let key = match server.public_key() {
+            Ok(Some(k)) => k,
+            Ok(None) => return Err(signature(SignatureFailure::NoServerKey(addr))),
+            Err(e) => return Err(signature(SignatureFailure::BadKey(e.to_string()))),
+        };
+        verify_message(response, &key).map_err(|e| signature(SignatureFailure::Invalid(e)))?;
+        Ok(true)
+    }
+}
+
+/// The one fallback rule (PROTOCOL.md §8.4): a UDP attempt that got no answer in time, whose
+/// request is too big for datagrams, or whose UDP side is saturated, is made again over TCP
+/// on the same server. Anything else (an answer, a refused port, a bad answer) stands.
+fn falls_back_to_tcp(kind: TransportKind, error: &ResolveError) -> bool {
+    kind == TransportKind::Udp
+        && matches!(
+            error,
+            ResolveError::Transport {
+                error: TransportError::Timeout
+                    | TransportError::TooLargeForUdp
+                    | TransportError::Busy,
+                ..
+            }
+        )
+}
+
+/// An attempt in the trace: running while it runs, cancelled when dropped before it
+/// finished (another answer won, or the deadline passed).
+struct Recorded<'a> {
+    trace: &'a Trace,
+    token: u64,
+    open: bool,
+    started: Instant,
+}
+
+impl<'a> Recorded<'a> {
+    fn start(trace: &'a Trace, attempt: Attempt) -> Self {
+        let started = Instant::now();
+        let token = trace.start(attempt, started);
+        Self {
+            trace,
+            token,
+            open: true,
+            started,
+        }
+    }
+
+    /// Records how the attempt ended, `rtt` after it started, after `transmissions`
+    /// transmissions.
+    fn finish(&mut self, outcome: AttemptOutcome, rtt: Duration, transmissions: u32) {
+        if !std::mem::take(&mut self.open) {
+            return;
+        }
+        self.trace.end(self.token, |a| {
+            a.rtt = rtt;
+            a.transmissions = transmissions;
+            debug!(
+                server = %a.server,
+                transport = %a.transport,
+                attempt = a.number,
+                rtt_ms = rtt.as_secs_f64() * 1000.0,
+                transmissions,
+                outcome = ?outcome,
+                handle = %a.handle,
+                "attempt"
+            );
+            a.outcome = outcome;
+        });
+    }
+}
+
+impl Drop for Recorded<'_> {
+    fn drop(&mut self) {
+        let rtt = self.started.elapsed();
+        self.finish(AttemptOutcome::Cancelled, rtt, 0);
+    }
+}
+
+/// The error reported when every site failed: 301 everywhere → prefix not served; otherwise
+/// the most telling failure ([`telling`]; the first of equals), noting how many sites were
+/// asked.
+fn summarize(handle: &str, errors: Vec<ResolveError>) -> ResolveError {
+    let asked = errors.len();
+    let all_301 = errors.iter().all(|e| {
+        matches!(
+            e,
+            ResolveError::Server {
+                code: ResponseCode::ServerNotResponsible,
+                ..
+            }
+        )
+    });
+    if all_301 && asked > 0 {
+        return ResolveError::PrefixNotServed {
+            handle: handle.to_string(),
+        };
+    }
+    match errors.into_iter().min_by_key(telling) {
+        Some(e) => e.with_sites_asked(asked),
+        None => ResolveError::ServiceNotFound {
+            prefix_handle: handle.to_string(),
+        },
+    }
+}
+
+/// How telling one site's failure is (lower is more): the server's own answer, then an
+/// answer that was not acceptable, then one the transport could not take, then silence,
+/// then a transport that could not even send; a 301 ("not this site") last, as other sites
+/// may serve the prefix.
+fn telling(e: &ResolveError) -> u8 {
+    match e {
+        ResolveError::Server {
+            code: ResponseCode::ServerNotResponsible,
+            ..
+        } => 9,
+        ResolveError::Server { .. } => 0,
+        ResolveError::Signature { .. } => 1,
+        ResolveError::Protocol { .. } => 2,
+        ResolveError::Transport { error, .. } => match error {
+            TransportError::Decode(_)
+            | TransportError::Closed
+            | TransportError::RequestIdMismatch { .. } => 3,
+            TransportError::Timeout => 4,
+            TransportError::Busy | TransportError::TooLargeForUdp | TransportError::Encode(_) => 5,
+            TransportError::Io(..) => 6,
+        },
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::ErrorKind;
+    use std::net::SocketAddr;
+
+    fn at(n: u8) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, n], 2641))
+    }
+
+    fn transport(n: u8, error: TransportError) -> ResolveError {
+        ResolveError::Transport {
+            server: at(n),
+            kind: crate::transport::TransportKind::Udp,
+            error,
+            sites_asked: 1,
+        }
+    }
+
+    fn refused(n: u8) -> ResolveError {
+        transport(
+            n,
+            TransportError::Io(ErrorKind::ConnectionRefused, "Connection refused".into()),
+        )
+    }
+
+    fn server(n: u8, code: ResponseCode) -> ResolveError {
+        ResolveError::Server {
+            server: at(n),
+            code,
+            message: String::new(),
+            sites_asked: 1,
+        }
+    }
+
+    #[test]
+    fn a_timeout_is_more_telling_than_a_refused_connection() {
+        for errors in [
+            vec![
+                transport(1, TransportError::Timeout),
+                refused(2),
+                refused(3),
+            ],
+            vec![
+                refused(2),
+                refused(3),
+                transport(1, TransportError::Timeout),
+            ],
+        ] {
+            let e = summarize("1/x", errors);
+            assert!(
+                matches!(
+                    &e,
+                    ResolveError::Transport {
+                        error: TransportError::Timeout,
+                        sites_asked: 3,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                "udp exchange with 127.0.0.1:2641 failed: timed out (3 sites asked)"
+            );
+        }
+    }
+
+    #[test]
+    fn a_servers_answer_is_more_telling_than_silence_or_a_301() {
+        let errors = vec![
+            refused(1),
+            server(2, ResponseCode::ServerNotResponsible),
+            transport(3, TransportError::Timeout),
+            server(4, ResponseCode::ServerBusy),
+        ];
+        let e = summarize("1/x", errors);
+        assert_eq!(
+            e.to_string(),
+            "127.0.0.4:2641 answered SERVER_TOO_BUSY (3) (4 sites asked)"
+        );
+        // A 301 beside silence: the silence is reported (another site may serve the prefix).
+        let e = summarize(
+            "1/x",
+            vec![
+                server(2, ResponseCode::ServerNotResponsible),
+                transport(3, TransportError::Timeout),
+            ],
+        );
+        assert!(
+            matches!(&e, ResolveError::Transport { server, .. } if *server == at(3)),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn one_site_or_all_301_or_none() {
+        let e = summarize("1/x", vec![refused(1)]);
+        assert_eq!(
+            e.to_string(),
+            "udp exchange with 127.0.0.1:2641 failed: connection refused"
+        );
+        let e = summarize(
+            "1/x",
+            vec![
+                server(1, ResponseCode::ServerNotResponsible),
+                server(2, ResponseCode::ServerNotResponsible),
+            ],
+        );
+        assert!(matches!(e, ResolveError::PrefixNotServed { .. }), "{e:?}");
+        let e = summarize("1/x", Vec::new());
+        assert!(matches!(e, ResolveError::ServiceNotFound { .. }), "{e:?}");
+    }
+}

@@ -1,0 +1,262 @@
+//! [`Resolution`]: one call, from the handle to the record. It owns the target handle, the
+//! query (with the resolver's settings filled in), the deadline, the HS_ALIAS chain and the
+//! trace; it reads and fills the answer cache, shares identical queries in flight, and hands
+//! each request to the [`SiteLocator`].
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use tracing::{info_span, Instrument};
+
+use crate::ident::Handle;
+
+use super::cache::{AnswerCache, CachedAnswer, RecordKey};
+use super::error::ResolveError;
+use super::flight::Flights;
+use super::locator::SiteLocator;
+use super::query::{Asked, Query};
+use super::record::{Attempt, HandleRecord, Source};
+use super::request::RequestSpec;
+use super::settings::{Settings, MAX_ALIAS_DEPTH};
+use super::sites::text_of;
+use super::trace::{SharedOutcome, Trace};
+
+/// What every resolution of one resolver (and its clones) shares.
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) settings: Settings,
+    pub(crate) locator: Arc<SiteLocator>,
+    pub(crate) answers: AnswerCache,
+    /// Identical queries in flight (answer cache on, not authoritative) share one request.
+    flights: Flights<RecordKey, SharedOutcome<HandleRecord>, Arc<Trace>>,
+}
+
+impl Core {
+    pub(crate) fn new(settings: Settings, locator: SiteLocator, answers: AnswerCache) -> Self {
+        Self {
+            settings,
+            locator: Arc::new(locator),
+            answers,
+            flights: Flights::default(),
+        }
+    }
+}
+
+/// One resolution: a call of [`Resolver::resolve_with`](super::Resolver::resolve_with).
+pub(crate) struct Resolution<'a> {
+    core: &'a Arc<Core>,
+    handle: Handle,
+    asked: Asked,
+    trace: Trace,
+}
+
+impl<'a> Resolution<'a> {
+    /// A resolution of `handle` asking `query`.
+    pub(crate) fn new(core: &'a Arc<Core>, handle: Handle, query: &Query) -> Self {
+        let asked = query.asked(&core.settings);
+        let trace = Trace::new(handle.as_str());
+        Self {
+            core,
+            handle,
+            asked,
+            trace,
+        }
+    }
+
+    /// Runs the resolution under the resolver's deadline. Returns the outcome and every
+    /// attempt made (also those still running when the deadline passed).
+    pub(crate) async fn run(self) -> (Result<HandleRecord, ResolveError>, Vec<Attempt>) {
+        let deadline = self.core.settings.timeout;
+        let span = info_span!("resolve", handle = %self.handle);
+        // Pinned here, not owned by the timeout: at the deadline the work (and its attempts
+        // in progress) must still exist while the trace is read.
+        let work = std::pin::pin!(self.follow_aliases().instrument(span));
+        match tokio::time::timeout(deadline, work).await {
+            Ok(Ok(mut record)) => {
+                record.attempts = self.trace.take_attempts();
+                let attempts = record.attempts.clone();
+                (Ok(record), attempts)
+            }
+            Ok(Err(e)) => (Err(e), self.trace.take_attempts()),
+            Err(_) => (
+                Err(ResolveError::Timeout {
+                    handle: self.handle.to_string(),
+                    after: deadline,
+                }),
+                self.trace.at_deadline(),
+            ),
+        }
+    }
+
+    /// Resolves the handle, following HS_ALIAS values when configured (≤
+    /// [`MAX_ALIAS_DEPTH`], loops detected).
+    async fn follow_aliases(&self) -> Result<HandleRecord, ResolveError> {
+        let follow = self.core.settings.follow_aliases;
+        let mut asked = self.asked.clone();
+        let asked_alias = asked.includes_aliases();
+        if follow && !asked_alias {
+            asked.types.push("HS_ALIAS".into());
+        }
+        let mut visited = vec![self.handle.clone()];
+        let mut chain = vec![self.handle.to_string()];
+        let mut current = self.handle.clone();
+        loop {
+            let mut record = self.resolve_step(&current, &asked).await?;
+            let alias = follow
+                .then(|| record.values.iter().find(|v| v.is_type("HS_ALIAS")))
+                .flatten()
+                .map(|v| text_of(&v.data).trim().to_string());
+            let Some(next) = alias else {
+                if follow && !asked_alias {
+                    record.values.retain(|v| !v.is_type("HS_ALIAS"));
+                }
+                if chain.len() > 1 {
+                    record.aliases = chain;
+                }
+                return Ok(record);
+            };
+            chain.push(next.clone());
+            let next = Handle::parse(&next).map_err(|error| ResolveError::InvalidAlias {
+                handle: current.to_string(),
+                error,
+            })?;
+            if visited.contains(&next) {
+                return Err(ResolveError::AliasLoop { chain });
+            }
+            if visited.len() > MAX_ALIAS_DEPTH {
+                return Err(ResolveError::TooManyAliases {
+                    limit: MAX_ALIAS_DEPTH,
+                    chain,
+                });
+            }
+            visited.push(next.clone());
+            current = next;
+        }
+    }
+
+    /// Resolves one handle of the chain: from the answer cache, else over the network,
+    /// sharing the request with identical queries in flight. Authoritative queries bypass
+    /// both the cache and the sharing; with the cache off every call sends its own request
+    /// (handing one answer to several callers is caching by another name).
+    async fn resolve_step(
+        &self,
+        handle: &Handle,
+        asked: &Asked,
+    ) -> Result<HandleRecord, ResolveError> {
+        let core = self.core;
+        if !core.answers.is_on() {
+            return fetch(core, handle, asked, None, &self.trace)
+                .await
+                .map_err(|e| e.for_step(self.trace.origin(), handle.as_str()));
+        }
+        let key = RecordKey::new(handle, asked);
+        if asked.authoritative {
+            return fetch(core, handle, asked, Some(key), &self.trace)
+                .await
+                .map_err(|e| e.for_step(self.trace.origin(), handle.as_str()));
+        }
+        if let Some(found) = cached(&core.answers, &key, handle) {
+            return found;
+        }
+        let (shared_core, shared_handle, shared_asked) =
+            (core.clone(), handle.clone(), asked.clone());
+        let (flight, shared, _) = core.flights.join_or_start(
+            key.clone(),
+            || Arc::new(self.trace.for_shared_work(handle.as_str())),
+            move |trace| {
+                async move {
+                    // A flight that ended just before this one started may have filled
+                    // the cache.
+                    let out = match cached(&shared_core.answers, &key, &shared_handle) {
+                        Some(found) => found,
+                        None => {
+                            fetch(
+                                &shared_core,
+                                &shared_handle,
+                                &shared_asked,
+                                Some(key),
+                                &trace,
+                            )
+                            .await
+                        }
+                    };
+                    (out, trace.attempts())
+                }
+                .boxed()
+            },
+        );
+        self.trace.wait_for(flight, shared).await
+    }
+}
+
+/// The cached outcome for `key`, if any.
+fn cached(
+    answers: &AnswerCache,
+    key: &RecordKey,
+    handle: &Handle,
+) -> Option<Result<HandleRecord, ResolveError>> {
+    match answers.get(key)? {
+        CachedAnswer::Found {
+            handle,
+            values,
+            source,
+        } => Some(Ok(HandleRecord {
+            handle,
+            values,
+            source,
+            from_cache: true,
+            aliases: Vec::new(),
+            attempts: Vec::new(),
+        })),
+        CachedAnswer::NotFound => Some(Err(ResolveError::NotFound {
+            handle: handle.to_string(),
+        })),
+    }
+}
+
+/// Resolves one handle over the network and caches the outcome under `key` (`None`: the
+/// answer cache is off).
+async fn fetch(
+    core: &Arc<Core>,
+    handle: &Handle,
+    asked: &Asked,
+    key: Option<RecordKey>,
+    trace: &Trace,
+) -> Result<HandleRecord, ResolveError> {
+    let spec = RequestSpec::resolution(handle.clone(), asked, core.settings.request_digest);
+    let answer = core.locator.send(&spec, trace, &[]).await?;
+    let source = Source {
+        server: answer.server,
+        transport: answer.kind,
+        site_serial: answer.msg.header.site_info_serial,
+        site_description: answer.site.description(),
+        certified: answer.certified,
+        // Servers set AT on every response (PROTOCOL.md §14.4): only the site says whether
+        // the answer came from a primary.
+        authoritative: answer.site.is_primary()
+            && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
+        protocol_version: answer.msg.envelope.version,
+    };
+    let (answered, values) = match answer.into_values(handle) {
+        Ok(v) => v,
+        Err(e) => {
+            if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {
+                core.answers.put_not_found(key);
+            }
+            return Err(e);
+        }
+    };
+    if let Some(key) = key {
+        let now = core.locator.attempter().clock().unix_now();
+        core.answers
+            .put_found(key, answered.clone(), values.clone(), source.clone(), now);
+    }
+    Ok(HandleRecord {
+        handle: answered,
+        values,
+        source,
+        from_cache: false,
+        aliases: Vec::new(),
+        attempts: Vec::new(),
+    })
+}

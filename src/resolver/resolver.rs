@@ -1,0 +1,300 @@
+//! [`Resolver`]: the front. Its calls check the identifier, start a
+//! [`Resolution`](super::resolution::Resolution) and hand back what it found.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::stream::{self, BoxStream, Stream, StreamExt};
+
+use crate::transport::TransportKind;
+use crate::wire::{Body, HandleValue, Message};
+
+use super::builder::ResolverBuilder;
+use super::error::ResolveError;
+use super::locator::root_handle;
+use super::query::Query;
+use super::record::{Attempt, HandleRecord};
+use super::request::RequestSpec;
+use super::resolution::{Core, Resolution};
+use super::sites::{query_addr, text_of, Site};
+use super::target::{Resolvable, Target};
+use super::trace::Trace;
+
+/// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
+/// RTT table and the transport.
+///
+/// Every call runs under one deadline ([`ResolverBuilder::timeout`], 10 s by default) and is
+/// cancellation-safe: dropping its future cancels every request it has in flight.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use handle_resolver::{Query, Resolver};
+///
+/// let resolver = Resolver::builder().build()?;
+/// let record = resolver.resolve("10.1045/april2006-paskin").await?;
+/// for url in record.urls() {
+///     println!("{url}");
+/// }
+/// let emails = resolver
+///     .resolve_with("20.500.12345/1", &Query::new().types(["EMAIL"]))
+///     .await?;
+/// # let _ = emails;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Resolver {
+    core: Arc<Core>,
+}
+
+/// One server's answer in [`Resolver::resolve_all_sites`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SiteAnswer {
+    /// The site's description (or first address).
+    pub site: String,
+    /// The server asked.
+    pub server: SocketAddr,
+    /// True when the site's hash picks this server for the handle.
+    pub responsible: bool,
+    /// The values, or why there are none.
+    pub result: Result<Vec<HandleValue>, ResolveError>,
+}
+
+impl Resolver {
+    /// A builder with the defaults (built-in root, UDP then TCP, 10 s deadline, ...).
+    pub fn builder() -> ResolverBuilder {
+        ResolverBuilder::new()
+    }
+
+    pub(crate) fn from_core(core: Core) -> Self {
+        Self {
+            core: Arc::new(core),
+        }
+    }
+
+    /// Resolves every value of `id` (a handle, any identifier text, or a parsed identifier),
+    /// with the resolver's settings.
+    pub async fn resolve<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+    ) -> Result<HandleRecord, ResolveError> {
+        self.resolve_with(id, &Query::new()).await
+    }
+
+    /// Resolves `id` with the filters and flags of `query` (its unset flags are the
+    /// resolver's).
+    pub async fn resolve_with<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+    ) -> Result<HandleRecord, ResolveError> {
+        self.resolve_traced(id, query).await.0
+    }
+
+    /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure,
+    /// and at the deadline those still running).
+    pub async fn resolve_traced<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+    ) -> (Result<HandleRecord, ResolveError>, Vec<Attempt>) {
+        match self.target(id) {
+            Ok(target) => {
+                Resolution::new(&self.core, target.handle, query)
+                    .run()
+                    .await
+            }
+            Err(e) => (Err(e), Vec::new()),
+        }
+    }
+
+    /// Resolves many identifiers, at most `concurrency` at once, yielding `(input, outcome)`
+    /// in completion order. Read it with [`ResolveMany::next`] (or as a
+    /// [`futures::Stream`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(resolver: handle_resolver::Resolver) {
+    /// let mut results = resolver.resolve_many(["10.1045/a", "10.1045/b"], 16);
+    /// while let Some((id, outcome)) = results.next().await {
+    ///     println!("{id}: {:?}", outcome.map(|r| r.urls()));
+    /// }
+    /// # }
+    /// ```
+    pub fn resolve_many<I, S>(&self, ids: I, concurrency: usize) -> ResolveMany<S>
+    where
+        I: IntoIterator<Item = S>,
+        I::IntoIter: Send + 'static,
+        S: Resolvable + Send + Sync + 'static,
+    {
+        let this = self.clone();
+        let inner = stream::iter(ids)
+            .map(move |id| {
+                let r = this.clone();
+                async move {
+                    let out = r.resolve(&id).await;
+                    (id, out)
+                }
+            })
+            .buffer_unordered(concurrency.max(1))
+            .boxed();
+        ResolveMany { inner }
+    }
+
+    /// Asks every server of every site of the handle's service (a mirror-drift check),
+    /// without hedging, caching or referrals.
+    pub async fn resolve_all_sites<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        query: &Query,
+    ) -> Result<Vec<SiteAnswer>, ResolveError> {
+        let target = self.target(id)?;
+        let core = &self.core;
+        let locator = &core.locator;
+        let trace = Trace::new(target.handle.as_str());
+        let asked = query.asked(&core.settings);
+        let spec =
+            RequestSpec::resolution(target.handle.clone(), &asked, core.settings.request_digest);
+        let work = async {
+            let sites = locator
+                .sites_for(&target.handle, asked.certify, &trace, &[])
+                .await?;
+            let mut asks = Vec::new();
+            for site in sites.iter() {
+                let hashed = site
+                    .server_for(target.handle.as_bytes())
+                    .map(|s| s.server_id);
+                for server in &site.info.servers {
+                    let (spec, trace) = (&spec, &trace);
+                    asks.push(async move {
+                        let addr = query_addr(server, TransportKind::Udp)
+                            .or_else(|| query_addr(server, TransportKind::Tcp))
+                            .unwrap_or_else(|| SocketAddr::new(server.address, 0));
+                        let result = locator
+                            .attempter()
+                            .ask_server(site, server, spec, trace)
+                            .await
+                            .and_then(|a| a.into_values(&spec.handle).map(|(_, v)| v));
+                        SiteAnswer {
+                            site: site.label(),
+                            server: addr,
+                            responsible: hashed == Some(server.server_id),
+                            result,
+                        }
+                    });
+                }
+            }
+            Ok(futures::future::join_all(asks).await)
+        };
+        self.within_deadline(target.handle.as_str(), work).await
+    }
+
+    /// Low-level: sends `request` to `server` as it is (UDP then TCP, as configured; the
+    /// transport chooses the request id) and returns the raw answer, under the resolver's
+    /// deadline. No checks, no referrals, no cache.
+    pub async fn query(
+        &self,
+        server: SocketAddr,
+        request: &Message,
+    ) -> Result<Message, ResolveError> {
+        let asked = match &request.body {
+            Body::ResolutionRequest(r) => text_of(&r.handle),
+            _ => format!("request to {server}"),
+        };
+        let work = self.core.locator.attempter().exchange_raw(server, request);
+        self.within_deadline(&asked, work).await
+    }
+
+    /// Re-reads the root service information: the HS_SITE / HS_SERV values of `0.NA/0.NA` at
+    /// the current root sites (asked with CT when `certify`, verified with the current root
+    /// keys), which replace the root sites. Returns how many root sites there are now.
+    ///
+    /// With `certify` false this takes the root's keys on trust from its own answer, which is
+    /// how a root given as a bare `HOST:PORT` gets the keys that certified resolution needs.
+    pub async fn refresh_root(&self, certify: bool) -> Result<usize, ResolveError> {
+        let root = root_handle();
+        let trace = Trace::new(root.as_str());
+        let locator = &self.core.locator;
+        let work = async { locator.refresh_root(certify, &trace).await };
+        self.within_deadline(root.as_str(), work).await?;
+        Ok(locator.root_sites().len())
+    }
+
+    /// The smoothed round-trip time the resolver holds for a server (by its query address,
+    /// decayed while unused; failures raise it), `None` while unknown. Site choice and hedge
+    /// delays follow it.
+    pub fn server_rtt(&self, server: SocketAddr) -> Option<Duration> {
+        self.core.locator.attempter().srtt(server)
+    }
+
+    /// The current root sites.
+    pub fn root_sites(&self) -> Vec<Site> {
+        self.core.locator.root_sites().to_vec()
+    }
+
+    /// Forgets every cached answer and service.
+    pub fn clear_cache(&self) {
+        self.core.answers.clear();
+        self.core.locator.clear_cache();
+    }
+
+    /// `work` under the resolver's deadline; past it, a timeout naming `handle`.
+    async fn within_deadline<R>(
+        &self,
+        handle: &str,
+        work: impl std::future::Future<Output = Result<R, ResolveError>>,
+    ) -> Result<R, ResolveError> {
+        let after = self.core.settings.timeout;
+        tokio::time::timeout(after, work).await.unwrap_or_else(|_| {
+            Err(ResolveError::Timeout {
+                handle: handle.to_string(),
+                after,
+            })
+        })
+    }
+
+    /// The handle to resolve, or why there is none (nothing is sent then).
+    fn target<T: Resolvable + ?Sized>(&self, id: &T) -> Result<Target, ResolveError> {
+        let target = id.to_target()?;
+        if self.core.settings.strict_cordra && !target.cordra {
+            return Err(ResolveError::NotCordra {
+                input: target.input,
+            });
+        }
+        Ok(target)
+    }
+}
+
+/// The results of [`Resolver::resolve_many`], in completion order: read them with
+/// [`ResolveMany::next`], or use it as a [`Stream`].
+#[must_use = "a ResolveMany does nothing until it is read"]
+pub struct ResolveMany<S> {
+    inner: BoxStream<'static, (S, Result<HandleRecord, ResolveError>)>,
+}
+
+impl<S> ResolveMany<S> {
+    /// The next identifier resolved, with its outcome; `None` when every one has been.
+    pub async fn next(&mut self) -> Option<(S, Result<HandleRecord, ResolveError>)> {
+        self.inner.next().await
+    }
+}
+
+impl<S> Stream for ResolveMany<S> {
+    type Item = (S, Result<HandleRecord, ResolveError>);
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl<S> std::fmt::Debug for ResolveMany<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolveMany").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,270 @@
+//! [`Trace`]: the bookkeeping of one resolution, shared by its concurrent attempts: the
+//! attempts made (finished and running), the shared work it waits for, its referral budget
+//! and whether it has spent its one root refresh.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use super::error::ResolveError;
+use super::flight::Flight;
+use super::record::{Attempt, AttemptOutcome};
+use super::settings::MAX_REFERRALS;
+
+/// What shared work (a single flight) hands every caller: its outcome and the attempts it
+/// made, merged into each caller's trace.
+pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Attempt>);
+
+/// The outcome text of an attempt still running when the overall deadline passed.
+pub(crate) const DEADLINE_PASSED: &str = "no answer yet when the overall deadline passed";
+
+#[derive(Debug, Default)]
+struct Entries {
+    /// Finished attempts, in the order they ended.
+    done: Vec<Attempt>,
+    /// Attempts in progress, in the order they started: token, attempt, start.
+    running: Vec<(u64, Attempt, Instant)>,
+    /// Shared work this resolution waits for, by token.
+    joined: Vec<(u64, Arc<Trace>)>,
+    /// The last token given out (for running attempts and joined work).
+    last_token: u64,
+}
+
+impl Entries {
+    fn token(&mut self) -> u64 {
+        self.last_token = self.last_token.wrapping_add(1);
+        self.last_token
+    }
+}
+
+/// The bookkeeping of one resolution (or of one piece of shared work).
+#[derive(Debug)]
+pub(crate) struct Trace {
+    /// The handle the resolution is about (named by its errors).
+    origin: String,
+    entries: Mutex<Entries>,
+    /// Attempt numbers given out.
+    numbered: AtomicU32,
+    /// Referrals and service hops so far: shared with the work this resolution starts on
+    /// behalf of others, so the limit bounds the whole tree of lookups.
+    referrals: Arc<AtomicU32>,
+    refreshed: AtomicBool,
+}
+
+impl Trace {
+    /// Fresh bookkeeping for a resolution of `origin`.
+    pub(crate) fn new(origin: &str) -> Self {
+        Self::with_budget(origin, Arc::new(AtomicU32::new(0)))
+    }
+
+    fn with_budget(origin: &str, referrals: Arc<AtomicU32>) -> Self {
+        Self {
+            origin: origin.to_string(),
+            entries: Mutex::new(Entries::default()),
+            numbered: AtomicU32::new(0),
+            referrals,
+            refreshed: AtomicBool::new(false),
+        }
+    }
+
+    /// Bookkeeping for shared work this resolution starts about `origin`: its own attempts,
+    /// but this resolution's referral budget, so nested lookups cannot each start over from
+    /// [`MAX_REFERRALS`].
+    pub(crate) fn for_shared_work(&self, origin: &str) -> Self {
+        Self::with_budget(origin, self.referrals.clone())
+    }
+
+    /// The handle this bookkeeping is about.
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    fn next_number(&self) -> u32 {
+        self.numbered.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Records an attempt that starts now (numbered here); returns its token for
+    /// [`Trace::end`].
+    pub(crate) fn start(&self, mut attempt: Attempt, started: Instant) -> u64 {
+        attempt.number = self.next_number();
+        let mut e = self.entries.lock();
+        let token = e.token();
+        e.running.push((token, attempt, started));
+        token
+    }
+
+    /// Records the end of an attempt started with [`Trace::start`]: `finish` fills in how it
+    /// ended, and it moves from the running attempts to the finished ones.
+    pub(crate) fn end(&self, token: u64, finish: impl FnOnce(&mut Attempt)) {
+        let mut e = self.entries.lock();
+        if let Some(i) = e.running.iter().position(|(t, _, _)| *t == token) {
+            let (_, mut attempt, _) = e.running.remove(i);
+            finish(&mut attempt);
+            e.done.push(attempt);
+        }
+    }
+
+    /// Waits for shared work (whose bookkeeping is `shared`) and merges its attempts into
+    /// this trace, numbered after this resolution's own; until it ends,
+    /// [`Trace::at_deadline`] lists them too.
+    pub(crate) async fn wait_for<R: Clone>(
+        &self,
+        flight: Flight<SharedOutcome<R>>,
+        shared: Arc<Trace>,
+    ) -> Result<R, ResolveError> {
+        let token = {
+            let mut e = self.entries.lock();
+            let token = e.token();
+            e.joined.push((token, shared));
+            token
+        };
+        let (out, attempts) = flight.await;
+        let mut e = self.entries.lock();
+        e.joined.retain(|(t, _)| *t != token);
+        for mut attempt in attempts {
+            attempt.number = self.next_number();
+            e.done.push(attempt);
+        }
+        out
+    }
+
+    /// The attempts finished so far.
+    pub(crate) fn attempts(&self) -> Vec<Attempt> {
+        self.entries.lock().done.clone()
+    }
+
+    /// The attempts finished so far, taken out (for a resolution that has ended).
+    pub(crate) fn take_attempts(&self) -> Vec<Attempt> {
+        std::mem::take(&mut self.entries.lock().done)
+    }
+
+    /// Every attempt when the deadline has passed: those finished, those of the shared work
+    /// still waited for (numbered after this resolution's own), and those still running (as
+    /// failed at the deadline, with the time they had run).
+    pub(crate) fn at_deadline(&self) -> Vec<Attempt> {
+        let mut seen = Vec::new();
+        let (mut out, shared, running) = self.snapshot(&mut seen);
+        for mut attempt in shared {
+            attempt.number = self.next_number();
+            out.push(attempt);
+        }
+        out.extend(running);
+        out
+    }
+
+    /// Finished attempts, those of joined work (flattened, not renumbered: a shared trace
+    /// may belong to work still running for others), and running attempts marked as failed
+    /// at the deadline. `seen` lists the traces already visited: concurrent parts of one
+    /// resolution may wait for the same shared work, whose attempts are listed once.
+    fn snapshot(&self, seen: &mut Vec<*const Trace>) -> (Vec<Attempt>, Vec<Attempt>, Vec<Attempt>) {
+        let (done, running, joined) = {
+            let e = self.entries.lock();
+            let joined: Vec<Arc<Trace>> = e.joined.iter().map(|(_, t)| t.clone()).collect();
+            (e.done.clone(), e.running.clone(), joined)
+        };
+        let mut shared = Vec::new();
+        for trace in joined {
+            let ptr = Arc::as_ptr(&trace);
+            if seen.contains(&ptr) {
+                continue;
+            }
+            seen.push(ptr);
+            let (d, j, r) = trace.snapshot(seen);
+            shared.extend(d);
+            shared.extend(j);
+            shared.extend(r);
+        }
+        let running = running
+            .into_iter()
+            .map(|(_, mut attempt, started)| {
+                attempt.rtt = started.elapsed();
+                attempt.outcome = AttemptOutcome::Failed(DEADLINE_PASSED.to_string());
+                attempt
+            })
+            .collect();
+        (done, shared, running)
+    }
+
+    /// Counts one referral or service hop; an error past [`MAX_REFERRALS`].
+    pub(crate) fn count_referral(&self) -> Result<(), ResolveError> {
+        let n = self.referrals.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > MAX_REFERRALS {
+            return Err(ResolveError::TooManyReferrals {
+                handle: self.origin.clone(),
+                limit: MAX_REFERRALS,
+            });
+        }
+        Ok(())
+    }
+
+    /// True the first time only: whether this resolution may still trigger a root refresh.
+    pub(crate) fn claim_refresh(&self) -> bool {
+        !self.refreshed.swap(true, Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::TransportKind;
+    use std::time::Duration;
+
+    fn attempt(handle: &str) -> Attempt {
+        Attempt {
+            handle: handle.to_string(),
+            server: std::net::SocketAddr::from(([127, 0, 0, 1], 2641)),
+            transport: TransportKind::Udp,
+            number: 0,
+            rtt: Duration::ZERO,
+            transmissions: 0,
+            outcome: AttemptOutcome::Cancelled,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn attempts_are_numbered_as_they_start_and_listed_as_they_end() {
+        let t = Trace::new("1/x");
+        let a = t.start(attempt("1/a"), Instant::now());
+        let b = t.start(attempt("1/b"), Instant::now());
+        t.end(b, |x| x.outcome = AttemptOutcome::Failed("no".into()));
+        // Ending an attempt twice changes nothing.
+        t.end(b, |_| panic!("already ended"));
+        let got: Vec<(String, u32)> = t
+            .attempts()
+            .into_iter()
+            .map(|x| (x.handle, x.number))
+            .collect();
+        assert_eq!(got, [("1/b".to_string(), 2)]);
+        tokio::time::advance(Duration::from_millis(7)).await;
+        let at = t.at_deadline();
+        assert_eq!(at.len(), 2);
+        assert_eq!((at[1].number, at[1].rtt), (1, Duration::from_millis(7)));
+        assert_eq!(
+            at[1].outcome,
+            AttemptOutcome::Failed(DEADLINE_PASSED.to_string())
+        );
+        t.end(a, |_| {});
+        assert_eq!(t.take_attempts().len(), 2);
+        assert!(t.attempts().is_empty());
+    }
+
+    #[test]
+    fn the_referral_budget_is_shared_with_shared_work() {
+        let t = Trace::new("1/x");
+        let shared = t.for_shared_work("0.NA/1");
+        for _ in 0..MAX_REFERRALS {
+            shared.count_referral().unwrap();
+        }
+        assert!(matches!(
+            t.count_referral(),
+            Err(ResolveError::TooManyReferrals {
+                limit: MAX_REFERRALS,
+                ..
+            })
+        ));
+        assert!(t.claim_refresh());
+        assert!(!t.claim_refresh());
+    }
+}
