@@ -3,7 +3,7 @@
 //! Bytes in, typed messages out, and back. Nothing here touches sockets, tokio or the clock.
 //!
 //! Layout:
-//! - [`reader`] / [`writer`]: bounded, panic-free primitives;
+//! - [`reader`] (and the crate-private `writer`): bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
 //! - [`fragments`]: UDP fragmentation and reassembly;
@@ -32,7 +32,7 @@ pub mod signature;
 pub mod site;
 pub mod typed;
 pub mod value;
-pub mod writer;
+mod writer;
 
 pub use admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 pub use body::{
