@@ -47,7 +47,7 @@ pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use fragments::{
     fragment, PartialMessage, Reassembler, ReassemblerConfig, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
-pub use hash::{handle_hash, hash_part, server_index};
+pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
 pub use loc::{LocError, Location, Locations};
@@ -55,6 +55,6 @@ pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
 pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm, SignatureError};
-pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
+pub use site::{Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
 pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};
