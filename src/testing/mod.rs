@@ -26,6 +26,7 @@ pub mod faults;
 pub mod json;
 pub mod key;
 pub mod network;
+mod patch;
 mod respond;
 pub mod server;
 pub mod store;
