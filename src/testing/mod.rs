@@ -21,6 +21,7 @@
 //! assert!(server.addr().ip().is_loopback());
 //! # Ok(()) }
 //! ```
+#![warn(unreachable_pub)]
 
 pub mod faults;
 pub mod json;

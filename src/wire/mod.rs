@@ -12,6 +12,7 @@
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
 //!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
 //! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks.
+#![warn(unreachable_pub)]
 
 pub mod admin;
 pub mod body;
