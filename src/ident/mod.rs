@@ -17,6 +17,7 @@
 //! }
 //! # Ok::<(), handle_resolver::ident::IdentError>(())
 //! ```
+#![warn(unreachable_pub)]
 
 mod chars;
 mod cordra;

@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::respond::patch_u32;
+use super::patch::patch_u32;
 
 /// Faults a [`TestServer`](super::TestServer) injects. `Faults::default()` is a healthy server.
 ///

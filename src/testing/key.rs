@@ -9,7 +9,7 @@ use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::{Pkcs1v15Sign, RsaPrivateKey, RsaPublicKey};
 use sha2::{Digest, Sha256};
 
-use super::respond::{patch_u32, MESSAGE_LENGTH_AT};
+use super::patch::{patch_u32, MESSAGE_LENGTH_AT};
 use crate::wire::credential::HS_SIGNED;
 use crate::wire::signature::signed_data;
 use crate::wire::{Credential, EncodeError, Envelope, PublicKey, Reader, ENVELOPE_LEN};

@@ -21,11 +21,13 @@
 //! assert!(server.addr().ip().is_loopback());
 //! # Ok(()) }
 //! ```
+#![warn(unreachable_pub)]
 
 pub mod faults;
 pub mod json;
 pub mod key;
 pub mod network;
+mod patch;
 mod respond;
 pub mod server;
 pub mod store;

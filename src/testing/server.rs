@@ -16,9 +16,8 @@ use tracing::debug;
 
 use super::faults::{other_id, patched, FaultState, Faults};
 use super::key::TestKey;
-use super::respond::{
-    protocol_error, request_id_of, Responder, SiteRole, MESSAGE_LENGTH_AT, REQUEST_ID_AT,
-};
+use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
+use super::respond::{protocol_error, Responder, SiteRole};
 use super::store::Store;
 use crate::wire::{
     fragment, Envelope, HandleValue, HashOption, Interface, InterfaceType, Limits, Message,

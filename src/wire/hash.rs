@@ -9,7 +9,40 @@
 
 use md5::{Digest, Md5};
 
-use super::site::HashOption;
+/// Which part of a handle a multi-server site hashes to pick a server (PROTOCOL.md §11.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HashOption {
+    /// 0: the prefix (the part before the first `/`).
+    ByPrefix,
+    /// 1: the suffix (the part after the first `/`).
+    BySuffix,
+    /// 2: the whole handle.
+    ByHandle,
+    /// Any other byte, kept for re-encoding; no server can be chosen with it.
+    Other(u8),
+}
+
+impl HashOption {
+    /// The wire byte.
+    pub const fn code(self) -> u8 {
+        match self {
+            HashOption::ByPrefix => 0,
+            HashOption::BySuffix => 1,
+            HashOption::ByHandle => 2,
+            HashOption::Other(v) => v,
+        }
+    }
+
+    /// The option for a wire byte.
+    pub const fn from_code(v: u8) -> Self {
+        match v {
+            0 => HashOption::ByPrefix,
+            1 => HashOption::BySuffix,
+            2 => HashOption::ByHandle,
+            v => HashOption::Other(v),
+        }
+    }
+}
 
 /// What the reference library hashes for a handle without `/` under [`HashOption::ByPrefix`].
 const NO_SLASH_PREFIX: &[u8] = b"0.NA";

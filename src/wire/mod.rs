@@ -3,7 +3,7 @@
 //! Bytes in, typed messages out, and back. Nothing here touches sockets, tokio or the clock.
 //!
 //! Layout:
-//! - [`reader`] / [`writer`]: bounded, panic-free primitives;
+//! - [`reader`] (and the crate-private `writer`): bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
 //! - [`fragments`]: UDP fragmentation and reassembly;
@@ -12,6 +12,7 @@
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
 //!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
 //! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks.
+#![warn(unreachable_pub)]
 
 pub mod admin;
 pub mod body;
@@ -32,7 +33,7 @@ pub mod signature;
 pub mod site;
 pub mod typed;
 pub mod value;
-pub mod writer;
+mod writer;
 
 pub use admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 pub use body::{
@@ -47,7 +48,7 @@ pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use fragments::{
     fragment, PartialMessage, Reassembler, ReassemblerConfig, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
-pub use hash::{handle_hash, hash_part, server_index};
+pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
 pub use loc::{LocError, Location, Locations};
@@ -55,6 +56,6 @@ pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
 pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm, SignatureError};
-pub use site::{HashOption, Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
+pub use site::{Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
 pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use value::{HandleValue, Permissions, Ttl, ValueReference};

@@ -15,6 +15,10 @@ use super::pubkey::PublicKey;
 use super::reader::Reader;
 use super::writer::{put_bytes, wire_len};
 
+// `SiteInfo::hash_option`'s type lives next to the hash it selects (`hash.rs` does not import
+// from this file); re-exported so `wire::site::HashOption` keeps working.
+pub use super::hash::HashOption;
+
 /// Smallest encoded attribute: two empty strings.
 const MIN_ATTRIBUTE_LEN: usize = 4 + 4;
 /// Smallest encoded server record: id, address, empty key, zero interfaces.
@@ -25,41 +29,6 @@ const INTERFACE_LEN: usize = 1 + 1 + 4;
 const PRIMARY_BIT: u8 = 0x80;
 /// Primary-mask bit: the service is multi-primary.
 const MULTI_PRIMARY_BIT: u8 = 0x40;
-
-/// Which part of a handle a multi-server site hashes to pick a server (PROTOCOL.md §11.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HashOption {
-    /// 0: the prefix (the part before the first `/`).
-    ByPrefix,
-    /// 1: the suffix (the part after the first `/`).
-    BySuffix,
-    /// 2: the whole handle.
-    ByHandle,
-    /// Any other byte, kept for re-encoding; no server can be chosen with it.
-    Other(u8),
-}
-
-impl HashOption {
-    /// The wire byte.
-    pub const fn code(self) -> u8 {
-        match self {
-            HashOption::ByPrefix => 0,
-            HashOption::BySuffix => 1,
-            HashOption::ByHandle => 2,
-            HashOption::Other(v) => v,
-        }
-    }
-
-    /// The option for a wire byte.
-    pub const fn from_code(v: u8) -> Self {
-        match v {
-            0 => HashOption::ByPrefix,
-            1 => HashOption::BySuffix,
-            2 => HashOption::ByHandle,
-            v => HashOption::Other(v),
-        }
-    }
-}
 
 /// What an interface serves (the reference library's values, not the RFC's bit text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@ use bytes::{BufMut, BytesMut};
 use super::error::EncodeError;
 
 /// Converts a length to the wire's `int4`, refusing anything Java would read as negative.
-pub fn wire_len(field: &'static str, len: usize) -> Result<u32, EncodeError> {
+pub(crate) fn wire_len(field: &'static str, len: usize) -> Result<u32, EncodeError> {
     if len > i32::MAX as usize {
         Err(EncodeError::TooLong { field, len })
     } else {
@@ -14,14 +14,22 @@ pub fn wire_len(field: &'static str, len: usize) -> Result<u32, EncodeError> {
 }
 
 /// Appends `int4 len ‖ bytes`.
-pub fn put_bytes(out: &mut BytesMut, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
+pub(crate) fn put_bytes(
+    out: &mut BytesMut,
+    field: &'static str,
+    b: &[u8],
+) -> Result<(), EncodeError> {
     out.put_u32(wire_len(field, b.len())?);
     out.put_slice(b);
     Ok(())
 }
 
 /// Appends an int list: `int4 count ‖ count × int4`.
-pub fn put_u32_list(out: &mut BytesMut, field: &'static str, v: &[u32]) -> Result<(), EncodeError> {
+pub(crate) fn put_u32_list(
+    out: &mut BytesMut,
+    field: &'static str,
+    v: &[u32],
+) -> Result<(), EncodeError> {
     out.put_u32(wire_len(field, v.len())?);
     for x in v {
         out.put_u32(*x);
@@ -30,7 +38,7 @@ pub fn put_u32_list(out: &mut BytesMut, field: &'static str, v: &[u32]) -> Resul
 }
 
 /// Appends a string list: `int4 count ‖ count × (int4 len ‖ bytes)`.
-pub fn put_bytes_list<T: AsRef<[u8]>>(
+pub(crate) fn put_bytes_list<T: AsRef<[u8]>>(
     out: &mut BytesMut,
     field: &'static str,
     v: &[T],
