@@ -32,6 +32,62 @@ async fn certified_resolution_verifies_every_answer() {
     assert!(r.resolve("20.500.1/signed").await.unwrap().source.certified);
 }
 
+/// The builder's certify is a policy: no query turns it off, whatever it sets or leaves
+/// unset (the README's own pattern, `resolve_with(id, &Query::new().types(["URL"]))`, once
+/// returned an unsigned answer from a certifying resolver).
+#[tokio::test(start_paused = true)]
+async fn certify_on_the_builder_survives_any_query() {
+    let w = World::new(Some(TestKey::embedded()));
+    let h = "20.500.1/policy";
+    w.store.insert(h, urls(h, 2));
+    let r = w.builder().certify(true).build().unwrap();
+    let queries = [
+        Query::new(),
+        Query::new().types(["URL"]),
+        Query::new().indexes([1]),
+        Query::new().certify(false),
+        Query::new()
+            .types(["URL"])
+            .certify(false)
+            .authoritative(true),
+        Query::new().public_only(true),
+    ];
+    for q in &queries {
+        r.clear_cache();
+        let sent = w.net.total();
+        let rec = r.resolve_with(h, q).await.unwrap();
+        assert!(rec.source.certified, "{q:?}");
+        // Every request of it, service lookups included, asked for a signature.
+        let log = w.net.log();
+        assert!(log.len() > sent, "{q:?}");
+        assert!(
+            log[sent..]
+                .iter()
+                .all(|s| s.request.header.flags.contains(OpFlags::CT)),
+            "{q:?}"
+        );
+    }
+    // Without the policy, a query asks for it, and an unset flag is plain.
+    let plain = w.resolver();
+    assert!(
+        plain
+            .resolve_with(h, &certify())
+            .await
+            .unwrap()
+            .source
+            .certified
+    );
+    plain.clear_cache();
+    assert!(
+        !plain
+            .resolve_with(h, &Query::new())
+            .await
+            .unwrap()
+            .source
+            .certified
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn unsigned_tampered_or_keyless_answers_are_rejected() {
     let w = World::new(Some(TestKey::embedded()));

@@ -224,19 +224,19 @@ async fn resolve_many_yields_in_completion_order_within_its_concurrency() {
     for h in ids {
         w.store.insert(h, urls(h, 1));
     }
-    use futures::StreamExt;
     let t0 = Instant::now();
-    let out: Vec<&str> = r
-        .resolve_many(ids, 3)
-        .map(|(id, res)| {
-            res.unwrap();
-            id
-        })
-        .collect()
-        .await;
+    // Read with its own `next`: no stream trait (and no extra crate) needed.
+    let mut results = r.resolve_many(ids, 3);
+    let mut out = Vec::new();
+    while let Some((id, res)) = results.next().await {
+        res.unwrap();
+        out.push(id);
+    }
     assert_eq!(out, ["20.500.1/d100", "20.500.1/d200", "20.500.1/d300"]);
     assert_eq!(t0.elapsed(), Duration::from_millis(300));
     r.clear_cache();
+    // It is a `Stream` too.
+    use futures::StreamExt;
     let out: Vec<&str> = r.resolve_many(ids, 1).map(|(id, _)| id).collect().await;
     assert_eq!(out, ids);
 }

@@ -19,8 +19,8 @@
 //! ```
 //!
 //! One resolution, top down (each part owns its state, in its own file):
-//! - `resolver`: [`Resolver`], the front: checks the identifier, starts a resolution;
-//!   [`ResolveMany`] for bulk runs. `builder`: [`ResolverBuilder`], [`BuildError`].
+//! - `resolver`: [`Resolver`], the front: [`ResolverBuilder`] (and [`BuildError`]) set it
+//!   up; its calls check the identifier and start a resolution; [`ResolveMany`] for bulk runs.
 //! - `resolution`: `Resolution`, one call: target handle, [`Query`] with the resolver's
 //!   settings filled in, deadline, HS_ALIAS chain, answer cache, identical queries shared.
 //! - `locator`: `SiteLocator`: the root sites, service lookup (prefix handles, HS_SERV
@@ -37,7 +37,6 @@
 mod attempter;
 mod bootstrap;
 mod bootstrap_json;
-mod builder;
 mod cache;
 mod clock;
 mod error;
@@ -62,14 +61,13 @@ pub use bootstrap::{
     BootstrapError, ROOT_HANDLE,
 };
 pub use bootstrap_json::read_bootstrap_handles;
-pub use builder::{BuildError, ResolverBuilder};
 pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
-pub use resolver::{ResolveMany, Resolver, SiteAnswer};
+pub use resolver::{BuildError, ResolveMany, Resolver, ResolverBuilder, SiteAnswer};
 pub use settings::{
     TransportPreference, DEFAULT_ROOT_REFRESH_INTERVAL, MAX_ALIAS_DEPTH, MAX_REFERRALS,
     MAX_SERVICE_DEPTH,
