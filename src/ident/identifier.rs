@@ -118,6 +118,13 @@ impl Identifier {
                 let (handle, query, fragment) = uri.into_parts();
                 classify(handle, query, fragment, &prefix, &suffix, options)
             }
+            None if !options.is_cordra_only() && !CordraId::may_match(s) => {
+                Ok(Identifier::Handle {
+                    handle: Handle::parse(s)?,
+                    query: None,
+                    fragment: None,
+                })
+            }
             None => match CordraId::parse(s) {
                 Ok(id) => Ok(Identifier::Cordra(id)),
                 Err(e) if options.is_cordra_only() => Err(e),
@@ -149,6 +156,15 @@ impl Identifier {
                 at: 0,
                 text: urn.to_string(),
             }),
+        }
+    }
+
+    /// Like [`Identifier::to_handle`], taking the identifier apart instead of copying its
+    /// handle.
+    pub fn into_handle(self) -> Result<Handle, IdentError> {
+        match self {
+            Identifier::Handle { handle, .. } => Ok(handle),
+            other => other.to_handle(),
         }
     }
 

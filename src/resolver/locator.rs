@@ -209,7 +209,8 @@ impl SiteLocator {
         path: &[Handle],
     ) -> Result<Answer, ResolveError> {
         let mut answer = self.attempter.ask(spec, &sites, trace).await?;
-        let mut seen = vec![sites_key(&sites)];
+        // The sites asked so far (filled at the first referral: most requests get none).
+        let mut seen = Vec::new();
         let mut spec = std::borrow::Cow::Borrowed(spec);
         loop {
             let kind = match answer.code() {
@@ -247,6 +248,9 @@ impl SiteLocator {
                         at
                     },
                 });
+            }
+            if seen.is_empty() {
+                seen.push(sites_key(&sites));
             }
             let key = sites_key(&referred);
             if seen.contains(&key) {
@@ -291,7 +295,7 @@ impl SiteLocator {
         let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
         let (flight, shared, started) = self.prefix_lookups.join_or_start(
             key,
-            || Arc::new(trace.for_shared_work(prefix_handle.as_str())),
+            || Arc::new(trace.for_shared_work(prefix_handle)),
             move |trace| {
                 async move {
                     let out = match this.cached_service(&handle, certify) {
@@ -341,7 +345,7 @@ impl SiteLocator {
         let mut spec = RequestSpec::prefix_lookup(prefix_handle.clone(), certify);
         loop {
             let answer = self.send(&spec, trace, path).await?;
-            let values = match answer.into_values(prefix_handle) {
+            let values = match answer.into_values(prefix_handle.clone()) {
                 Ok((_, values)) => values,
                 Err(ResolveError::NotFound { .. } | ResolveError::NoMatchingValues { .. }) => {
                     Vec::new()
@@ -497,7 +501,7 @@ impl SiteLocator {
         };
         let span = debug_span!("shared_service_handle", service = %target);
         let this = self.clone();
-        let origin = target.as_str();
+        let origin = target;
         let target = target.clone();
         let (flight, shared, _) = self.service_lookups.join_or_start(
             key,
@@ -506,7 +510,7 @@ impl SiteLocator {
                 async move {
                     let spec = RequestSpec::service_lookup(target.clone(), kind, certify);
                     let out = match this.send(&spec, &trace, &sub_path).await {
-                        Ok(answer) => match answer.into_values(&target) {
+                        Ok(answer) => match answer.into_values(target.clone()) {
                             Ok((_, values)) => this
                                 .collect_sites(&values, kind, certify, &trace, &sub_path)
                                 .await
@@ -570,7 +574,7 @@ impl SiteLocator {
         let this = self.clone();
         let (flight, shared, _) = self.refreshes.join_or_start(
             certify,
-            || Arc::new(Trace::new(ROOT_HANDLE)),
+            || Arc::new(Trace::new(root_handle())),
             move |trace| {
                 async move {
                     let out = this.refresh_root_now(certify, &trace).await;
@@ -653,7 +657,7 @@ impl SiteLocator {
         info!(server = %answer.server, sent, announced, "root site announces newer site information; refreshing the root");
         let (this, deadline) = (self.clone(), self.timeout);
         let work = async move {
-            let trace = Trace::new(ROOT_HANDLE);
+            let trace = Trace::new(root_handle());
             match tokio::time::timeout(deadline, this.refresh_root(certify, &trace)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => info!(error = %e, "root refresh failed"),
@@ -673,7 +677,7 @@ impl SiteLocator {
         let spec = RequestSpec::service_lookup(root.clone(), SiteKind::Service, certify);
         let path = [root.clone()];
         let answer = self.ask(&spec, self.root_sites(), trace, &path).await?;
-        let (_, values) = answer.into_values(&root)?;
+        let (_, values) = answer.into_values(root)?;
         let sites = self
             .collect_sites(&values, SiteKind::Service, certify, trace, &path)
             .await?

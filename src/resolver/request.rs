@@ -144,13 +144,13 @@ impl Answer {
     /// the error).
     pub(crate) fn into_values(
         self,
-        asked: &Handle,
+        asked: Handle,
     ) -> Result<(String, Vec<HandleValue>), ResolveError> {
         let code = self.code();
         match self.msg.body {
             Body::ResolutionResponse(r) if code == ResponseCode::Success => {
                 let handle = if r.handle[..] == *asked.as_bytes() {
-                    asked.as_str().to_string()
+                    asked.into_string()
                 } else {
                     text_of(&r.handle)
                 };

@@ -45,8 +45,8 @@ impl Core {
 /// One resolution: a call of [`Resolver::resolve_with`](super::Resolver::resolve_with).
 pub(crate) struct Resolution<'a> {
     core: &'a Arc<Core>,
-    handle: Handle,
     asked: Asked,
+    /// The attempts made, and the handle asked for (its origin).
     trace: Trace,
 }
 
@@ -54,37 +54,35 @@ impl<'a> Resolution<'a> {
     /// A resolution of `handle` asking `query`.
     pub(crate) fn new(core: &'a Arc<Core>, handle: Handle, query: &Query) -> Self {
         let asked = query.asked(&core.settings);
-        let trace = Trace::new(handle.as_str());
         Self {
             core,
-            handle,
             asked,
-            trace,
+            trace: Trace::new(handle),
         }
     }
 
-    /// Runs the resolution under the resolver's deadline. Returns the outcome and every
-    /// attempt made (also those still running when the deadline passed).
-    pub(crate) async fn run(self) -> (Result<HandleRecord, ResolveError>, Vec<Attempt>) {
+    /// Runs the resolution under the resolver's deadline. Returns the record, with every
+    /// attempt made in it, or the error and every attempt made (at the deadline, also those
+    /// still running).
+    pub(crate) async fn run(self) -> Result<HandleRecord, (ResolveError, Vec<Attempt>)> {
         let deadline = self.core.settings.timeout;
-        let span = info_span!("resolve", handle = %self.handle);
+        let span = info_span!("resolve", handle = %self.trace.origin());
         // Pinned here, not owned by the timeout: at the deadline the work (and its attempts
         // in progress) must still exist while the trace is read.
         let work = std::pin::pin!(self.follow_aliases().instrument(span));
         match tokio::time::timeout(deadline, work).await {
             Ok(Ok(mut record)) => {
                 record.attempts = self.trace.take_attempts();
-                let attempts = record.attempts.clone();
-                (Ok(record), attempts)
+                Ok(record)
             }
-            Ok(Err(e)) => (Err(e), self.trace.take_attempts()),
-            Err(_) => (
-                Err(ResolveError::Timeout {
-                    handle: self.handle.to_string(),
+            Ok(Err(e)) => Err((e, self.trace.take_attempts())),
+            Err(_) => Err((
+                ResolveError::Timeout {
+                    handle: self.trace.origin().to_string(),
                     after: deadline,
-                }),
+                },
                 self.trace.at_deadline(),
-            ),
+            )),
         }
     }
 
@@ -97,9 +95,11 @@ impl<'a> Resolution<'a> {
         if follow && !asked_alias {
             asked.types.push("HS_ALIAS".into());
         }
-        let mut visited = vec![self.handle.clone()];
-        let mut chain = vec![self.handle.to_string()];
-        let mut current = self.handle.clone();
+        // The handles visited and the chain to report: they start growing at the first alias.
+        let mut visited: Vec<Handle> = Vec::new();
+        let mut chain: Vec<String> = Vec::new();
+        let origin = self.trace.origin();
+        let mut current = std::borrow::Cow::Borrowed(origin);
         loop {
             let mut record = self.resolve_step(&current, &asked).await?;
             let alias = follow
@@ -115,6 +115,10 @@ impl<'a> Resolution<'a> {
                 }
                 return Ok(record);
             };
+            if chain.is_empty() {
+                visited.push(origin.clone());
+                chain.push(origin.to_string());
+            }
             chain.push(next.clone());
             let next = Handle::parse(&next).map_err(|error| ResolveError::InvalidAlias {
                 handle: current.to_string(),
@@ -130,7 +134,7 @@ impl<'a> Resolution<'a> {
                 });
             }
             visited.push(next.clone());
-            current = next;
+            current = std::borrow::Cow::Owned(next);
         }
     }
 
@@ -147,13 +151,13 @@ impl<'a> Resolution<'a> {
         if !core.answers.is_on() {
             return fetch(core, handle, asked, None, &self.trace)
                 .await
-                .map_err(|e| e.for_step(self.trace.origin(), handle.as_str()));
+                .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
         }
         let key = RecordKey::new(handle, asked);
         if asked.authoritative {
             return fetch(core, handle, asked, Some(key), &self.trace)
                 .await
-                .map_err(|e| e.for_step(self.trace.origin(), handle.as_str()));
+                .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
         }
         if let Some(found) = cached(&core.answers, &key, handle) {
             return found;
@@ -162,7 +166,7 @@ impl<'a> Resolution<'a> {
             (core.clone(), handle.clone(), asked.clone());
         let (flight, shared, _) = core.flights.join_or_start(
             key.clone(),
-            || Arc::new(self.trace.for_shared_work(handle.as_str())),
+            || Arc::new(self.trace.for_shared_work(handle)),
             move |trace| {
                 async move {
                     // A flight that ended just before this one started may have filled
@@ -225,6 +229,7 @@ async fn fetch(
 ) -> Result<HandleRecord, ResolveError> {
     let spec = RequestSpec::resolution(handle.clone(), asked, core.settings.request_digest);
     let answer = core.locator.send(&spec, trace, &[]).await?;
+    let asked_handle = spec.handle;
     let source = Source {
         server: answer.server,
         transport: answer.kind,
@@ -237,7 +242,7 @@ async fn fetch(
             && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
         protocol_version: answer.msg.envelope.version,
     };
-    let (answered, values) = match answer.into_values(handle) {
+    let (answered, values) = match answer.into_values(asked_handle) {
         Ok(v) => v,
         Err(e) => {
             if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {

@@ -105,7 +105,13 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> Result<HandleRecord, ResolveError> {
-        self.resolve_traced(id, query).await.0
+        match self.target(id) {
+            Ok(target) => Resolution::new(&self.core, target.handle, query)
+                .run()
+                .await
+                .map_err(|(e, _)| e),
+            Err(e) => Err(e),
+        }
     }
 
     /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure,
@@ -115,13 +121,19 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> (Result<HandleRecord, ResolveError>, Vec<Attempt>) {
-        match self.target(id) {
-            Ok(target) => {
-                Resolution::new(&self.core, target.handle, query)
-                    .run()
-                    .await
+        let target = match self.target(id) {
+            Ok(target) => target,
+            Err(e) => return (Err(e), Vec::new()),
+        };
+        match Resolution::new(&self.core, target.handle, query)
+            .run()
+            .await
+        {
+            Ok(record) => {
+                let attempts = record.attempts.clone();
+                (Ok(record), attempts)
             }
-            Err(e) => (Err(e), Vec::new()),
+            Err((e, attempts)) => (Err(e), attempts),
         }
     }
 
@@ -167,7 +179,7 @@ impl Resolver {
         let target = self.target(id)?;
         let core = &self.core;
         let locator = &core.locator;
-        let trace = Trace::new(target.handle.as_str());
+        let trace = Trace::new(target.handle.clone());
         let asked = query.asked(&core.settings);
         let spec =
             RequestSpec::resolution(target.handle.clone(), &asked, core.settings.request_digest);
@@ -190,7 +202,7 @@ impl Resolver {
                             .attempter()
                             .ask_server(site, server, spec, trace)
                             .await
-                            .and_then(|a| a.into_values(&spec.handle).map(|(_, v)| v));
+                            .and_then(|a| a.into_values(spec.handle.clone()).map(|(_, v)| v));
                         SiteAnswer {
                             site: site.label(),
                             server: addr,
@@ -229,7 +241,7 @@ impl Resolver {
     /// how a root given as a bare `HOST:PORT` gets the keys that certified resolution needs.
     pub async fn refresh_root(&self, certify: bool) -> Result<usize, ResolveError> {
         let root = root_handle();
-        let trace = Trace::new(root.as_str());
+        let trace = Trace::new(root.clone());
         let locator = &self.core.locator;
         let work = async { locator.refresh_root(certify, &trace).await };
         self.within_deadline(root.as_str(), work).await?;

@@ -122,7 +122,10 @@ impl Site {
 /// Bytes from a server as text: UTF-8 as is, anything else with U+FFFD for the invalid
 /// sequences.
 pub(crate) fn text_of(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 /// Which family of site values to read.

@@ -29,9 +29,12 @@ impl Resolvable for str {
     /// Parses any identifier form (the strict rules of [`Identifier::parse`]).
     fn to_target(&self) -> Result<Target, ResolveError> {
         let id = Identifier::parse_with(self.trim(), ParseOptions::default())?;
-        let mut t = id.to_target()?;
-        t.input = self.to_string();
-        Ok(t)
+        let cordra = matches!(id, Identifier::Cordra(_));
+        Ok(Target {
+            handle: id.into_handle()?,
+            cordra,
+            input: self.to_string(),
+        })
     }
 }
 

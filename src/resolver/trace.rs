@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+
+use crate::ident::Handle;
 use tokio::time::Instant;
 
 use super::error::ResolveError;
@@ -20,12 +22,21 @@ pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Attempt>);
 /// The outcome text of an attempt still running when the overall deadline passed.
 pub(crate) const DEADLINE_PASSED: &str = "no answer yet when the overall deadline passed";
 
+/// One attempt in the trace, with the token that ends it and when it started.
+#[derive(Debug, Clone)]
+struct Entry {
+    attempt: Attempt,
+    token: u64,
+    started: Instant,
+}
+
 #[derive(Debug, Default)]
 struct Entries {
-    /// Finished attempts, in the order they ended.
-    done: Vec<Attempt>,
-    /// Attempts in progress, in the order they started: token, attempt, start.
-    running: Vec<(u64, Attempt, Instant)>,
+    /// Every attempt: the first `finished` have ended, in the order they ended; the others
+    /// are in progress, in the order they started. (One list, so that a resolution's
+    /// bookkeeping costs one allocation.)
+    attempts: Vec<Entry>,
+    finished: usize,
     /// Shared work this resolution waits for, by token.
     joined: Vec<(u64, Arc<Trace>)>,
     /// The last token given out (for running attempts and joined work).
@@ -43,7 +54,7 @@ impl Entries {
 #[derive(Debug)]
 pub(crate) struct Trace {
     /// The handle the resolution is about (named by its errors).
-    origin: String,
+    origin: Handle,
     entries: Mutex<Entries>,
     /// Attempt numbers given out.
     numbered: AtomicU32,
@@ -55,13 +66,13 @@ pub(crate) struct Trace {
 
 impl Trace {
     /// Fresh bookkeeping for a resolution of `origin`.
-    pub(crate) fn new(origin: &str) -> Self {
+    pub(crate) fn new(origin: Handle) -> Self {
         Self::with_budget(origin, Arc::new(AtomicU32::new(0)))
     }
 
-    fn with_budget(origin: &str, referrals: Arc<AtomicU32>) -> Self {
+    fn with_budget(origin: Handle, referrals: Arc<AtomicU32>) -> Self {
         Self {
-            origin: origin.to_string(),
+            origin,
             entries: Mutex::new(Entries::default()),
             numbered: AtomicU32::new(0),
             referrals,
@@ -72,12 +83,12 @@ impl Trace {
     /// Bookkeeping for shared work this resolution starts about `origin`: its own attempts,
     /// but this resolution's referral budget, so nested lookups cannot each start over from
     /// [`MAX_REFERRALS`].
-    pub(crate) fn for_shared_work(&self, origin: &str) -> Self {
-        Self::with_budget(origin, self.referrals.clone())
+    pub(crate) fn for_shared_work(&self, origin: &Handle) -> Self {
+        Self::with_budget(origin.clone(), self.referrals.clone())
     }
 
     /// The handle this bookkeeping is about.
-    pub(crate) fn origin(&self) -> &str {
+    pub(crate) fn origin(&self) -> &Handle {
         &self.origin
     }
 
@@ -91,7 +102,11 @@ impl Trace {
         attempt.number = self.next_number();
         let mut e = self.entries.lock();
         let token = e.token();
-        e.running.push((token, attempt, started));
+        e.attempts.push(Entry {
+            attempt,
+            token,
+            started,
+        });
         token
     }
 
@@ -99,10 +114,13 @@ impl Trace {
     /// ended, and it moves from the running attempts to the finished ones.
     pub(crate) fn end(&self, token: u64, finish: impl FnOnce(&mut Attempt)) {
         let mut e = self.entries.lock();
-        if let Some(i) = e.running.iter().position(|(t, _, _)| *t == token) {
-            let (_, mut attempt, _) = e.running.remove(i);
-            finish(&mut attempt);
-            e.done.push(attempt);
+        let finished = e.finished;
+        let running = e.attempts.get(finished..).unwrap_or_default();
+        if let Some(i) = running.iter().position(|r| r.token == token) {
+            let mut entry = e.attempts.remove(finished + i);
+            finish(&mut entry.attempt);
+            e.attempts.insert(finished, entry);
+            e.finished += 1;
         }
     }
 
@@ -123,21 +141,35 @@ impl Trace {
         let (out, attempts) = flight.await;
         let mut e = self.entries.lock();
         e.joined.retain(|(t, _)| *t != token);
+        let now = Instant::now();
         for mut attempt in attempts {
             attempt.number = self.next_number();
-            e.done.push(attempt);
+            let at = e.finished;
+            e.attempts.insert(
+                at,
+                Entry {
+                    attempt,
+                    token: 0,
+                    started: now,
+                },
+            );
+            e.finished += 1;
         }
         out
     }
 
     /// The attempts finished so far.
     pub(crate) fn attempts(&self) -> Vec<Attempt> {
-        self.entries.lock().done.clone()
+        let e = self.entries.lock();
+        let done = e.attempts.get(..e.finished).unwrap_or_default();
+        done.iter().map(|x| x.attempt.clone()).collect()
     }
 
     /// The attempts finished so far, taken out (for a resolution that has ended).
     pub(crate) fn take_attempts(&self) -> Vec<Attempt> {
-        std::mem::take(&mut self.entries.lock().done)
+        let mut e = self.entries.lock();
+        let finished = std::mem::take(&mut e.finished).min(e.attempts.len());
+        e.attempts.drain(..finished).map(|x| x.attempt).collect()
     }
 
     /// Every attempt when the deadline has passed: those finished, those of the shared work
@@ -162,7 +194,12 @@ impl Trace {
         let (done, running, joined) = {
             let e = self.entries.lock();
             let joined: Vec<Arc<Trace>> = e.joined.iter().map(|(_, t)| t.clone()).collect();
-            (e.done.clone(), e.running.clone(), joined)
+            let (done, running) = e
+                .attempts
+                .split_at_checked(e.finished)
+                .unwrap_or((&e.attempts[..], &[]));
+            let done: Vec<Attempt> = done.iter().map(|x| x.attempt.clone()).collect();
+            (done, running.to_vec(), joined)
         };
         let mut shared = Vec::new();
         for trace in joined {
@@ -178,11 +215,17 @@ impl Trace {
         }
         let running = running
             .into_iter()
-            .map(|(_, mut attempt, started)| {
-                attempt.rtt = started.elapsed();
-                attempt.outcome = AttemptOutcome::Failed(DEADLINE_PASSED.to_string());
-                attempt
-            })
+            .map(
+                |Entry {
+                     mut attempt,
+                     started,
+                     ..
+                 }| {
+                    attempt.rtt = started.elapsed();
+                    attempt.outcome = AttemptOutcome::Failed(DEADLINE_PASSED.to_string());
+                    attempt
+                },
+            )
             .collect();
         (done, shared, running)
     }
@@ -192,7 +235,7 @@ impl Trace {
         let n = self.referrals.fetch_add(1, Ordering::Relaxed) + 1;
         if n > MAX_REFERRALS {
             return Err(ResolveError::TooManyReferrals {
-                handle: self.origin.clone(),
+                handle: self.origin.to_string(),
                 limit: MAX_REFERRALS,
             });
         }
@@ -225,7 +268,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn attempts_are_numbered_as_they_start_and_listed_as_they_end() {
-        let t = Trace::new("1/x");
+        let t = Trace::new(Handle::parse("1/x").unwrap());
         let a = t.start(attempt("1/a"), Instant::now());
         let b = t.start(attempt("1/b"), Instant::now());
         t.end(b, |x| x.outcome = AttemptOutcome::Failed("no".into()));
@@ -252,8 +295,8 @@ mod tests {
 
     #[test]
     fn the_referral_budget_is_shared_with_shared_work() {
-        let t = Trace::new("1/x");
-        let shared = t.for_shared_work("0.NA/1");
+        let t = Trace::new(Handle::parse("1/x").unwrap());
+        let shared = t.for_shared_work(&Handle::parse("0.NA/1").unwrap());
         for _ in 0..MAX_REFERRALS {
             shared.count_referral().unwrap();
         }
