@@ -233,7 +233,7 @@ impl Inner {
         );
         let result = self
             .exchange
-            .exchange_counted(addr, kind, &request, &self.options)
+            .exchange(addr, kind, &request, &self.options)
             .await;
         // One clock read for the trace and the SRTT.
         let answered_at = Instant::now();

@@ -238,7 +238,7 @@ impl Resolver {
                     .exchange(server, kind, request, &inner.options)
                     .await
                 {
-                    Ok(m) => return Ok(m),
+                    Ok(e) => return Ok(e.message),
                     Err(error) => {
                         let fallback = udp_falls_back(&error);
                         last = Some(ResolveError::Transport {

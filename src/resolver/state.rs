@@ -199,7 +199,7 @@ impl Inner {
     /// the resolver's shared one: no lock (and no cache line moving between cores) per
     /// request, and the UDP and TCP transports put in their own id anyway.
     pub(crate) fn request_id(&self) -> u32 {
-        crate::transport::exchange::random_request_id()
+        crate::transport::request_id::random_request_id()
     }
 
     /// The current root sites.

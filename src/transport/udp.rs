@@ -32,9 +32,8 @@ use tokio::task::JoinHandle;
 use tracing::debug;
 
 use super::error::TransportError;
-use super::exchange::{
-    encode_with_request_id, random_request_id, ExchangeOptions, MAX_UDP_REQUEST_FRAGMENTS,
-};
+use super::exchange::{ExchangeOptions, Exchanged};
+use super::request_id::{encode_with_request_id, random_request_id};
 use crate::wire::{
     fragment, Envelope, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
 };
@@ -45,6 +44,10 @@ const RECV_BUFFER: usize = 2048;
 const SOCKET_RECV_BUFFER: usize = 4 << 20;
 /// Datagrams handled per wake-up before the receive task yields to others.
 const RECV_BATCH: usize = 256;
+
+/// Most UDP datagrams one request may be split into (the reference client has no limit; 64
+/// fragments are 31 488 message bytes, far above any resolution request).
+pub const MAX_UDP_REQUEST_FRAGMENTS: usize = 64;
 
 /// Settings of one demultiplexer.
 #[derive(Debug, Clone, Copy)]
@@ -279,7 +282,7 @@ impl UdpDemux {
         server: SocketAddr,
         request: &Message,
         options: &ExchangeOptions,
-    ) -> Result<(Message, u32), TransportError> {
+    ) -> Result<Exchanged, TransportError> {
         let (guard, mut rx) = self.register(server, options.limits)?;
         let encoded = encode_with_request_id(request, guard.id)?;
         let single;
@@ -327,7 +330,10 @@ impl UdpDemux {
                         code = %answer.header.response_code,
                         "answer"
                     );
-                    return Ok((answer, transmissions));
+                    return Ok(Exchanged {
+                        message: answer,
+                        transmissions,
+                    });
                 }
                 Ok(Err(_)) => {
                     // The sender leaves the table without an answer only when the receive
@@ -339,7 +345,10 @@ impl UdpDemux {
                     // An answer handed over after the deadline fired but before this point is
                     // still taken rather than lost (the entry is already gone from the table).
                     if let Ok(answer) = rx.try_recv() {
-                        return Ok((answer, transmissions));
+                        return Ok(Exchanged {
+                            message: answer,
+                            transmissions,
+                        });
                     }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }
