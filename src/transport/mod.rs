@@ -4,6 +4,8 @@
 //! - `net`: [`NetTransport`], the real transport, and its builder: one UDP demultiplexer per
 //!   address family, bound lazily, and TCP;
 //! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
+//!   multi-datagram answers are put together by [`crate::wire::Collector`], the one
+//!   reassembly rule, under a per-socket memory budget;
 //! - `tcp`: one framed connection per request;
 //! - [`exchange`]: the [`Exchange`] trait (what the resolver talks to), [`ExchangeOptions`],
 //!   [`TransportKind`] and [`Exchanged`];
