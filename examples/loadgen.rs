@@ -300,7 +300,7 @@ async fn transport_run(
                     let request = &requests[i % requests.len()];
                     let t0 = Instant::now();
                     match transport.exchange(server, kind, request, &options).await {
-                        Ok(m) if m.is_response() => {
+                        Ok(e) if e.message.is_response() => {
                             s.ok += 1;
                             s.latencies.push(t0.elapsed().as_micros() as u32);
                         }

@@ -94,23 +94,9 @@ impl Drop for InFlight {
 }
 
 impl Exchange for MockNet {
-    fn exchange<'a>(
-        &'a self,
-        server: SocketAddr,
-        kind: TransportKind,
-        request: &'a Message,
-        options: &'a ExchangeOptions,
-    ) -> BoxFuture<'a, Result<Message, TransportError>> {
-        Box::pin(async move {
-            self.exchange_counted(server, kind, request, options)
-                .await
-                .map(|e| e.message)
-        })
-    }
-
     /// Transmissions as the real transport would count them: over UDP, every retransmission
     /// of the schedule sent before the scripted answer time.
-    fn exchange_counted<'a>(
+    fn exchange<'a>(
         &'a self,
         server: SocketAddr,
         kind: TransportKind,

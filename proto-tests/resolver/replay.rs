@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use handle_resolver::resolver::{FixedClock, Query, Resolver};
-use handle_resolver::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
+use handle_resolver::transport::{
+    Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind,
+};
 use handle_resolver::wire::{Body, HandleValue, Limits, Message, SiteInfo};
 use serde_json::Value;
 
@@ -54,8 +56,14 @@ impl Exchange for Replay {
         _kind: TransportKind,
         request: &'a Message,
         _options: &'a ExchangeOptions,
-    ) -> BoxFuture<'a, Result<Message, TransportError>> {
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
         Box::pin(async move {
+            let answered = |message| {
+                Ok(Exchanged {
+                    message,
+                    transmissions: 1,
+                })
+            };
             let h = handle_of(request);
             self.asked.lock().unwrap().push(h.clone());
             let found = self
@@ -66,14 +74,14 @@ impl Exchange for Replay {
                 return Err(TransportError::Timeout);
             };
             if !self.patch {
-                return Ok(captured.clone());
+                return answered(captured.clone());
             }
             // Patch the live request's id and expiration into the captured answer, then pass
             // it through the codec like the transport would.
             let mut m = captured.clone();
             m.envelope.request_id = request.request_id();
             m.header.expiration = request.header.expiration;
-            Ok(Message::decode(m.encode().unwrap(), &Limits::default()).unwrap())
+            answered(Message::decode(m.encode().unwrap(), &Limits::default()).unwrap())
         })
     }
 }

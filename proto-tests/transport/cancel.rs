@@ -71,7 +71,7 @@ async fn ten_thousand_concurrent_exchanges_complete_and_leave_nothing_pending() 
         .await;
     let ok = results
         .iter()
-        .filter(|r| matches!(r, Ok(m) if m.header.response_code == ResponseCode::Success))
+        .filter(|r| matches!(r, Ok(e) if e.message.header.response_code == ResponseCode::Success))
         .count();
     assert_eq!(
         ok,
@@ -107,7 +107,10 @@ fn udp_callers_fail_at_once_when_the_socket_runtime_shuts_down_and_the_next_one_
     // A's.
     let (rt_a, first) =
         on_new_runtime(t.exchange(addr, TransportKind::Udp, &req, &options(&[2000])));
-    assert_eq!(first.unwrap().header.response_code, ResponseCode::Success);
+    assert_eq!(
+        first.unwrap().message.header.response_code,
+        ResponseCode::Success
+    );
 
     // Runtime B waits on A's socket for a silent server, with an hour-long schedule.
     server.set_faults(Faults {
@@ -145,7 +148,8 @@ fn udp_callers_fail_at_once_when_the_socket_runtime_shuts_down_and_the_next_one_
     server.set_faults(Faults::default());
     let again = rt_b
         .block_on(t.exchange(addr, TransportKind::Udp, &req, &options(&[2000])))
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(again.header.response_code, ResponseCode::Success);
     assert_eq!(t.pending_count(), 0);
     drop(server);

@@ -22,7 +22,12 @@ async fn tcp_with(
             &request(handle),
             &options(&[]),
         )
-        .await;
+        .await
+        .map(|e| {
+            // TCP never retransmits.
+            assert_eq!(e.transmissions, 1);
+            e.message
+        });
     assert_eq!(server.tcp_requests(), 1);
     assert_eq!(server.udp_requests(), 0);
     r

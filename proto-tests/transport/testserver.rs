@@ -23,6 +23,7 @@ async fn ask(server: std::net::SocketAddr, req: &Message) -> Message {
         .exchange(server, TransportKind::Udp, req, &options(&[2000]))
         .await
         .unwrap()
+        .message
 }
 
 #[tokio::test]
@@ -143,7 +144,8 @@ async fn certified_answer_is_signed_with_the_server_key() {
         let answer = NetTransport::new()
             .exchange(server.addr(), kind, &req, &options(&[2000]))
             .await
-            .unwrap();
+            .unwrap()
+            .message;
         assert!(answer.header.flags.contains(OpFlags::CT));
         let cred = answer.credential.clone().expect("a credential");
         assert_eq!(&cred.credential_type[..], b"HS_SIGNED");
@@ -342,7 +344,8 @@ async fn raw_answers_replay_captures_with_our_request_id() {
         let answer = NetTransport::new()
             .exchange(server.addr(), kind, &req, &options(&[2000]))
             .await
-            .unwrap();
+            .unwrap()
+            .message;
         let expected = Message::decode(recorded.clone(), &Limits::default()).unwrap();
         assert_eq!(answer_values(&answer), answer_values(&expected));
         assert_eq!(answer.header.expiration, req.header.expiration);

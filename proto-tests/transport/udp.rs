@@ -20,7 +20,8 @@ async fn udp_exchange_returns_the_answer_to_our_request() {
     let answer = t
         .exchange(server.addr(), TransportKind::Udp, &req, &options(&[2000]))
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(answer.header.response_code, ResponseCode::Success);
     let v = answer_values(&answer);
     assert_eq!(v.len(), 2);
@@ -44,7 +45,8 @@ async fn udp_multi_datagram_answer_is_reassembled() {
             &options(&[2000]),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     let v = answer_values(&answer);
     assert_eq!(v.len(), 40);
     for (i, value) in v.iter().enumerate() {
@@ -78,7 +80,8 @@ async fn udp_retransmission_survives_30_percent_request_loss() {
         let answer = t
             .exchange(server.addr(), TransportKind::Udp, &request(handle), &opts)
             .await
-            .unwrap();
+            .unwrap()
+            .message;
         assert_eq!(answer.header.response_code, ResponseCode::Success);
     }
     // Loss really happened and was made up for by retransmissions.
@@ -108,7 +111,8 @@ async fn udp_fragments_of_several_transmissions_complete_one_answer() {
                 &options(&[60; 12]),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .message;
         assert_eq!(answer_values(&answer).len(), 40);
     }
     assert!(server.udp_requests() > 5);
@@ -139,7 +143,8 @@ async fn udp_junk_before_the_answer_is_ignored() {
                 &options(&[3000]),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .message;
         assert_eq!(answer.header.response_code, ResponseCode::Success);
         assert!(!answer_values(&answer).is_empty());
     }
@@ -221,7 +226,8 @@ async fn udp_late_answer_to_an_earlier_transmission_is_accepted() {
             &options(&[50, 2000]),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(answer.header.response_code, ResponseCode::Success);
 }
 
@@ -236,7 +242,8 @@ async fn udp_fragmented_request_reaches_the_server() {
     let answer = t
         .exchange(server.addr(), TransportKind::Udp, &req, &options(&[2000]))
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(answer.header.response_code, ResponseCode::HandleNotFound);
     assert_eq!(server.udp_requests(), 4);
 }
@@ -313,7 +320,8 @@ async fn ipv6_loopback_uses_its_own_socket() {
                 &options(&[2000]),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .message;
         assert_eq!(answer_values(&answer).len(), 40);
     }
     assert!(t.udp_local_addr(server.addr()).unwrap().is_ipv6());
@@ -360,7 +368,8 @@ async fn every_transmission_resends_every_fragment_with_the_same_id() {
             &options(&[50, 50, 3000]),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(answer.header.response_code, ResponseCode::HandleNotFound);
     let seen = server.await.unwrap();
     // The 1549-byte message is 4 fragments (PROTOCOL.md §8.1), sent 3 times, in order, all
@@ -441,7 +450,8 @@ async fn udp_a_second_answer_of_the_same_length_replaces_the_one_being_collected
             &options(&[5000]),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     let v = answer_values(&answer);
     assert_eq!(v.len(), 10);
     assert!(v.iter().all(|v| v.data == "b".repeat(100)), "{v:?}");
@@ -469,7 +479,8 @@ async fn udp_an_invalid_fragment_does_not_discard_the_answer_being_collected() {
             &options(&[5000]),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     let v = answer_values(&answer);
     assert_eq!(v.len(), 10);
     assert!(v.iter().all(|v| v.data == "a".repeat(100)), "{v:?}");
@@ -491,7 +502,8 @@ async fn udp_answer_source_is_compared_by_ip_and_port_only() {
     let answer = t
         .exchange(mapped, TransportKind::Udp, &req, &options(&[5000]))
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(answer.header.response_code, ResponseCode::Success);
     assert!(t.udp_local_addr(mapped).unwrap().is_ipv4());
 
@@ -512,7 +524,8 @@ async fn udp_answer_source_is_compared_by_ip_and_port_only() {
     let answer = t
         .exchange(labelled, TransportKind::Udp, &req, &options(&[5000]))
         .await
-        .unwrap();
+        .unwrap()
+        .message;
     assert_eq!(answer.header.response_code, ResponseCode::Success);
     assert_eq!(t.pending_count(), 0);
 }

@@ -182,7 +182,7 @@ impl Attempter {
             server,
             |addr, kind| async move {
                 self.exchange
-                    .exchange_counted(addr, kind, request, &self.options)
+                    .exchange(addr, kind, request, &self.options)
                     .await
                     .map(|e| e.message)
                     .map_err(|error| ResolveError::Transport {
@@ -253,7 +253,7 @@ impl Attempter {
         );
         let result = self
             .exchange
-            .exchange_counted(addr, kind, &request, &self.options)
+            .exchange(addr, kind, &request, &self.options)
             .await;
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);

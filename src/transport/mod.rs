@@ -1,22 +1,31 @@
 //! Transports: tokio UDP and TCP over the wire codec.
 //!
-//! Layout:
-//! - [`exchange`]: the [`Exchange`] trait (what the resolver talks to), [`ExchangeOptions`],
-//!   [`TransportKind`], and [`NetTransport`], the real transport;
+//! Layout (each module uses only those listed after it):
+//! - `net`: [`NetTransport`], the real transport, and its builder: one UDP demultiplexer per
+//!   address family, bound lazily, and TCP;
 //! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
+//!   multi-datagram answers are put together by [`crate::wire::Collector`], the one
+//!   reassembly rule, under a per-socket memory budget;
 //! - `tcp`: one framed connection per request;
+//! - [`exchange`]: the [`Exchange`] trait (what the resolver talks to), [`ExchangeOptions`],
+//!   [`TransportKind`] and [`Exchanged`];
+//! - `request_id`: the request ids, minted here and only here, and put into the encoded
+//!   request;
 //! - [`codec`]: tokio-util codecs over the wire codec (TCP frames, UDP datagrams);
 //! - [`error`]: the error type, [`TransportError`].
 
 pub mod codec;
 pub mod error;
 pub mod exchange;
+mod net;
+pub(crate) mod request_id;
 mod tcp;
 mod udp;
 
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
-pub use exchange::{
-    Exchange, ExchangeOptions, Exchanged, NetTransport, NetTransportBuilder, TransportKind,
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES, MAX_UDP_REQUEST_FRAGMENTS,
+pub use exchange::{Exchange, ExchangeOptions, Exchanged, TransportKind};
+pub use net::{
+    NetTransport, NetTransportBuilder, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
 };
+pub use udp::MAX_UDP_REQUEST_FRAGMENTS;

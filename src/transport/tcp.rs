@@ -13,7 +13,8 @@ use tracing::debug;
 
 use super::codec::{CodecError, HandleCodec};
 use super::error::TransportError;
-use super::exchange::{encode_with_request_id, random_request_id, ExchangeOptions};
+use super::exchange::ExchangeOptions;
+use super::request_id::{encode_with_request_id, random_request_id};
 use crate::wire::{DecodeError, DecodeErrorKind, Message, ENVELOPE_LEN};
 
 /// One TCP exchange: connect, write the request, read one answer, close.

@@ -9,7 +9,8 @@
 //! 70 µs instead of 33 µs; see BENCHMARKS.md.) A datagram is accepted only when its request
 //! id is pending, it comes from the address that request was sent to, and it decodes;
 //! anything else is dropped with a `debug!` event. Multi-datagram answers are collected in the
-//! pending entry ([`PartialMessage`]) under a per-socket memory budget. The entry is removed
+//! pending entry by a [`Collector`], the reassembly rule of the wire layer; this module adds
+//! only a per-socket memory budget (the collector's `room`). The entry is removed
 //! on completion, and by a guard when the caller's future ends for any other reason
 //! (timeout, error, or being dropped), so nothing is left behind.
 //!
@@ -32,11 +33,11 @@ use tokio::task::JoinHandle;
 use tracing::debug;
 
 use super::error::TransportError;
-use super::exchange::{
-    encode_with_request_id, random_request_id, ExchangeOptions, MAX_UDP_REQUEST_FRAGMENTS,
-};
+use super::exchange::{ExchangeOptions, Exchanged};
+use super::request_id::{encode_with_request_id, random_request_id};
 use crate::wire::{
-    fragment, Envelope, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
+    fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, ENVELOPE_LEN,
+    MAX_FRAGMENT_PAYLOAD,
 };
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
@@ -45,6 +46,10 @@ const RECV_BUFFER: usize = 2048;
 const SOCKET_RECV_BUFFER: usize = 4 << 20;
 /// Datagrams handled per wake-up before the receive task yields to others.
 const RECV_BATCH: usize = 256;
+
+/// Most UDP datagrams one request may be split into (the reference client has no limit; 64
+/// fragments are 31 488 message bytes, far above any resolution request).
+pub const MAX_UDP_REQUEST_FRAGMENTS: usize = 64;
 
 /// Settings of one demultiplexer.
 #[derive(Debug, Clone, Copy)]
@@ -83,10 +88,11 @@ struct Pending {
     tx: oneshot::Sender<Message>,
     /// Decode limits of this request.
     limits: Limits,
-    /// A multi-datagram answer being collected, with the bytes reserved for it. Boxed: most
-    /// answers are one datagram, and every pending entry (a table slot per request in
-    /// flight) would otherwise carry the collector's few hundred bytes.
-    partial: Option<Box<(PartialMessage, usize)>>,
+    /// A multi-datagram answer being collected; its `held_bytes` are counted in the table's
+    /// `reassembly_bytes`. One pointer wide while empty (the collector boxes its partial
+    /// message): most answers are one datagram, and every pending entry (a table slot per
+    /// request in flight) would otherwise carry the partial message's hundred-odd bytes.
+    partial: Collector,
 }
 
 #[derive(Default)]
@@ -101,9 +107,7 @@ struct Table {
 impl Table {
     fn remove(&mut self, id: u32) -> Option<Pending> {
         let p = self.map.remove(&id)?;
-        if let Some(b) = &p.partial {
-            self.reassembly_bytes = self.reassembly_bytes.saturating_sub(b.1);
-        }
+        self.reassembly_bytes = self.reassembly_bytes.saturating_sub(p.partial.held_bytes());
         Some(p)
     }
 }
@@ -259,7 +263,7 @@ impl UdpDemux {
                 token,
                 tx,
                 limits,
-                partial: None,
+                partial: Collector::new(),
             },
         );
         drop(t);
@@ -279,7 +283,7 @@ impl UdpDemux {
         server: SocketAddr,
         request: &Message,
         options: &ExchangeOptions,
-    ) -> Result<(Message, u32), TransportError> {
+    ) -> Result<Exchanged, TransportError> {
         let (guard, mut rx) = self.register(server, options.limits)?;
         let encoded = encode_with_request_id(request, guard.id)?;
         let single;
@@ -327,7 +331,10 @@ impl UdpDemux {
                         code = %answer.header.response_code,
                         "answer"
                     );
-                    return Ok((answer, transmissions));
+                    return Ok(Exchanged {
+                        message: answer,
+                        transmissions,
+                    });
                 }
                 Ok(Err(_)) => {
                     // The sender leaves the table without an answer only when the receive
@@ -339,7 +346,10 @@ impl UdpDemux {
                     // An answer handed over after the deadline fired but before this point is
                     // still taken rather than lost (the entry is already gone from the table).
                     if let Ok(answer) = rx.try_recv() {
-                        return Ok((answer, transmissions));
+                        return Ok(Exchanged {
+                            message: answer,
+                            transmissions,
+                        });
                     }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }
@@ -414,18 +424,19 @@ impl Shared {
     }
 
     fn on_datagram(&self, datagram: Bytes, from: SocketAddr) {
-        let mut reader = Reader::new(datagram.clone());
+        let len = datagram.len();
+        let mut reader = Reader::new(datagram);
         let envelope = match Envelope::decode(&mut reader) {
             Ok(e) => e,
             Err(e) => {
-                debug!(%from, len = datagram.len(), error = %e, "dropped udp datagram: no envelope");
+                debug!(%from, len, error = %e, "dropped udp datagram: no envelope");
                 return;
             }
         };
         let fragmented = envelope.message_length as usize > MAX_FRAGMENT_PAYLOAD
             || envelope.sequence_number != 0;
         if fragmented {
-            self.on_fragment(envelope, datagram, from);
+            self.on_fragment(envelope, reader.rest(), from);
             return;
         }
         let id = envelope.request_id;
@@ -474,16 +485,13 @@ impl Shared {
         }
     }
 
-    /// One datagram of a multi-datagram answer. The pending entry collects one answer at a
-    /// time. A datagram that does not fit it (another total length, or a fragment already
-    /// held with other bytes) but is valid on its own means the server sent another answer
-    /// (its data changed between transmissions): the newest wins and collection starts over
-    /// from this datagram, as `wire::Reassembler` does. A datagram that is not valid on its
-    /// own (a length above the limits or the budget, a bad sequence number or chunk size) is
-    /// dropped and leaves the answer being collected as it was. Two answers of the same
-    /// length whose fragments never overlap cannot be told apart; a mix of them fails to
-    /// decode or is what the server sent, as with any UDP client.
-    fn on_fragment(&self, envelope: Envelope, datagram: Bytes, from: SocketAddr) {
+    /// One datagram of a multi-datagram answer (`payload`: what follows its envelope), fed
+    /// to the pending entry's [`Collector`], which applies the reassembly rule (a misfit that
+    /// is valid on its own restarts collection, newest wins; a datagram invalid on its own is
+    /// dropped and changes nothing). This adds the socket's memory budget: a datagram that
+    /// would start an answer larger than the budget left is dropped too (the retransmission
+    /// gets another chance).
+    fn on_fragment(&self, envelope: Envelope, payload: Bytes, from: SocketAddr) {
         let id = envelope.request_id;
         let mut guard = self.lock();
         if self.acceptable(&guard, id, from).is_none() {
@@ -493,56 +501,35 @@ impl Shared {
         let Some(p) = t.map.get_mut(&id) else {
             return;
         };
-        let fed = p.partial.as_mut().map(|b| b.0.push(datagram.clone()));
-        let message = match fed {
-            Some(Ok(None)) => return,
-            Some(Ok(Some(message))) => message,
-            // Nothing collected yet, or a misfit: try the datagram as the start of an answer.
-            misfit => {
-                if let Some(Err(e)) = misfit {
-                    debug!(%from, request_id = id, error = %e, "udp fragment does not fit the answer being collected");
-                }
-                let held = p.partial.as_ref().map_or(0, |b| b.1);
-                let need = envelope.message_length as usize;
-                let budget_left = self
-                    .config
-                    .max_reassembly_bytes
-                    .saturating_sub(t.reassembly_bytes.saturating_sub(held));
-                if need > budget_left {
-                    debug!(%from, request_id = id, need, budget_left, "dropped udp fragment: reassembly budget exhausted");
-                    return;
-                }
-                let mut fresh = match PartialMessage::new(envelope, &p.limits) {
-                    Ok(pm) => pm,
-                    Err(e) => {
-                        debug!(%from, request_id = id, error = %e, "dropped udp fragment");
-                        return;
-                    }
-                };
-                let pushed = match fresh.push(datagram) {
-                    Ok(pushed) => pushed,
-                    Err(e) => {
-                        debug!(%from, request_id = id, error = %e, "dropped udp fragment");
-                        return;
-                    }
-                };
-                if held > 0 {
-                    debug!(%from, request_id = id, "another udp answer; reassembly restarts");
-                }
-                t.reassembly_bytes = t.reassembly_bytes.saturating_sub(held).saturating_add(need);
-                p.partial = Some(Box::new((fresh, need)));
-                match pushed {
-                    None => return,
-                    Some(message) => message,
-                }
+        let held = p.partial.held_bytes();
+        // The budget less what the other entries hold: the answer this one collects would be
+        // replaced by one that the datagram starts.
+        let room = self
+            .config
+            .max_reassembly_bytes
+            .saturating_sub(t.reassembly_bytes.saturating_sub(held));
+        let pushed = p.partial.push(envelope, payload, &p.limits, room);
+        t.reassembly_bytes = t
+            .reassembly_bytes
+            .saturating_sub(held)
+            .saturating_add(p.partial.held_bytes());
+        let (envelope, message) = match pushed {
+            Ok(Collected::Held) => return,
+            Ok(Collected::Restarted(e)) => {
+                debug!(%from, request_id = id, error = %e, "another udp answer; reassembly restarts");
+                return;
+            }
+            Ok(Collected::Complete { envelope, message }) => (envelope, message),
+            Err(CollectError::NoRoom { need, room }) => {
+                debug!(%from, request_id = id, need, budget_left = room, "dropped udp fragment: reassembly budget exhausted");
+                return;
+            }
+            Err(CollectError::Invalid(e)) => {
+                debug!(%from, request_id = id, error = %e, "dropped udp fragment");
+                return;
             }
         };
-        let Some((pm, reserved)) = p.partial.take().map(|b| *b) else {
-            return;
-        };
-        t.reassembly_bytes = t.reassembly_bytes.saturating_sub(reserved);
-        let limits = p.limits;
-        match Message::decode_parts(*pm.envelope(), message, &limits) {
+        match Message::decode_parts(envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
                     drop(guard);

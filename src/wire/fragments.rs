@@ -8,6 +8,16 @@
 //! sequence number 0 that carries all `MessageLength` bytes is a whole message, however long
 //! (a sender that does not fragment).
 //!
+//! Three layers, each built on the one before:
+//! - [`PartialMessage`] collects the datagrams of ONE message (one total length);
+//! - [`Collector`] holds the message being collected under one request id and applies the
+//!   reassembly rule of this crate (a misfit that is valid on its own starts collection over,
+//!   newest wins; a datagram invalid on its own is refused and changes nothing). Every
+//!   receiver goes through it: the [`Reassembler`] below and the UDP transport's demultiplexer
+//!   (which adds a per-socket memory budget, the `room` of [`Collector::push`]);
+//! - [`Reassembler`] keys collectors by request id, with a cap on messages in progress and an
+//!   expiry.
+//!
 //! Memory: a partial message allocates `MessageLength` bytes once, after checking it against
 //! the limit; a [`Reassembler`] holds at most `max_in_progress` partial messages, so it never
 //! holds more than `max_in_progress × max_message_length` bytes.
@@ -16,6 +26,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use thiserror::Error;
 
 use super::envelope::{Envelope, ENVELOPE_LEN};
 use super::error::{DecodeError, DecodeErrorKind};
@@ -152,10 +163,10 @@ impl PartialMessage {
     /// any datagram after completion, gives `Ok(None)`.
     pub fn push(&mut self, datagram: Bytes) -> Result<Option<Bytes>, DecodeError> {
         let (env, payload) = decode_envelope(&datagram)?;
-        Ok(self.push_parts(env, payload)?)
+        Ok(self.push_parts(env, &payload)?)
     }
 
-    fn push_parts(&mut self, env: Envelope, payload: Bytes) -> Result<Option<Bytes>, Misfit> {
+    fn push_parts(&mut self, env: Envelope, payload: &Bytes) -> Result<Option<Bytes>, Misfit> {
         use Misfit::{Bad, OtherMessage};
         if self.done {
             return Ok(None);
@@ -189,7 +200,7 @@ impl PartialMessage {
             self.envelope = env;
             self.have_first = true;
             self.buf = Vec::new();
-            return Ok(Some(payload));
+            return Ok(Some(payload.clone()));
         }
         let start = seq.saturating_mul(MAX_FRAGMENT_PAYLOAD);
         let end = start.saturating_add(MAX_FRAGMENT_PAYLOAD).min(self.total);
@@ -228,7 +239,7 @@ impl PartialMessage {
                 )))
             };
         }
-        slot.copy_from_slice(&payload);
+        slot.copy_from_slice(payload);
         if let Some(flag) = self.received.get_mut(seq) {
             *flag = true;
         }
@@ -252,6 +263,178 @@ impl PartialMessage {
     /// True once fragment 0 (the one holding the header) has arrived.
     pub fn has_first_fragment(&self) -> bool {
         self.have_first
+    }
+}
+
+/// What [`Collector::push`] did with a datagram it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Collected {
+    /// Taken into the message being collected (or an exact duplicate of a datagram already
+    /// held, ignored): the message is not complete yet.
+    Held,
+    /// The datagram did not fit the message being collected (the error says why) but is
+    /// valid on its own: that message was dropped and collection started over from this
+    /// datagram. Not complete yet.
+    Restarted(DecodeError),
+    /// The message is complete and the collector is empty again.
+    Complete {
+        /// The envelope of the message (that of fragment 0).
+        envelope: Envelope,
+        /// The whole message after the envelope: header, body, credential.
+        message: Bytes,
+    },
+}
+
+/// Why [`Collector::push`] refused a datagram. The collector is as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum CollectError {
+    /// The datagram is not valid on its own: another request id than the message being
+    /// collected, a `MessageLength` above the limit, a sequence number beyond the last
+    /// fragment, a chunk of the wrong size.
+    #[error(transparent)]
+    Invalid(#[from] DecodeError),
+    /// The datagram would start a message of `need` bytes, more than the `room` the caller
+    /// allowed.
+    #[error("a message of {need} bytes does not fit in the {room} bytes of room left")]
+    NoRoom {
+        /// The `MessageLength` of the datagram.
+        need: usize,
+        /// The room the caller allowed.
+        room: usize,
+    },
+}
+
+impl From<CollectError> for DecodeError {
+    /// [`CollectError::NoRoom`] as a `MessageLength` above a limit of `room`.
+    fn from(e: CollectError) -> Self {
+        match e {
+            CollectError::Invalid(e) => e,
+            CollectError::NoRoom { need, room } => DecodeError::new(
+                "envelope.message_length",
+                16,
+                DecodeErrorKind::TooLarge {
+                    value: u64::try_from(need).unwrap_or(u64::MAX),
+                    limit: u64::try_from(room).unwrap_or(u64::MAX),
+                },
+            ),
+        }
+    }
+}
+
+/// The message being collected from the datagrams of one request id, one message at a time.
+/// This is the reassembly rule of the crate, in one place: the [`Reassembler`] keeps one
+/// collector per request id, the UDP transport one per pending request.
+///
+/// - A datagram that fits the message being collected is taken (an exact duplicate changes
+///   nothing).
+/// - A datagram that does not fit it (another total length, or a fragment already held with
+///   other bytes) but is valid on its own means the server sent another answer (its data
+///   changed between transmissions): the newest wins, and collection starts over from this
+///   datagram ([`Collected::Restarted`]).
+/// - A datagram that is not valid on its own (another request id, a length above the limits
+///   or the room allowed, a bad sequence number or chunk size) is refused
+///   ([`CollectError`]) and leaves the message being collected as it was.
+///
+/// Two messages of the same length whose fragments never overlap cannot be told apart; a mix
+/// of them fails to decode or is what the server sent, as with any UDP client.
+///
+/// The message being collected is boxed, so an empty collector is one pointer wide: most
+/// answers are one datagram, and a table with a collector per request in flight would
+/// otherwise carry a [`PartialMessage`] in every slot.
+///
+/// ```
+/// use bytes::Bytes;
+/// use handle_resolver::wire::{fragment, Collected, Collector, Envelope, Limits, Message, Reader};
+///
+/// let types = (0..60).map(|i| Bytes::from(format!("TYPE.{i:04}"))).collect();
+/// let big = Message::resolution_request("0.NA/10.1045", vec![], types, 7, 0).encode()?;
+/// let mut collector = Collector::new();
+/// let mut done = None;
+/// for datagram in fragment(&big).into_iter().rev() {
+///     let mut r = Reader::new(datagram);
+///     let envelope = Envelope::decode(&mut r)?;
+///     match collector.push(envelope, r.rest(), &Limits::default(), usize::MAX)? {
+///         Collected::Complete { envelope, message } => done = Some((envelope, message)),
+///         Collected::Held | Collected::Restarted(_) => {}
+///     }
+/// }
+/// let (envelope, message) = done.expect("complete");
+/// let whole = Message::decode_parts(envelope, message, &Limits::default())?;
+/// assert_eq!(whole.encode()?, big);
+/// assert_eq!(collector.held_bytes(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Collector {
+    partial: Option<Box<PartialMessage>>,
+}
+
+impl Collector {
+    /// An empty collector.
+    pub fn new() -> Collector {
+        Collector::default()
+    }
+
+    /// True when no message is being collected.
+    pub fn is_empty(&self) -> bool {
+        self.partial.is_none()
+    }
+
+    /// The bytes reserved for the message being collected: its `MessageLength` (what its
+    /// partial message allocates, once), or 0 when none is.
+    pub fn held_bytes(&self) -> usize {
+        self.partial.as_ref().map_or(0, |p| p.total)
+    }
+
+    /// Feeds one datagram, as its decoded `envelope` and the `payload` after it.
+    ///
+    /// `limits` caps the `MessageLength` of a message this datagram starts. `room` caps it
+    /// too: the bytes the caller lets this collector hold once the datagram is in (the
+    /// message being collected, which a restart would drop, counts as free); pass
+    /// `usize::MAX` for no cap beyond `limits`. Neither applies to a datagram that fits the
+    /// message being collected, whose bytes are already reserved.
+    pub fn push(
+        &mut self,
+        envelope: Envelope,
+        payload: Bytes,
+        limits: &Limits,
+        room: usize,
+    ) -> Result<Collected, CollectError> {
+        let misfit = match self.partial.as_deref_mut() {
+            None => None,
+            Some(p) => match p.push_parts(envelope, &payload) {
+                Ok(None) => return Ok(Collected::Held),
+                Ok(Some(message)) => {
+                    let envelope = *p.envelope();
+                    self.partial = None;
+                    return Ok(Collected::Complete { envelope, message });
+                }
+                Err(Misfit::OtherMessage(e)) => Some(e),
+                Err(Misfit::Bad(e)) => return Err(CollectError::Invalid(e)),
+            },
+        };
+        // Nothing collected yet, or another message: the datagram as the start of one.
+        let need = envelope.message_length as usize;
+        if need > room {
+            return Err(CollectError::NoRoom { need, room });
+        }
+        let mut fresh = PartialMessage::new(envelope, limits)?;
+        match fresh
+            .push_parts(envelope, &payload)
+            .map_err(DecodeError::from)?
+        {
+            Some(message) => {
+                self.partial = None;
+                Ok(Collected::Complete {
+                    envelope: *fresh.envelope(),
+                    message,
+                })
+            }
+            None => {
+                self.partial = Some(Box::new(fresh));
+                Ok(misfit.map_or(Collected::Held, Collected::Restarted))
+            }
+        }
     }
 }
 
@@ -282,12 +465,13 @@ impl Default for ReassemblerConfig {
     }
 }
 
-/// Many messages in progress, keyed by request id, with caps on messages in progress and bytes.
+/// Many messages in progress, one [`Collector`] per request id, with caps on messages in
+/// progress and bytes.
 #[derive(Debug, Clone)]
 pub struct Reassembler {
     config: ReassemblerConfig,
     limits: Limits,
-    partial: HashMap<u32, (PartialMessage, Instant)>,
+    partial: HashMap<u32, (Collector, Instant)>,
 }
 
 impl Reassembler {
@@ -307,54 +491,49 @@ impl Reassembler {
     /// A single-datagram message completes at once and is never stored. Expired partial
     /// messages are dropped first. When `max_in_progress` messages are already pending, the
     /// oldest is evicted to make room (a reassembler with `max_in_progress == 0` refuses
-    /// multi-datagram messages). A datagram of the pending request id but another total
-    /// length, or a duplicate fragment with other bytes, means another message under the
-    /// same id: the pending one is dropped and a new one starts from this datagram (newest
-    /// wins). Other misfits (sequence number out of range, wrong chunk size) are errors and
-    /// leave the pending message as it was. A duplicate arriving after its message completed
-    /// starts a new partial message that expires (or call [`Reassembler::remove`]).
+    /// multi-datagram messages). Each request id follows the rule of [`Collector`]: a
+    /// datagram of the pending request id but another total length, or a duplicate fragment
+    /// with other bytes, that is valid on its own means another message under the same id:
+    /// the pending one is dropped and a new one starts from this datagram (newest wins, and
+    /// its expiry counts from now). A datagram that is not valid on its own (a length above
+    /// the limit, a sequence number out of range, a wrong chunk size) is an error and leaves
+    /// the pending message as it was. A duplicate arriving after its message completed starts
+    /// a new partial message that expires (or call [`Reassembler::remove`]).
     pub fn push(&mut self, datagram: Bytes, now: Instant) -> Result<Option<Message>, DecodeError> {
         self.expire(now);
         let (env, payload) = decode_envelope(&datagram)?;
         let id = env.request_id;
-        let pending = match self.partial.get_mut(&id) {
-            Some((p, _)) => match p.push_parts(env, payload.clone()) {
-                Ok(Some(b)) => {
-                    let env = *p.envelope();
-                    self.partial.remove(&id);
-                    Some(Some((env, b)))
+        let (envelope, message) = match self.partial.get_mut(&id) {
+            Some((collector, started)) => {
+                match collector.push(env, payload, &self.limits, usize::MAX)? {
+                    Collected::Held => return Ok(None),
+                    // Another message under the same request id (a stale partial, or a
+                    // resend of the request elsewhere): the newest wins, as the reference
+                    // client only cares about the latest answer.
+                    Collected::Restarted(e) => {
+                        tracing::debug!(request_id = id, error = %e, "restarting partial message");
+                        *started = now;
+                        return Ok(None);
+                    }
+                    Collected::Complete { envelope, message } => {
+                        self.partial.remove(&id);
+                        (envelope, message)
+                    }
                 }
-                Ok(None) => Some(None),
-                // Another message under the same request id (a stale partial, or a resend
-                // of the request elsewhere): the newest wins, as the reference client only
-                // cares about the latest answer.
-                Err(Misfit::OtherMessage(e)) => {
-                    tracing::debug!(request_id = id, error = %e, "restarting partial message");
-                    self.partial.remove(&id);
-                    None
-                }
-                Err(Misfit::Bad(e)) => return Err(e),
-            },
-            None => None,
-        };
-        let complete = match pending {
-            Some(done) => done,
+            }
             None => {
-                let mut p = PartialMessage::new(env, &self.limits)?;
-                match p.push_parts(env, payload)? {
-                    Some(b) => Some((*p.envelope(), b)),
-                    None => {
+                let mut collector = Collector::new();
+                match collector.push(env, payload, &self.limits, usize::MAX)? {
+                    Collected::Complete { envelope, message } => (envelope, message),
+                    Collected::Held | Collected::Restarted(_) => {
                         self.make_room()?;
-                        self.partial.insert(id, (p, now));
-                        None
+                        self.partial.insert(id, (collector, now));
+                        return Ok(None);
                     }
                 }
             }
         };
-        match complete {
-            Some((env, bytes)) => Message::decode_parts(env, bytes, &self.limits).map(Some),
-            None => Ok(None),
-        }
+        Message::decode_parts(envelope, message, &self.limits).map(Some)
     }
 
     fn make_room(&mut self) -> Result<(), DecodeError> {
@@ -561,5 +740,129 @@ mod tests {
         far[12..16].copy_from_slice(&99u32.to_be_bytes());
         assert!(r.push(far.freeze(), t).is_err());
         assert_eq!(r.in_progress(), 1);
+    }
+
+    fn push(c: &mut Collector, datagram: &Bytes, room: usize) -> Result<Collected, CollectError> {
+        let (env, payload) = decode_envelope(datagram).unwrap();
+        c.push(env, payload, &Limits::default(), room)
+    }
+
+    fn complete(c: &mut Collector, datagrams: &[Bytes]) -> Option<Bytes> {
+        let mut out = None;
+        for d in datagrams {
+            if let Collected::Complete { envelope, message } = push(c, d, usize::MAX).unwrap() {
+                let m = Message::decode_parts(envelope, message, &Limits::default()).unwrap();
+                out = Some(m.encode().unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn collector_restarts_on_a_misfit_valid_alone() {
+        let old = fragment(&big_response(11, 30));
+        let new_encoded = big_response(11, 31);
+        let new = fragment(&new_encoded);
+        let mut c = Collector::new();
+        assert_eq!(push(&mut c, &old[0], usize::MAX).unwrap(), Collected::Held);
+        assert_eq!(c.held_bytes(), big_response(11, 30).len() - ENVELOPE_LEN);
+        // Another total length: the newest wins.
+        match push(&mut c, &new[1], usize::MAX).unwrap() {
+            Collected::Restarted(e) => assert_eq!(e.field, "envelope.message_length"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.held_bytes(), new_encoded.len() - ENVELOPE_LEN);
+        assert_eq!(complete(&mut c, &new), Some(new_encoded.clone()));
+        assert!(c.is_empty());
+        assert_eq!(c.held_bytes(), 0);
+
+        // A fragment already held, with other bytes: another answer of the same length.
+        assert_eq!(push(&mut c, &new[1], usize::MAX).unwrap(), Collected::Held);
+        let mut changed = BytesMut::from(&new[1][..]);
+        changed[30] ^= 1;
+        match push(&mut c, &changed.freeze(), usize::MAX).unwrap() {
+            Collected::Restarted(e) => assert_eq!(e.field, "fragment.duplicate"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn collector_keeps_its_message_when_a_datagram_is_invalid_alone() {
+        let encoded = big_response(12, 30);
+        let frags = fragment(&encoded);
+        let mut c = Collector::new();
+        assert_eq!(
+            push(&mut c, &frags[0], usize::MAX).unwrap(),
+            Collected::Held
+        );
+        let held = c.held_bytes();
+        // Another total length, but beyond the limit.
+        let mut huge = BytesMut::from(&frags[1][..]);
+        huge[16..20].copy_from_slice(&u32::MAX.to_be_bytes());
+        let e = push(&mut c, &huge.freeze(), usize::MAX).unwrap_err();
+        assert!(matches!(e, CollectError::Invalid(e) if e.field == "envelope.message_length"));
+        // Another total length, but a sequence number beyond its last fragment.
+        let mut far = BytesMut::from(&frags[1][..]);
+        far[12..16].copy_from_slice(&5u32.to_be_bytes());
+        far[16..20].copy_from_slice(&600u32.to_be_bytes());
+        let e = push(&mut c, &far.freeze(), usize::MAX).unwrap_err();
+        assert!(matches!(e, CollectError::Invalid(e) if e.field == "envelope.sequence_number"));
+        // Another request id.
+        let other = fragment(&big_response(13, 31));
+        let e = push(&mut c, &other[1], usize::MAX).unwrap_err();
+        assert!(matches!(e, CollectError::Invalid(e) if e.field == "envelope.request_id"));
+        // Valid alone, but more than the room allowed.
+        let bigger = fragment(&big_response(12, 31));
+        let e = push(&mut c, &bigger[1], held).unwrap_err();
+        assert!(matches!(e, CollectError::NoRoom { room, .. } if room == held));
+        // The message being collected was kept through all of it.
+        assert_eq!(c.held_bytes(), held);
+        assert_eq!(complete(&mut c, &frags[1..]), Some(encoded));
+    }
+
+    #[test]
+    fn collector_room_does_not_apply_to_a_datagram_that_fits() {
+        let encoded = big_response(14, 30);
+        let frags = fragment(&encoded);
+        let mut c = Collector::new();
+        assert!(matches!(
+            push(&mut c, &frags[0], 10),
+            Err(CollectError::NoRoom { room: 10, .. })
+        ));
+        assert!(c.is_empty());
+        assert_eq!(
+            push(&mut c, &frags[0], usize::MAX).unwrap(),
+            Collected::Held
+        );
+        let mut out = None;
+        for f in &frags[1..] {
+            if let Collected::Complete { envelope, message } = push(&mut c, f, 0).unwrap() {
+                out = Some(Message::decode_parts(envelope, message, &Limits::default()).unwrap());
+            }
+        }
+        assert_eq!(out.unwrap().encode().unwrap(), encoded);
+    }
+
+    #[test]
+    fn reassembler_keeps_the_pending_message_when_another_is_invalid_alone() {
+        let t = Instant::now();
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let encoded = big_response(15, 30);
+        let frags = fragment(&encoded);
+        assert!(r.push(frags[0].clone(), t).unwrap().is_none());
+        // Another total length beyond the limit: an error, and the pending message stays.
+        let mut huge = BytesMut::from(&frags[1][..]);
+        huge[16..20].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(
+            r.push(huge.freeze(), t).unwrap_err().field,
+            "envelope.message_length"
+        );
+        assert_eq!(r.in_progress(), 1);
+        let mut done = None;
+        for f in &frags[1..] {
+            done = r.push(f.clone(), t).unwrap();
+        }
+        assert_eq!(done.unwrap().encode().unwrap(), encoded);
+        assert_eq!(r.in_progress(), 0);
     }
 }

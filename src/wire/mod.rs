@@ -6,7 +6,7 @@
 //! - [`reader`] (and the crate-private `writer`): bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
-//! - [`fragments`]: UDP fragmentation and reassembly;
+//! - [`fragments`]: UDP fragmentation and reassembly (the one reassembly rule: [`Collector`]);
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
@@ -46,7 +46,8 @@ pub use digest::{request_digest, DigestAlgorithm, RequestDigest};
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use fragments::{
-    fragment, PartialMessage, Reassembler, ReassemblerConfig, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+    fragment, CollectError, Collected, Collector, PartialMessage, Reassembler, ReassemblerConfig,
+    MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
 pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
