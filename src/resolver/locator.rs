@@ -149,20 +149,17 @@ impl SiteLocator {
     /// `path` lists the service handles this request is made for (empty for a resolution's
     /// own request); work done for a root refresh (its path starts with the root handle)
     /// never triggers a refresh, as it would wait for the refresh it is part of.
-    ///
-    /// Boxed, as is [`SiteLocator::collect_sites`]: the procedure is recursive (a service
-    /// lookup or a referral sends requests of its own), and a recursive future needs a box
-    /// somewhere in the cycle.
-    pub(crate) fn send<'a>(
-        self: &'a Arc<Self>,
-        spec: &'a RequestSpec,
-        trace: &'a Trace,
-        path: &'a [Handle],
-    ) -> BoxFuture<'a, Result<Answer, ResolveError>> {
-        async move {
+    pub(crate) async fn send(
+        self: &Arc<Self>,
+        spec: &RequestSpec,
+        trace: &Trace,
+        path: &[Handle],
+    ) -> Result<Answer, ResolveError> {
         let in_refresh = path.first().is_some_and(|p| *p == root_handle());
         loop {
-            let sites = self.sites_for(&spec.handle, spec.certify(), trace, path).await?;
+            let sites = self
+                .sites_for(&spec.handle, spec.certify(), trace, path)
+                .await?;
             let answer = self.ask(spec, sites, trace, path).await?;
             if in_refresh {
                 return Ok(answer);
@@ -176,8 +173,6 @@ impl SiteLocator {
             self.note_site_serial(&answer, spec.certify(), trace);
             return Ok(answer);
         }
-        }
-        .boxed()
     }
 
     /// The sites to ask about `handle`: the fixed server's, the root's for a handle of the
@@ -195,7 +190,11 @@ impl SiteLocator {
         if handle.is_global() {
             return Ok(self.root_sites());
         }
-        self.lookup_service(&handle.prefix_handle(), certify, trace, path)
+        let prefix_handle = handle.prefix_handle();
+        if let Some(found) = self.cached_service(&prefix_handle, certify) {
+            return found;
+        }
+        self.lookup_service(&prefix_handle, certify, trace, path)
             .await
     }
 
@@ -272,49 +271,55 @@ impl SiteLocator {
         }
     }
 
-    /// The service sites of a prefix handle (cached by its values' TTLs). Concurrent lookups
-    /// of the same prefix handle share one.
-    async fn lookup_service(
-        self: &Arc<Self>,
-        prefix_handle: &Handle,
+    /// Looks up the service sites of a prefix handle (cached by its values' TTLs).
+    /// Concurrent lookups of the same prefix handle share one.
+    ///
+    /// Boxed, as are [`SiteLocator::service_sites`] and [`SiteLocator::refresh_root`]: the
+    /// procedure is recursive (a service lookup, a service handle or a root refresh sends
+    /// requests of its own through [`SiteLocator::send`]), and a recursive future needs a
+    /// box in the cycle. The boxes are here, off the path of a request whose sites are
+    /// known.
+    fn lookup_service<'a>(
+        self: &'a Arc<Self>,
+        prefix_handle: &'a Handle,
         certify: bool,
-        trace: &Trace,
-        path: &[Handle],
-    ) -> Result<Arc<Vec<Site>>, ResolveError> {
-        if let Some(out) = self.cached_service(prefix_handle, certify) {
-            return out;
+        trace: &'a Trace,
+        path: &'a [Handle],
+    ) -> BoxFuture<'a, Result<Arc<Vec<Site>>, ResolveError>> {
+        async move {
+            let key = LookupKey {
+                kind: None,
+                handle: prefix_handle.clone(),
+                certify,
+                path: path.to_vec(),
+            };
+            let this = self.clone();
+            let (handle, path) = (prefix_handle.clone(), path.to_vec());
+            let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
+            let (flight, shared, started) = self.prefix_lookups.join_or_start(
+                key,
+                || Arc::new(trace.for_shared_work(prefix_handle)),
+                move |trace| {
+                    async move {
+                        let out = match this.cached_service(&handle, certify) {
+                            Some(out) => out,
+                            None => {
+                                this.lookup_service_now(&handle, certify, &trace, &path)
+                                    .await
+                            }
+                        };
+                        (out, trace.attempts())
+                    }
+                    .instrument(span)
+                    .boxed()
+                },
+            );
+            if !started {
+                debug!(%prefix_handle, "joining a service lookup in flight");
+            }
+            trace.wait_for(flight, shared).await
         }
-        let key = LookupKey {
-            kind: None,
-            handle: prefix_handle.clone(),
-            certify,
-            path: path.to_vec(),
-        };
-        let this = self.clone();
-        let (handle, path) = (prefix_handle.clone(), path.to_vec());
-        let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
-        let (flight, shared, started) = self.prefix_lookups.join_or_start(
-            key,
-            || Arc::new(trace.for_shared_work(prefix_handle)),
-            move |trace| {
-                async move {
-                    let out = match this.cached_service(&handle, certify) {
-                        Some(out) => out,
-                        None => {
-                            this.lookup_service_now(&handle, certify, &trace, &path)
-                                .await
-                        }
-                    };
-                    (out, trace.attempts())
-                }
-                .instrument(span)
-                .boxed()
-            },
-        );
-        if !started {
-            debug!(%prefix_handle, "joining a service lookup in flight");
-        }
-        trace.wait_for(flight, shared).await
+        .boxed()
     }
 
     /// The cached outcome of a service lookup, if any (an empty entry is a cached "not
@@ -386,146 +391,147 @@ impl SiteLocator {
     /// contributed (site values that decode, service handles followed, and, recursively, the
     /// values of those service handles). When a service handle was skipped or failed, the
     /// partial result is kept no longer than the negative TTL.
-    fn collect_sites<'a>(
-        self: &'a Arc<Self>,
-        values: &'a [HandleValue],
-        kind: SiteKind,
-        certify: bool,
-        trace: &'a Trace,
-        path: &'a [Handle],
-    ) -> BoxFuture<'a, Result<Collected, ResolveError>> {
-        async move {
-            let now = Instant::now();
-            let now_unix = self.attempter.clock().unix_now();
-            let cap = self.services.config().max_ttl;
-            let mut until = Some(now + cap);
-            let mut contributed = |v: &HandleValue| {
-                until = earliest(until, value_ttl(v, now_unix, cap).map(|t| now + t));
-            };
-            let mut sites = Vec::new();
-            for v in values
-                .iter()
-                .filter(|v| kind.site_types().iter().any(|t| v.is_type(t)))
-            {
-                if let Some(site) = Site::from_value(v, &self.limits) {
-                    contributed(v);
-                    extend_unique(&mut sites, [site]);
-                }
-            }
-            let mut loop_at = None;
-            let mut first_error = None;
-            let mut nested = Vec::new();
-            for v in values.iter().filter(|v| v.is_type(kind.serv_type())) {
-                let text = text_of(&v.data);
-                let target = match Handle::parse(text.trim()) {
-                    Ok(h) => h,
-                    Err(e) => {
-                        debug!(service = %text, error = %e, "HS_SERV value is not a handle");
-                        first_error.get_or_insert(ResolveError::ServiceNotFound {
-                            prefix_handle: text.trim().to_string(),
-                        });
-                        continue;
-                    }
-                };
-                if target == root_handle() {
-                    contributed(v);
-                    extend_unique(&mut sites, self.root_sites().iter().cloned());
-                    continue;
-                }
-                if path.contains(&target) {
-                    debug!(service = %target, "service handle already on the path; skipped");
-                    loop_at = Some(target);
-                    continue;
-                }
-                match self
-                    .service_sites(&target, kind, certify, trace, path)
-                    .await
-                {
-                    Ok(more) => {
-                        contributed(v);
-                        nested.push(more.until);
-                        extend_unique(&mut sites, more.sites.iter().cloned());
-                    }
-                    Err(e) => {
-                        debug!(service = %target, error = %e, "service handle gave no sites");
-                        first_error.get_or_insert(e);
-                    }
-                }
-            }
-            if sites.is_empty() {
-                if let Some(e) = first_error {
-                    return Err(e);
-                }
-                if let Some(at) = loop_at {
-                    return Err(ResolveError::ReferralLoop {
-                        handle: trace.origin().to_string(),
-                        at: at.to_string(),
-                    });
-                }
-            }
-            for n in nested {
-                until = earliest(until, n);
-            }
-            if first_error.is_some() || loop_at.is_some() {
-                until = earliest(until, Some(now + self.services.config().negative_ttl));
-            }
-            Ok(Collected { sites, until })
-        }
-        .boxed()
-    }
-
-    /// Resolves service handle `target` for the site types of `kind` and collects its sites.
-    /// Concurrent resolutions of the same service handle (on the same path) share one.
-    async fn service_sites(
+    async fn collect_sites(
         self: &Arc<Self>,
-        target: &Handle,
+        values: &[HandleValue],
         kind: SiteKind,
         certify: bool,
         trace: &Trace,
         path: &[Handle],
-    ) -> Result<Arc<Collected>, ResolveError> {
-        if path.len() >= MAX_SERVICE_DEPTH {
-            return Err(ResolveError::TooManyReferrals {
-                handle: trace.origin().to_string(),
-                limit: MAX_SERVICE_DEPTH as u32,
-            });
-        }
-        trace.count_referral()?;
-        let mut sub_path = path.to_vec();
-        sub_path.push(target.clone());
-        let key = LookupKey {
-            kind: Some(kind),
-            handle: target.clone(),
-            certify,
-            path: sub_path.clone(),
+    ) -> Result<Collected, ResolveError> {
+        let now = Instant::now();
+        let now_unix = self.attempter.clock().unix_now();
+        let cap = self.services.config().max_ttl;
+        let mut until = Some(now + cap);
+        let mut contributed = |v: &HandleValue| {
+            until = earliest(until, value_ttl(v, now_unix, cap).map(|t| now + t));
         };
-        let span = debug_span!("shared_service_handle", service = %target);
-        let this = self.clone();
-        let origin = target;
-        let target = target.clone();
-        let (flight, shared, _) = self.service_lookups.join_or_start(
-            key,
-            || Arc::new(trace.for_shared_work(origin)),
-            move |trace| {
-                async move {
-                    let spec = RequestSpec::service_lookup(target.clone(), kind, certify);
-                    let out = match this.send(&spec, &trace, &sub_path).await {
-                        Ok(answer) => match answer.into_values(target.clone()) {
-                            Ok((_, values)) => this
-                                .collect_sites(&values, kind, certify, &trace, &sub_path)
-                                .await
-                                .map(Arc::new),
-                            Err(e) => Err(e),
-                        },
-                        Err(e) => Err(e),
-                    };
-                    (out, trace.attempts())
+        let mut sites = Vec::new();
+        for v in values
+            .iter()
+            .filter(|v| kind.site_types().iter().any(|t| v.is_type(t)))
+        {
+            if let Some(site) = Site::from_value(v, &self.limits) {
+                contributed(v);
+                extend_unique(&mut sites, [site]);
+            }
+        }
+        let mut loop_at = None;
+        let mut first_error = None;
+        let mut nested = Vec::new();
+        for v in values.iter().filter(|v| v.is_type(kind.serv_type())) {
+            let text = text_of(&v.data);
+            let target = match Handle::parse(text.trim()) {
+                Ok(h) => h,
+                Err(e) => {
+                    debug!(service = %text, error = %e, "HS_SERV value is not a handle");
+                    first_error.get_or_insert(ResolveError::ServiceNotFound {
+                        prefix_handle: text.trim().to_string(),
+                    });
+                    continue;
                 }
-                .instrument(span)
-                .boxed()
-            },
-        );
-        trace.wait_for(flight, shared).await
+            };
+            if target == root_handle() {
+                contributed(v);
+                extend_unique(&mut sites, self.root_sites().iter().cloned());
+                continue;
+            }
+            if path.contains(&target) {
+                debug!(service = %target, "service handle already on the path; skipped");
+                loop_at = Some(target);
+                continue;
+            }
+            match self
+                .service_sites(&target, kind, certify, trace, path)
+                .await
+            {
+                Ok(more) => {
+                    contributed(v);
+                    nested.push(more.until);
+                    extend_unique(&mut sites, more.sites.iter().cloned());
+                }
+                Err(e) => {
+                    debug!(service = %target, error = %e, "service handle gave no sites");
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if sites.is_empty() {
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            if let Some(at) = loop_at {
+                return Err(ResolveError::ReferralLoop {
+                    handle: trace.origin().to_string(),
+                    at: at.to_string(),
+                });
+            }
+        }
+        for n in nested {
+            until = earliest(until, n);
+        }
+        if first_error.is_some() || loop_at.is_some() {
+            until = earliest(until, Some(now + self.services.config().negative_ttl));
+        }
+        Ok(Collected { sites, until })
+    }
+
+    /// Resolves service handle `target` for the site types of `kind` and collects its sites.
+    /// Concurrent resolutions of the same service handle (on the same path) share one.
+    /// Boxed: see [`SiteLocator::lookup_service`].
+    fn service_sites<'a>(
+        self: &'a Arc<Self>,
+        target: &'a Handle,
+        kind: SiteKind,
+        certify: bool,
+        trace: &'a Trace,
+        path: &'a [Handle],
+    ) -> BoxFuture<'a, Result<Arc<Collected>, ResolveError>> {
+        async move {
+            if path.len() >= MAX_SERVICE_DEPTH {
+                return Err(ResolveError::TooManyReferrals {
+                    handle: trace.origin().to_string(),
+                    limit: MAX_SERVICE_DEPTH as u32,
+                });
+            }
+            trace.count_referral()?;
+            let mut sub_path = path.to_vec();
+            sub_path.push(target.clone());
+            let key = LookupKey {
+                kind: Some(kind),
+                handle: target.clone(),
+                certify,
+                path: sub_path.clone(),
+            };
+            let span = debug_span!("shared_service_handle", service = %target);
+            let this = self.clone();
+            let origin = target;
+            let target = target.clone();
+            let (flight, shared, _) = self.service_lookups.join_or_start(
+                key,
+                || Arc::new(trace.for_shared_work(origin)),
+                move |trace| {
+                    async move {
+                        let spec = RequestSpec::service_lookup(target.clone(), kind, certify);
+                        let out = match this.send(&spec, &trace, &sub_path).await {
+                            Ok(answer) => match answer.into_values(target.clone()) {
+                                Ok((_, values)) => this
+                                    .collect_sites(&values, kind, certify, &trace, &sub_path)
+                                    .await
+                                    .map(Arc::new),
+                                Err(e) => Err(e),
+                            },
+                            Err(e) => Err(e),
+                        };
+                        (out, trace.attempts())
+                    }
+                    .instrument(span)
+                    .boxed()
+                },
+            );
+            trace.wait_for(flight, shared).await
+        }
+        .boxed()
     }
 
     /// The sites a referral (302 service, 303 prefix) points to: its values, else its
@@ -566,24 +572,28 @@ impl SiteLocator {
     }
 
     /// Refreshes the root now (joining a refresh in flight with the same certify flag).
-    pub(crate) async fn refresh_root(
-        self: &Arc<Self>,
+    /// Boxed: see [`SiteLocator::lookup_service`].
+    pub(crate) fn refresh_root<'a>(
+        self: &'a Arc<Self>,
         certify: bool,
-        trace: &Trace,
-    ) -> Result<(), ResolveError> {
-        let this = self.clone();
-        let (flight, shared, _) = self.refreshes.join_or_start(
-            certify,
-            || Arc::new(Trace::new(root_handle())),
-            move |trace| {
-                async move {
-                    let out = this.refresh_root_now(certify, &trace).await;
-                    (out, trace.attempts())
-                }
-                .boxed()
-            },
-        );
-        trace.wait_for(flight, shared).await
+        trace: &'a Trace,
+    ) -> BoxFuture<'a, Result<(), ResolveError>> {
+        async move {
+            let this = self.clone();
+            let (flight, shared, _) = self.refreshes.join_or_start(
+                certify,
+                || Arc::new(Trace::new(root_handle())),
+                move |trace| {
+                    async move {
+                        let out = this.refresh_root_now(certify, &trace).await;
+                        (out, trace.attempts())
+                    }
+                    .boxed()
+                },
+            );
+            trace.wait_for(flight, shared).await
+        }
+        .boxed()
     }
 
     /// An automatic refresh: joins one in flight, else starts one when the rate limit allows.

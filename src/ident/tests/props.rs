@@ -324,3 +324,21 @@ proptest! {
         );
     }
 }
+
+proptest! {
+    /// `Identifier::parse_with` skips the CORDRA attempt when `CordraId::may_match` says no:
+    /// that must only ever skip an attempt that would have failed.
+    #[test]
+    fn a_text_that_may_not_match_is_never_a_cordra_id(
+        s in r"[0-9a-fA-F./?#g-]{0,40}",
+        prefix in "[0-9.]{1,6}",
+        suffix in "[0-9a-fA-F]{30,34}",
+        tail in r"(|\?v|#f|\?v#f)",
+    ) {
+        for text in [s, format!("{prefix}/{suffix}{tail}")] {
+            if !crate::ident::CordraId::may_match(&text) {
+                prop_assert!(crate::ident::CordraId::parse(&text).is_err(), "{text:?}");
+            }
+        }
+    }
+}
