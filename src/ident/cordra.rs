@@ -74,9 +74,9 @@ impl CordraId {
     /// False when `s` cannot be a CORDRA id because its suffix (after the first `/`, before
     /// any `#` fragment or `?` query) is not 32 bytes long: [`CordraId::parse`] would fail.
     /// Lets [`Identifier::parse_with`](super::Identifier::parse_with) skip the attempt (and
-    /// the error it builds only to drop) for the plain handles most inputs are: it took
-    /// about 2,500 of the 6,000 instructions a resolution spent parsing its identifier, 6 %
-    /// of a whole loopback resolution (callgrind, `loadgen --client-threads 0`).
+    /// the error it builds only to drop) for the plain handles most inputs are. Kept because
+    /// it pays: without it a loopback resolution took 5.5-6.1 % more client instructions
+    /// (callgrind, `loadgen --server ... --client-threads 0`, C = 256 and 1).
     pub(crate) fn may_match(s: &str) -> bool {
         let Some((_, rest)) = s.split_once('/') else {
             return false;

@@ -48,6 +48,12 @@ impl Handle {
     /// ```
     pub fn parse(s: &str) -> Result<Self, IdentError> {
         check_input(s)?;
+        Self::parse_checked_input(s)
+    }
+
+    /// [`Handle::parse`] of text that has passed `check_input` already (not empty, no
+    /// control character).
+    pub(crate) fn parse_checked_input(s: &str) -> Result<Self, IdentError> {
         let slash = s.find('/').ok_or_else(|| IdentError::MissingSlash {
             at: s.len(),
             text: s.to_string(),

@@ -120,7 +120,7 @@ impl Identifier {
             }
             None if !options.is_cordra_only() && !CordraId::may_match(s) => {
                 Ok(Identifier::Handle {
-                    handle: Handle::parse(s)?,
+                    handle: Handle::parse_checked_input(s)?,
                     query: None,
                     fragment: None,
                 })
@@ -129,7 +129,7 @@ impl Identifier {
                 Ok(id) => Ok(Identifier::Cordra(id)),
                 Err(e) if options.is_cordra_only() => Err(e),
                 Err(_) => Ok(Identifier::Handle {
-                    handle: Handle::parse(s)?,
+                    handle: Handle::parse_checked_input(s)?,
                     query: None,
                     fragment: None,
                 }),

@@ -93,9 +93,11 @@ impl Attempter {
         trace: &Trace,
     ) -> Result<Answer, ResolveError> {
         // One candidate (every `--server` request, every single-site service): nothing to
-        // order or hedge, so it is asked directly. The race's machinery (its task set,
-        // timers, site order, hedge delays) cost 30 % of the client's instructions per
-        // resolution against one server (callgrind, `loadgen --client-threads 0`).
+        // order or hedge, so it is asked directly. Kept because it pays: through the race
+        // (its task set, timers, site order, hedge delays) a resolution against one server
+        // took 27-29 % more client instructions (callgrind, `loadgen --server ...
+        // --client-threads 0`, C = 1 and 256) and loadgen's UDP rate at C = 256 fell to
+        // 0.81 (BENCHMARKS.md §2).
         if let [site] = sites {
             if !spec.authoritative() || site.is_primary() {
                 return self

@@ -20,7 +20,6 @@
 //! closed (`UdpDemux::is_closed`): the transport then binds a fresh one.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -58,26 +57,7 @@ pub(crate) struct UdpConfig {
     pub(crate) max_reassembly_bytes: usize,
 }
 
-/// Request ids are random, so hashing them again is wasted work: use the id itself.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8) | u64::from(*b);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        // Spread the bits over the whole word for the table's top-bit grouping.
-        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+type IdMap<V> = HashMap<u32, V>;
 
 /// One request waiting for its answer.
 struct Pending {
