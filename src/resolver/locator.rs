@@ -166,7 +166,8 @@ impl SiteLocator {
             }
             if answer.code() == ResponseCode::OutOfDateSiteInfo && trace.claim_refresh() {
                 info!(server = %answer.server, "site information out of date; refreshing the root");
-                self.refresh_root_limited(spec.certify(), trace).await?;
+                // Boxed: rare, and a request's future need not carry it.
+                Box::pin(self.refresh_root_limited(spec.certify(), trace)).await?;
                 self.services.forget(&spec.handle.prefix_handle());
                 continue;
             }
@@ -203,12 +204,31 @@ impl SiteLocator {
     async fn ask(
         self: &Arc<Self>,
         spec: &RequestSpec,
-        mut sites: Arc<Vec<Site>>,
+        sites: Arc<Vec<Site>>,
         trace: &Trace,
         path: &[Handle],
     ) -> Result<Answer, ResolveError> {
-        let mut answer = self.attempter.ask(spec, &sites, trace).await?;
-        // The sites asked so far (filled at the first referral: most requests get none).
+        let answer = self.attempter.ask(spec, &sites, trace).await?;
+        match answer.code() {
+            ResponseCode::ServiceReferral | ResponseCode::PrefixReferral => {
+                // Boxed: referrals are rare, and a request's future need not carry the
+                // state of their walk (see `follow_referrals`).
+                Box::pin(self.follow_referrals(spec, sites, answer, trace, path)).await
+            }
+            _ => Ok(answer),
+        }
+    }
+
+    /// Follows the referral in `answer` (from `sites`) and those after it.
+    async fn follow_referrals(
+        self: &Arc<Self>,
+        spec: &RequestSpec,
+        mut sites: Arc<Vec<Site>>,
+        mut answer: Answer,
+        trace: &Trace,
+        path: &[Handle],
+    ) -> Result<Answer, ResolveError> {
+        // The sites asked so far (filled at the first referral).
         let mut seen = Vec::new();
         let mut spec = std::borrow::Cow::Borrowed(spec);
         loop {

@@ -22,9 +22,9 @@ pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Attempt>);
 /// The outcome text of an attempt still running when the overall deadline passed.
 pub(crate) const DEADLINE_PASSED: &str = "no answer yet when the overall deadline passed";
 
-/// One attempt in the trace, with the token that ends it and when it started.
+/// An attempt in progress, with the token that ends it and when it started.
 #[derive(Debug, Clone)]
-struct Entry {
+struct Running {
     attempt: Attempt,
     token: u64,
     started: Instant,
@@ -32,11 +32,10 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct Entries {
-    /// Every attempt: the first `finished` have ended, in the order they ended; the others
-    /// are in progress, in the order they started. (One list, so that a resolution's
-    /// bookkeeping costs one allocation.)
-    attempts: Vec<Entry>,
-    finished: usize,
+    /// Finished attempts, in the order they ended.
+    done: Vec<Attempt>,
+    /// Attempts in progress, in the order they started.
+    running: Vec<Running>,
     /// Shared work this resolution waits for, by token.
     joined: Vec<(u64, Arc<Trace>)>,
     /// The last token given out (for running attempts and joined work).
@@ -102,7 +101,7 @@ impl Trace {
         attempt.number = self.next_number();
         let mut e = self.entries.lock();
         let token = e.token();
-        e.attempts.push(Entry {
+        e.running.push(Running {
             attempt,
             token,
             started,
@@ -114,13 +113,10 @@ impl Trace {
     /// ended, and it moves from the running attempts to the finished ones.
     pub(crate) fn end(&self, token: u64, finish: impl FnOnce(&mut Attempt)) {
         let mut e = self.entries.lock();
-        let finished = e.finished;
-        let running = e.attempts.get(finished..).unwrap_or_default();
-        if let Some(i) = running.iter().position(|r| r.token == token) {
-            let mut entry = e.attempts.remove(finished + i);
-            finish(&mut entry.attempt);
-            e.attempts.insert(finished, entry);
-            e.finished += 1;
+        if let Some(i) = e.running.iter().position(|r| r.token == token) {
+            let mut attempt = e.running.remove(i).attempt;
+            finish(&mut attempt);
+            e.done.push(attempt);
         }
     }
 
@@ -141,35 +137,21 @@ impl Trace {
         let (out, attempts) = flight.await;
         let mut e = self.entries.lock();
         e.joined.retain(|(t, _)| *t != token);
-        let now = Instant::now();
         for mut attempt in attempts {
             attempt.number = self.next_number();
-            let at = e.finished;
-            e.attempts.insert(
-                at,
-                Entry {
-                    attempt,
-                    token: 0,
-                    started: now,
-                },
-            );
-            e.finished += 1;
+            e.done.push(attempt);
         }
         out
     }
 
     /// The attempts finished so far.
     pub(crate) fn attempts(&self) -> Vec<Attempt> {
-        let e = self.entries.lock();
-        let done = e.attempts.get(..e.finished).unwrap_or_default();
-        done.iter().map(|x| x.attempt.clone()).collect()
+        self.entries.lock().done.clone()
     }
 
     /// The attempts finished so far, taken out (for a resolution that has ended).
     pub(crate) fn take_attempts(&self) -> Vec<Attempt> {
-        let mut e = self.entries.lock();
-        let finished = std::mem::take(&mut e.finished).min(e.attempts.len());
-        e.attempts.drain(..finished).map(|x| x.attempt).collect()
+        std::mem::take(&mut self.entries.lock().done)
     }
 
     /// Every attempt when the deadline has passed: those finished, those of the shared work
@@ -194,12 +176,7 @@ impl Trace {
         let (done, running, joined) = {
             let e = self.entries.lock();
             let joined: Vec<Arc<Trace>> = e.joined.iter().map(|(_, t)| t.clone()).collect();
-            let (done, running) = e
-                .attempts
-                .split_at_checked(e.finished)
-                .unwrap_or((&e.attempts[..], &[]));
-            let done: Vec<Attempt> = done.iter().map(|x| x.attempt.clone()).collect();
-            (done, running.to_vec(), joined)
+            (e.done.clone(), e.running.clone(), joined)
         };
         let mut shared = Vec::new();
         for trace in joined {
@@ -216,7 +193,7 @@ impl Trace {
         let running = running
             .into_iter()
             .map(
-                |Entry {
+                |Running {
                      mut attempt,
                      started,
                      ..
