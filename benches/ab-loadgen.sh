@@ -1,0 +1,41 @@
+#!/bin/sh
+# A/B of two loadgen builds against one external server, alternated run by run so both meet
+# the same background load. Prints, per build, the median rate, p50 latency and client CPU
+# per 100,000 resolutions, then the ratios B / A (of the medians, and the median of the
+# per-pair rate ratios).
+#
+# Usage: sh benches/ab-loadgen.sh LOADGEN_A LOADGEN_B SERVER HANDLE C N PAIRS
+#   e.g. sh benches/ab-loadgen.sh /tmp/loadgen-old target/release/examples/loadgen \
+#            127.0.0.1:26410 20.500.1/1 256 50000 15
+# with the test server running: target/release/examples/testserver --port 26410 \
+#   fixtures/testserver/handles.json
+set -eu
+a=$1 b=$2 server=$3 handle=$4 c=$5 n=$6 pairs=$7
+out=$(mktemp)
+i=1
+while [ "$i" -le "$pairs" ]; do
+    for which in a b; do
+        bin=$a
+        [ "$which" = b ] && bin=$b
+        "$bin" --server "$server" --handle "$handle" --transport udp --concurrency "$c" \
+            --n "$n" --no-raw 2>&1 | grep '^run' | sed "s/^/$which /" >>"$out"
+    done
+    i=$((i + 1))
+done
+python3 - "$out" <<'PY'
+import re, statistics as st, sys
+rows = {}
+for line in open(sys.argv[1]):
+    which = line.split()[0]
+    rate = float(re.search(r"library\s+(\d+)/s", line).group(1))
+    cpu = float(re.search(r"cpu ([\d.]+)s/100k", line).group(1))
+    p50 = int(re.search(r"p50 (\d+)us", line).group(1))
+    rows.setdefault(which, []).append((rate, cpu, p50))
+a, b = rows["a"], rows["b"]
+med = lambda xs, i: st.median(x[i] for x in xs)
+for name, xs in (("A", a), ("B", b)):
+    print(f"{name}: {med(xs, 0):.0f}/s  p50 {med(xs, 2)} us  cpu {med(xs, 1):.2f} s/100k  (rates {' '.join(str(int(x[0])) for x in xs)})")
+pairs = [y[0] / x[0] for x, y in zip(a, b)]
+print(f"B/A: rate {med(b, 0) / med(a, 0):.3f} (median of pairs {st.median(pairs):.3f}), cpu {med(b, 1) / med(a, 1):.3f}")
+PY
+rm -f "$out"
