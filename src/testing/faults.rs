@@ -1,7 +1,7 @@
 //! Fault injection for the test server: what goes wrong, and the seeded randomness behind it.
 
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -73,7 +73,7 @@ impl FaultState {
 
     pub(crate) fn set(&self, faults: Faults) {
         let healthy = faults.is_healthy();
-        *self.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+        *self.faults.lock() = faults;
         self.active.store(!healthy, Ordering::Release);
     }
 
@@ -82,16 +82,11 @@ impl FaultState {
         if !self.active.load(Ordering::Acquire) {
             return None;
         }
-        Some(
-            self.faults
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
-        )
+        Some(self.faults.lock().clone())
     }
 
     fn rng(&self) -> MutexGuard<'_, ChaCha8Rng> {
-        self.rng.lock().unwrap_or_else(|e| e.into_inner())
+        self.rng.lock()
     }
 
     /// True with probability `ratio`.

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -254,11 +256,7 @@ impl TestServer {
     }
 
     fn role(&self) -> Arc<SiteRole> {
-        self.state
-            .role
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.state.role.read().clone()
     }
 
     /// The site this server belongs to: its own single-server site unless
@@ -277,7 +275,7 @@ impl TestServer {
     /// its serial.
     pub fn set_site(&self, site: SiteInfo, index: usize) -> std::io::Result<()> {
         let role = make_role(site, index)?;
-        *self.state.role.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(role);
+        *self.state.role.write() = Arc::new(role);
         Ok(())
     }
 }
@@ -325,7 +323,7 @@ async fn bind_pair(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
 
 impl State {
     fn role(&self) -> Arc<SiteRole> {
-        self.role.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.role.read().clone()
     }
 
     /// Writes the answer to `request` into `out` (UDP and TCP alike).
@@ -350,7 +348,7 @@ impl State {
                 .map(Some)
                 .map_err(|e| e.to_string());
         }
-        let mut all = self.reassemblers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all = self.reassemblers.lock();
         let now = Instant::now();
         if !all.contains_key(&peer) && all.len() >= MAX_REASSEMBLY_PEERS {
             all.retain(|_, r| {

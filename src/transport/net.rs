@@ -2,7 +2,9 @@
 //! lazily, replaced when its runtime shuts down) and TCP, behind the [`Exchange`] trait.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use futures::future::BoxFuture;
 
@@ -163,12 +165,7 @@ struct Inner {
 fn current(slot: &Slot) -> Option<Arc<UdpDemux>> {
     match slot.first.get() {
         Some(d) if !d.is_closed() => Some(d.clone()),
-        first => slot
-            .later
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .or_else(|| first.cloned()),
+        first => slot.later.lock().clone().or_else(|| first.cloned()),
     }
 }
 
@@ -230,7 +227,7 @@ impl NetTransport {
             return Ok(DemuxRef::First(d));
         }
         // Binding is serialised by this lock, so `first` is set once.
-        let mut later = slot.later.lock().unwrap_or_else(|e| e.into_inner());
+        let mut later = slot.later.lock();
         // Another caller may have bound the first one while this one waited for the lock.
         if let Some(d) = slot.first.get().filter(|d| !d.is_closed()) {
             return Ok(DemuxRef::First(d));
@@ -314,7 +311,7 @@ mod tests {
         let server = SocketAddr::from(([127, 0, 0, 1], 9));
         let slot = &transport.inner.v4;
         // The other caller holds the lock while it binds.
-        let binding = slot.later.lock().unwrap();
+        let binding = slot.later.lock();
         std::thread::scope(|s| {
             let waiter = s.spawn(|| {
                 let _enter = rt.enter();
@@ -336,7 +333,7 @@ mod tests {
             let used = waiter.join().unwrap().unwrap();
             assert_eq!(used, first_addr);
             assert_eq!(transport.udp_local_addr(server), Some(first_addr));
-            assert!(slot.later.lock().unwrap().is_none());
+            assert!(slot.later.lock().is_none());
         });
     }
 }

@@ -22,7 +22,9 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -101,9 +103,9 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Table> {
-        // A panic while holding the lock cannot leave the table inconsistent in a way that
-        // matters (entries are independent), so a poisoned lock is used as is.
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
+        // parking_lot: no poisoning (a panic while holding the lock cannot leave the table
+        // inconsistent in a way that matters: entries are independent).
+        self.table.lock()
     }
 }
 
