@@ -25,6 +25,7 @@ const MAX_BOOTSTRAP_DEPTH: usize = 20;
 
 /// A bootstrap file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum BootstrapError {
     /// The file could not be read.
     #[error("cannot read {path}: {message}")]
