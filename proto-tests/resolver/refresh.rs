@@ -228,3 +228,59 @@ async fn work_inside_a_refresh_never_waits_for_that_refresh() {
     assert_eq!(root_lookups(&w), 1);
     assert!(w.net.count_to(super::mock::addr(70)) > 0);
 }
+
+/// A resolution refreshes the root on a 300 once, not once per step of its alias chain,
+/// whether its query is shared (answer cache on) or not.
+#[tokio::test(start_paused = true)]
+async fn one_refresh_per_resolution_across_its_alias_chain() {
+    for cache in [10_000, 0] {
+        let w = World::new(None);
+        let (a, b) = (format!("{PREFIX}/aa"), format!("{PREFIX}/bb"));
+        w.store.insert(
+            &a,
+            vec![handle_resolver::wire::HandleValue::new(
+                1,
+                "HS_ALIAS",
+                b.clone(),
+            )],
+        );
+        w.store.insert(&b, urls(&b, 1));
+        // Each handle is answered 300 the first time it is asked, by whichever server.
+        let seen = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+        for s in 0..2 {
+            for (i, addr) in w.servers(s).into_iter().enumerate() {
+                let inner = store_server(w.store.clone(), Some((w.sites[s].clone(), i)), None);
+                let seen = seen.clone();
+                w.net.serve(
+                    addr,
+                    Arc::new(move |req, kind| {
+                        if seen.lock().unwrap().insert(handle_of(req)) {
+                            Reply::Answer(error_answer(req, ResponseCode::OutOfDateSiteInfo))
+                        } else {
+                            inner(req, kind)
+                        }
+                    }),
+                );
+            }
+        }
+        let r = w
+            .builder()
+            .follow_aliases(true)
+            .cache_size(cache)
+            .max_parallel(1)
+            .build()
+            .unwrap();
+        let e = r.resolve(a.as_str()).await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ResolveError::Server {
+                    code: ResponseCode::OutOfDateSiteInfo,
+                    ..
+                }
+            ),
+            "cache {cache}: {e}"
+        );
+        assert_eq!(root_lookups(&w), 1, "cache {cache}");
+    }
+}

@@ -88,3 +88,41 @@ async fn a_silent_fixed_server_is_traced_at_the_deadline() {
     assert_every_request_traced(&w, &hops);
     assert_eq!(hops.len(), 2, "{hops:#?}");
 }
+
+/// Attempts are numbered in the order they started and listed in the order they ended,
+/// whether the query ran as shared work (answer cache on) or in the caller (cache off): a
+/// hedged attempt that was still running when a later one won keeps the smaller number.
+#[tokio::test(start_paused = true)]
+async fn attempts_are_numbered_as_they_started_on_every_path() {
+    for cache in [10_000, 0] {
+        let w = World::new(None);
+        let h = "20.500.1/hedged";
+        w.store.insert(h, super::world::urls(h, 1));
+        // The primary site is silent: its attempt is overtaken by the mirror's.
+        for a in w.servers(0) {
+            w.net.serve(a, Arc::new(|_, _| Reply::Silent));
+        }
+        let r = w.builder().cache_size(cache).build().unwrap();
+        let (out, attempts) = r.resolve_traced(h, &Query::new()).await;
+        out.unwrap();
+        assert_every_request_traced(&w, &attempts);
+        let asked: Vec<&Attempt> = attempts.iter().filter(|a| a.handle == h).collect();
+        let won = asked
+            .iter()
+            .find(|a| a.outcome == AttemptOutcome::Response(1.into()))
+            .expect("an answer");
+        let overtaken: Vec<&&Attempt> = asked
+            .iter()
+            .filter(|a| a.outcome == AttemptOutcome::Cancelled)
+            .collect();
+        assert!(!overtaken.is_empty(), "cache {cache}: {attempts:#?}");
+        for a in overtaken {
+            assert!(a.number < won.number, "cache {cache}: {a} after {won}");
+        }
+        // Listed as they ended: the winner before the attempt it overtook.
+        let pos = |x: &Attempt| attempts.iter().position(|a| a == x).unwrap();
+        assert!(asked
+            .iter()
+            .all(|a| pos(a) >= pos(won) || a.number < won.number));
+    }
+}

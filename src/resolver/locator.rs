@@ -18,7 +18,7 @@
 //!
 //! The locator reaches servers only through its [`Attempter`].
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
@@ -42,20 +42,42 @@ use super::sites::{extend_unique, text_of, Site, SiteKind, UNKNOWN_SERIAL};
 use super::trace::{SharedOutcome, Trace};
 
 /// `0.NA/0.NA` as a handle.
-pub(crate) fn root_handle() -> Handle {
-    Handle::from_checked_parts("0.NA", "0.NA")
+pub(crate) fn root_handle() -> &'static Handle {
+    static ROOT: LazyLock<Handle> = LazyLock::new(|| Handle::from_checked_parts("0.NA", "0.NA"));
+    &ROOT
 }
 
 /// Key of a shared service lookup: what is looked up, and the service-handle path it is
 /// looked up on (lookups on different paths are never merged, so a chain that comes back to
-/// itself meets its loop check instead of waiting for itself).
+/// itself meets its loop check instead of waiting for itself). Service handles are told
+/// apart ASCII case-insensitively, in the whole handle, as the reference client does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct LookupKey {
     /// `None` for a prefix handle lookup, the site kind for a service handle.
     kind: Option<SiteKind>,
-    handle: Handle,
+    handle: String,
     certify: bool,
-    path: Vec<Handle>,
+    path: Vec<String>,
+}
+
+impl LookupKey {
+    fn new(kind: Option<SiteKind>, handle: &Handle, certify: bool, path: &[Handle]) -> Self {
+        Self {
+            kind,
+            handle: handle.as_str().to_ascii_uppercase(),
+            certify,
+            path: path
+                .iter()
+                .map(|p| p.as_str().to_ascii_uppercase())
+                .collect(),
+        }
+    }
+}
+
+/// True when `target` is one of the service handles on `path` (ASCII case-insensitively).
+fn on_path(path: &[Handle], target: &Handle) -> bool {
+    path.iter()
+        .any(|p| p.as_str().eq_ignore_ascii_case(target.as_str()))
 }
 
 /// Sites collected from values, and until when they may be cached (`None`: not at all).
@@ -155,7 +177,7 @@ impl SiteLocator {
         trace: &Trace,
         path: &[Handle],
     ) -> Result<Answer, ResolveError> {
-        let in_refresh = path.first().is_some_and(|p| *p == root_handle());
+        let in_refresh = path.first().is_some_and(|p| p == root_handle());
         loop {
             let sites = self
                 .sites_for(&spec.handle, spec.certify(), trace, path)
@@ -307,12 +329,7 @@ impl SiteLocator {
         path: &'a [Handle],
     ) -> BoxFuture<'a, Result<Arc<Vec<Site>>, ResolveError>> {
         async move {
-            let key = LookupKey {
-                kind: None,
-                handle: prefix_handle.clone(),
-                certify,
-                path: path.to_vec(),
-            };
+            let key = LookupKey::new(None, prefix_handle, certify, path);
             let this = self.clone();
             let (handle, path) = (prefix_handle.clone(), path.to_vec());
             let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
@@ -451,12 +468,12 @@ impl SiteLocator {
                     continue;
                 }
             };
-            if target == root_handle() {
+            if target == *root_handle() {
                 contributed(v);
                 extend_unique(&mut sites, self.root_sites().iter().cloned());
                 continue;
             }
-            if path.contains(&target) {
+            if on_path(path, &target) {
                 debug!(service = %target, "service handle already on the path; skipped");
                 loop_at = Some(target);
                 continue;
@@ -517,12 +534,7 @@ impl SiteLocator {
             trace.count_referral()?;
             let mut sub_path = path.to_vec();
             sub_path.push(target.clone());
-            let key = LookupKey {
-                kind: Some(kind),
-                handle: target.clone(),
-                certify,
-                path: sub_path.clone(),
-            };
+            let key = LookupKey::new(Some(kind), target, certify, &sub_path);
             let span = debug_span!("shared_service_handle", service = %target);
             let this = self.clone();
             let origin = target;
@@ -576,10 +588,10 @@ impl SiteLocator {
         let target = Handle::parse(text.trim()).map_err(|_| ResolveError::ServiceNotFound {
             prefix_handle: text.trim().to_string(),
         })?;
-        if kind == SiteKind::Service && target == root_handle() {
+        if kind == SiteKind::Service && target == *root_handle() {
             return Ok(self.root_sites().to_vec());
         }
-        if path.contains(&target) {
+        if on_path(path, &target) {
             return Err(ResolveError::ReferralLoop {
                 handle: trace.origin().to_string(),
                 at: target.to_string(),
@@ -602,7 +614,7 @@ impl SiteLocator {
             let this = self.clone();
             let (flight, shared, _) = self.refreshes.join_or_start(
                 certify,
-                || Arc::new(Trace::new(root_handle())),
+                || Arc::new(Trace::new(root_handle().clone())),
                 move |trace| {
                     async move {
                         let out = this.refresh_root_now(certify, &trace).await;
@@ -687,7 +699,7 @@ impl SiteLocator {
         info!(server = %answer.server, sent, announced, "root site announces newer site information; refreshing the root");
         let (this, deadline) = (self.clone(), self.timeout);
         let work = async move {
-            let trace = Trace::new(root_handle());
+            let trace = Trace::new(root_handle().clone());
             match tokio::time::timeout(deadline, this.refresh_root(certify, &trace)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => info!(error = %e, "root refresh failed"),
@@ -703,7 +715,7 @@ impl SiteLocator {
         certify: bool,
         trace: &Trace,
     ) -> Result<(), ResolveError> {
-        let root = root_handle();
+        let root = root_handle().clone();
         let spec = RequestSpec::service_lookup(root.clone(), SiteKind::Service, certify);
         let path = [root.clone()];
         let answer = self.ask(&spec, self.root_sites(), trace, &path).await?;
@@ -728,4 +740,27 @@ fn sites_key(sites: &[Site]) -> Vec<Vec<(std::net::IpAddr, Vec<u32>)>> {
     let mut ids: Vec<_> = sites.iter().map(Site::identity).collect();
     ids.sort();
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_handles_compare_case_insensitively_in_the_whole_handle() {
+        let h = |s: &str| Handle::parse(s).unwrap();
+        let path = [h("0.SERV/x"), h("31.S/abc")];
+        assert!(on_path(&path, &h("31.s/ABC")));
+        assert!(on_path(&path, &h("0.serv/X")));
+        assert!(!on_path(&path, &h("31.S/abd")));
+        assert_eq!(
+            LookupKey::new(Some(SiteKind::Service), &h("31.S/abc"), false, &path),
+            LookupKey::new(Some(SiteKind::Service), &h("31.s/ABC"), false, &path[..])
+        );
+        assert_ne!(
+            LookupKey::new(None, &h("0.NA/31.S"), false, &path),
+            LookupKey::new(None, &h("0.NA/31.S"), false, &path[..1])
+        );
+        assert_eq!(root_handle().as_str(), ROOT_HANDLE);
+    }
 }

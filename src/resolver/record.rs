@@ -105,8 +105,8 @@ pub struct HandleRecord {
     pub from_cache: bool,
     /// The HS_ALIAS chain followed, starting with the handle asked for (empty when none).
     pub aliases: Vec<String>,
-    /// Every request sent for this resolution, in order of completion (empty for an answer
-    /// from the cache).
+    /// Every request sent for this resolution, in order of completion (none for an answer
+    /// the cache gave without any packet).
     pub attempts: Vec<Attempt>,
 }
 

@@ -166,7 +166,7 @@ impl<'a> Resolution<'a> {
             (core.clone(), handle.clone(), asked.clone());
         let (flight, shared, _) = core.flights.join_or_start(
             key.clone(),
-            || Arc::new(self.trace.for_shared_work(handle)),
+            || Arc::new(self.trace.for_shared_request(handle)),
             move |trace| {
                 async move {
                     // A flight that ended just before this one started may have filled

@@ -548,8 +548,8 @@ impl ResolverBuilder {
         self
     }
 
-    /// Seeds the random choices (request ids, site jitter, location choice) for reproducible
-    /// tests.
+    /// Seeds the resolver's random choice (the jitter in the order of equally fast sites) for
+    /// reproducible tests. Request ids are the transport's.
     pub fn rng_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self

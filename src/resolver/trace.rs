@@ -60,22 +60,24 @@ pub(crate) struct Trace {
     /// Referrals and service hops so far: shared with the work this resolution starts on
     /// behalf of others, so the limit bounds the whole tree of lookups.
     referrals: Arc<AtomicU32>,
-    refreshed: AtomicBool,
+    /// Whether the resolution has spent its one root refresh (shared with the request it
+    /// shares with identical queries: one refresh per resolution, whatever runs it).
+    refreshed: Arc<AtomicBool>,
 }
 
 impl Trace {
     /// Fresh bookkeeping for a resolution of `origin`.
     pub(crate) fn new(origin: Handle) -> Self {
-        Self::with_budget(origin, Arc::new(AtomicU32::new(0)))
+        Self::with(origin, Arc::default(), Arc::default())
     }
 
-    fn with_budget(origin: Handle, referrals: Arc<AtomicU32>) -> Self {
+    fn with(origin: Handle, referrals: Arc<AtomicU32>, refreshed: Arc<AtomicBool>) -> Self {
         Self {
             origin,
             entries: Mutex::new(Entries::default()),
             numbered: AtomicU32::new(0),
             referrals,
-            refreshed: AtomicBool::new(false),
+            refreshed,
         }
     }
 
@@ -83,7 +85,18 @@ impl Trace {
     /// but this resolution's referral budget, so nested lookups cannot each start over from
     /// [`MAX_REFERRALS`].
     pub(crate) fn for_shared_work(&self, origin: &Handle) -> Self {
-        Self::with_budget(origin.clone(), self.referrals.clone())
+        Self::with(origin.clone(), self.referrals.clone(), Arc::default())
+    }
+
+    /// Bookkeeping for this resolution's own request when it is shared with identical
+    /// queries: like [`Trace::for_shared_work`], and also this resolution's one root
+    /// refresh.
+    pub(crate) fn for_shared_request(&self, origin: &Handle) -> Self {
+        Self::with(
+            origin.clone(),
+            self.referrals.clone(),
+            self.refreshed.clone(),
+        )
     }
 
     /// The handle this bookkeeping is about.
@@ -137,11 +150,21 @@ impl Trace {
         let (out, attempts) = flight.await;
         let mut e = self.entries.lock();
         e.joined.retain(|(t, _)| *t != token);
+        // The shared work numbered its attempts 1, 2, ... as they started: they keep that
+        // order, after this resolution's own.
+        let base = self.reserve_numbers(&attempts);
         for mut attempt in attempts {
-            attempt.number = self.next_number();
+            attempt.number = attempt.number.saturating_add(base);
             e.done.push(attempt);
         }
         out
+    }
+
+    /// Reserves as many numbers as the largest of `attempts` (numbered by another trace from
+    /// 1); returns what to add to each to number it after this trace's attempts so far.
+    fn reserve_numbers(&self, attempts: &[Attempt]) -> u32 {
+        let count = attempts.iter().map(|a| a.number).max().unwrap_or(0);
+        self.numbered.fetch_add(count, Ordering::Relaxed)
     }
 
     /// The attempts finished so far.
@@ -160,18 +183,21 @@ impl Trace {
     pub(crate) fn at_deadline(&self) -> Vec<Attempt> {
         let mut seen = Vec::new();
         let (mut out, shared, running) = self.snapshot(&mut seen);
+        let base = self.reserve_numbers(&shared);
         for mut attempt in shared {
-            attempt.number = self.next_number();
+            attempt.number = attempt.number.saturating_add(base);
             out.push(attempt);
         }
         out.extend(running);
         out
     }
 
-    /// Finished attempts, those of joined work (flattened, not renumbered: a shared trace
-    /// may belong to work still running for others), and running attempts marked as failed
-    /// at the deadline. `seen` lists the traces already visited: concurrent parts of one
-    /// resolution may wait for the same shared work, whose attempts are listed once.
+    /// Finished attempts, those of joined work (numbered after the highest number this
+    /// trace has given out, in the order each joined trace numbered them; the shared traces
+    /// themselves are not changed: one may belong to work still running for others), and
+    /// running attempts marked as failed at the deadline. `seen` lists the traces already
+    /// visited: concurrent parts of one resolution may wait for the same shared work, whose
+    /// attempts are listed once.
     fn snapshot(&self, seen: &mut Vec<*const Trace>) -> (Vec<Attempt>, Vec<Attempt>, Vec<Attempt>) {
         let (done, running, joined) = {
             let e = self.entries.lock();
@@ -186,9 +212,22 @@ impl Trace {
             }
             seen.push(ptr);
             let (d, j, r) = trace.snapshot(seen);
-            shared.extend(d);
-            shared.extend(j);
-            shared.extend(r);
+            // `trace` numbered its own attempts 1.. and its joined work after them: the lot
+            // goes after the traces joined before it.
+            let offset = shared.iter().map(|x: &Attempt| x.number).max().unwrap_or(0);
+            let own = trace.numbered.load(Ordering::Relaxed);
+            for (nested, mut attempt) in d
+                .into_iter()
+                .map(|x| (false, x))
+                .chain(j.into_iter().map(|x| (true, x)))
+                .chain(r.into_iter().map(|x| (false, x)))
+            {
+                if nested {
+                    attempt.number = attempt.number.saturating_add(own);
+                }
+                attempt.number = attempt.number.saturating_add(offset);
+                shared.push(attempt);
+            }
         }
         let running = running
             .into_iter()
