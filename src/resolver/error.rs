@@ -76,7 +76,22 @@ pub enum SignatureFailure {
     Invalid(SignatureError),
 }
 
-/// A resolution that produced no values, and why.
+/// A resolution that produced no values, and why. Decide on the variant, never on the text;
+/// new variants may come, so a `match` needs a catch-all arm.
+///
+/// ```no_run
+/// # async fn demo(resolver: handle_resolver::Resolver) {
+/// use handle_resolver::ResolveError;
+///
+/// match resolver.resolve("20.500.12345/missing").await {
+///     Ok(record) => println!("{} values", record.values.len()),
+///     Err(e) if e.is_not_found() => println!("no such handle (or no matching values)"),
+///     Err(ResolveError::Timeout { after, .. }) => println!("no answer within {after:?}"),
+///     Err(e) if e.is_input_error() => println!("bad identifier, nothing sent: {e}"),
+///     Err(e) => println!("failed: {e}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, Error)]
 #[non_exhaustive]
 pub enum ResolveError {

@@ -90,7 +90,29 @@ impl std::fmt::Display for Attempt {
     }
 }
 
-/// The outcome of a successful resolution.
+/// The outcome of a successful resolution: the values, where they came from, and every
+/// attempt made.
+///
+/// ```no_run
+/// # async fn demo(resolver: handle_resolver::Resolver) -> Result<(), handle_resolver::ResolveError> {
+/// let record = resolver.resolve("10.1045/april2006-paskin").await?;
+/// for url in record.urls() {
+///     println!("{url}");
+/// }
+/// for email in record.values_of_type("EMAIL") {
+///     println!("{:?}", email.typed());
+/// }
+/// println!(
+///     "from {} over {}{}",
+///     record.source.server,
+///     record.source.transport,
+///     if record.source.certified { ", certified" } else { "" }
+/// );
+/// for attempt in &record.attempts {
+///     println!("{attempt}");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HandleRecord {
