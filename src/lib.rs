@@ -23,8 +23,9 @@ pub mod wire;
 
 pub use ident::{Handle, Identifier};
 pub use resolver::{
-    Attempt, AttemptOutcome, BuildError, HandleRecord, Query, ResolveError, ResolveMany, Resolver,
-    ResolverBuilder, Source,
+    Attempt, AttemptOutcome, BuildError, HandleRecord, ProtocolViolation, Query, ResolveError,
+    ResolveMany, Resolver, ResolverBuilder, SignatureFailure, SiteAnswer, Source,
+    TransportPreference,
 };
 
 /// The README's Rust examples, compiled as doc tests so they cannot drift from the API.

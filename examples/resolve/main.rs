@@ -348,9 +348,9 @@ async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
         })
         .buffer_unordered(args.concurrency as usize);
     let mut status = OK;
-    while let Some((input, asked, (result, hops))) = results.next().await {
+    while let Some((input, asked, (result, attempts))) = results.next().await {
         let asked = asked.as_deref().unwrap_or(input);
-        status = status.max(report(input, asked, &result, &hops, args, &ctx, o)?);
+        status = status.max(report(input, asked, &result, &attempts, args, &ctx, o)?);
         o.done()?;
     }
     Ok(status)
@@ -362,19 +362,19 @@ fn report(
     input: &str,
     asked: &str,
     result: &Result<HandleRecord, ResolveError>,
-    hops: &[Attempt],
+    attempts: &[Attempt],
     args: &Args,
     ctx: &Context,
     o: &mut Out,
 ) -> std::io::Result<u8> {
     if args.json {
         o.line(render::json_document(
-            asked, result, hops, ctx, args.trace, args.raw,
+            asked, result, attempts, ctx, args.trace, args.raw,
         ))?;
     } else {
         if args.trace {
             o.line(format!(";; {input}"))?;
-            for line in render::hops_text(hops) {
+            for line in render::attempts_text(attempts) {
                 o.line(line)?;
             }
         }
@@ -412,7 +412,7 @@ fn report(
     Ok(match result {
         Ok(_) => OK,
         Err(e) => {
-            out::error(render::error_line(input, e, hops, ctx));
+            out::error(render::error_line(input, e, attempts, ctx));
             render::exit_status(e)
         }
     })

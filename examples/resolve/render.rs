@@ -47,8 +47,9 @@ pub struct Context {
 }
 
 /// ` at 127.0.0.1:2641 udp`, for the last server that answered at all.
-fn answered_by(hops: &[Attempt]) -> String {
-    hops.iter()
+fn answered_by(attempts: &[Attempt]) -> String {
+    attempts
+        .iter()
         .rev()
         .find(|h| matches!(h.outcome, AttemptOutcome::Response(_)))
         .map(|h| format!(" at {} {}", h.server, transport_name(h.transport)))
@@ -57,8 +58,8 @@ fn answered_by(hops: &[Attempt]) -> String {
 
 /// Why a resolution failed, with the server involved; the identifier is not repeated (the
 /// caller puts it in front).
-pub fn reason(e: &ResolveError, hops: &[Attempt], ctx: &Context) -> String {
-    let from = answered_by(hops);
+pub fn reason(e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
+    let from = answered_by(attempts);
     match e {
         ResolveError::InvalidIdentifier(ie) => format!("invalid identifier: {ie}"),
         ResolveError::NotFound { .. } => format!("handle not found (100){from}"),
@@ -82,13 +83,13 @@ pub fn reason(e: &ResolveError, hops: &[Attempt], ctx: &Context) -> String {
             format!("more than {limit} referrals or service hops (last answer{from})")
         }
         ResolveError::Timeout { after: d, .. } => {
-            let last = hops.last().map_or(String::new(), |h| {
+            let last = attempts.last().map_or(String::new(), |h| {
                 format!(" (last request: {} to {})", h.handle, h.server)
             });
             format!(
                 "no answer within {} s from {}{last}",
                 d.as_secs_f64(),
-                if hops.is_empty() {
+                if attempts.is_empty() {
                     ctx.first_hop.as_str()
                 } else {
                     "the servers asked"
@@ -100,35 +101,35 @@ pub fn reason(e: &ResolveError, hops: &[Attempt], ctx: &Context) -> String {
 }
 
 /// The `error: ...` line for one identifier.
-pub fn error_line(input: &str, e: &ResolveError, hops: &[Attempt], ctx: &Context) -> String {
+pub fn error_line(input: &str, e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
     match e {
         // Same shape as `--check`: the input quoted, the reason with its byte offset.
         ResolveError::InvalidIdentifier(ie) => format!("{input:?}: {ie}"),
-        _ => format!("{input}: {}", reason(e, hops, ctx)),
+        _ => format!("{input}: {}", reason(e, attempts, ctx)),
     }
 }
 
 /// The `--trace` lines of one resolution, in aligned columns: attempt, handle, server,
 /// transport, round-trip time, outcome.
-pub fn hops_text(hops: &[Attempt]) -> Vec<String> {
-    let attempt_w = hops
+pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
+    let attempt_w = attempts
         .iter()
         .map(|h| h.number.to_string().len() + 1)
         .max()
         .unwrap_or(2);
-    let handle_w = hops
+    let handle_w = attempts
         .iter()
         .map(|h| h.handle.chars().count())
         .max()
         .unwrap_or(0);
-    let server_w = hops
+    let server_w = attempts
         .iter()
         .map(|h| h.server.to_string().len())
         .max()
         .unwrap_or(0);
     let rtt = |h: &Attempt| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
-    let rtt_w = hops.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
-    hops.iter()
+    let rtt_w = attempts.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
+    attempts.iter()
         .map(|h| {
             let outcome = match &h.outcome {
                 AttemptOutcome::Response(code) => code.to_string(),
@@ -251,7 +252,7 @@ pub fn value_json(v: &HandleValue, raw: bool) -> Json {
     value
 }
 
-fn hop_json(h: &Attempt) -> Json {
+fn attempt_json(h: &Attempt) -> Json {
     let code = match &h.outcome {
         AttemptOutcome::Response(c) => json!(c.code()),
         _ => Json::Null,
@@ -283,7 +284,7 @@ fn hop_json(h: &Attempt) -> Json {
 pub fn json_document(
     asked: &str,
     result: &Result<HandleRecord, ResolveError>,
-    hops: &[Attempt],
+    attempts: &[Attempt],
     ctx: &Context,
     trace: bool,
     raw: bool,
@@ -303,11 +304,11 @@ pub fn json_document(
         Err(e) => json!({
             "responseCode": e.response_code().map_or(2, |c| c.code()),
             "handle": asked,
-            "message": reason(e, hops, ctx),
+            "message": reason(e, attempts, ctx),
         }),
     };
     if trace {
-        doc["trace"] = Json::Array(hops.iter().map(hop_json).collect());
+        doc["trace"] = Json::Array(attempts.iter().map(attempt_json).collect());
     }
     doc
 }

@@ -1,4 +1,4 @@
-//! The trace of a resolution the overall deadline ended: every request sent is in the hops
+//! The trace of a resolution the overall deadline ended: every request sent is in the attempts
 //! returned with the error, including those made inside shared (single-flight) work and those
 //! still running when the deadline passed.
 

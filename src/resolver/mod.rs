@@ -5,7 +5,11 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use handle_resolver::{Query, Resolver};
-//! let resolver = Resolver::builder().certify(true).build()?;
+//! // The root's keys come with the reference client's `root_info` file.
+//! let resolver = Resolver::builder()
+//!     .root_info_file("/etc/handle/root_info")
+//!     .certify(true)
+//!     .build()?;
 //! let record = resolver.resolve("10.1045/april2006-paskin").await?;
 //! for url in record.urls() {
 //!     println!("{url}");

@@ -42,7 +42,8 @@ pub enum AttemptOutcome {
     Cancelled,
 }
 
-/// One request sent to one server over one transport during a resolution (for `--trace`).
+/// One request sent to one server over one transport during a resolution (what
+/// `resolve --trace` prints).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Attempt {
@@ -52,10 +53,14 @@ pub struct Attempt {
     pub server: SocketAddr,
     /// UDP or TCP.
     pub transport: TransportKind,
-    /// 1 for the first attempt of the resolution, counting every attempt (in the order they
-    /// started).
+    /// 1 for the first attempt of the resolution, counting every attempt in the order they
+    /// started; the attempts of work shared with other callers (an identical query, a
+    /// service lookup) come after those the resolution started before it joined that work,
+    /// in the order they started there.
     pub number: u32,
-    /// Time from the first transmission to the outcome.
+    /// Time from the first transmission to the outcome (for an attempt still running when
+    /// the deadline passed: to that moment, which for shared work another caller started can
+    /// be longer than this call's own deadline).
     pub rtt: Duration,
     /// Transmissions of the request (UDP retransmissions included; 0 when it ended before an
     /// answer arrived). Above 1 the answer may belong to any of them, so `rtt` is only an

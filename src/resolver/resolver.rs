@@ -41,7 +41,11 @@ use super::trace::Trace;
 /// RTT table and the transport.
 ///
 /// Every call runs under one deadline ([`ResolverBuilder::timeout`], 10 s by default) and is
-/// cancellation-safe: dropping its future cancels every request it has in flight.
+/// cancellation-safe: dropping its future cancels every request it has in flight, except
+/// work it shares with other callers (an identical query, a service lookup, a root refresh),
+/// which goes on for them and stops when the last of them goes away. A root refresh set off
+/// in the background (a root site announcing newer site information) runs to its own
+/// deadline.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -426,6 +430,13 @@ impl ResolverBuilder {
     /// Certify every resolution: ask for signed answers (CT) and verify them with the server
     /// keys of the sites' HS_SITE values (default off). A [`Query`](super::Query) cannot
     /// turn it off.
+    ///
+    /// The chain of keys starts at the root sites: give a root file that carries their keys
+    /// ([`root_info_file`](Self::root_info_file)), or take the root's keys from its own
+    /// answer with [`Resolver::refresh_root`]`(false)` before resolving (trust on first
+    /// use). The built-in root list and a bare [`root_server`](Self::root_server) or
+    /// [`server`](Self::server) carry no key: a certified resolution then fails with
+    /// [`ResolveError::Signature`]; it never returns an unverified answer.
     pub fn certify(mut self, on: bool) -> Self {
         self.settings.certify = on;
         self
@@ -449,20 +460,22 @@ impl ResolverBuilder {
         self
     }
 
-    /// Bounds of the hedge delay (default 50-500 ms).
+    /// Bounds of the hedge delay (default 50-500 ms); a `max` below `min` is taken as `min`.
     pub fn hedge_delay(mut self, min: Duration, max: Duration) -> Self {
         self.settings.hedge_min = min;
         self.settings.hedge_max = max.max(min);
         self
     }
 
-    /// Most attempts of one request running at once (default 3; 1 disables hedging).
+    /// Most attempts of one request running at once (default 3; 1 disables hedging; 0 is
+    /// taken as 1).
     pub fn max_parallel(mut self, n: usize) -> Self {
         self.settings.max_parallel = n.max(1);
         self
     }
 
     /// UDP retransmission schedule: the wait after each (re)send (default 500, 1000, 1500 ms).
+    /// An empty schedule sends no UDP at all: every request goes over TCP.
     pub fn retransmit(mut self, schedule: Vec<Duration>) -> Self {
         self.options.udp_retransmit = schedule;
         self
