@@ -328,35 +328,31 @@ impl SiteLocator {
         trace: &'a Trace,
         path: &'a [Handle],
     ) -> BoxFuture<'a, Result<Arc<Vec<Site>>, ResolveError>> {
-        async move {
-            let key = LookupKey::new(None, prefix_handle, certify, path);
-            let this = self.clone();
-            let (handle, path) = (prefix_handle.clone(), path.to_vec());
-            let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
-            let (flight, shared, started) = self.prefix_lookups.join_or_start(
+        let key = LookupKey::new(None, prefix_handle, certify, path);
+        let this = self.clone();
+        let (handle, owned_path) = (prefix_handle.clone(), path.to_vec());
+        let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
+        trace
+            .share(
+                &self.prefix_lookups,
                 key,
-                || Arc::new(trace.for_shared_work(prefix_handle)),
+                || trace.for_shared_work(prefix_handle),
                 move |trace| {
                     async move {
-                        let out = match this.cached_service(&handle, certify) {
+                        // A lookup that ended just before this one started may have filled
+                        // the cache.
+                        match this.cached_service(&handle, certify) {
                             Some(out) => out,
                             None => {
-                                this.lookup_service_now(&handle, certify, &trace, &path)
+                                this.lookup_service_now(&handle, certify, &trace, &owned_path)
                                     .await
                             }
-                        };
-                        (out, trace.attempts())
+                        }
                     }
                     .instrument(span)
-                    .boxed()
                 },
-            );
-            if !started {
-                debug!(%prefix_handle, "joining a service lookup in flight");
-            }
-            trace.wait_for(flight, shared).await
-        }
-        .boxed()
+            )
+            .boxed()
     }
 
     /// The cached outcome of a service lookup, if any (an empty entry is a cached "not
@@ -443,14 +439,15 @@ impl SiteLocator {
         let mut contributed = |v: &HandleValue| {
             until = earliest(until, value_ttl(v, now_unix, cap).map(|t| now + t));
         };
-        let mut sites = Vec::new();
+        // Every site found, in order, repeats included (dropped once, at the end).
+        let mut found = Vec::new();
         for v in values
             .iter()
             .filter(|v| kind.site_types().iter().any(|t| v.is_type(t)))
         {
             if let Some(site) = Site::from_value(v, &self.limits) {
                 contributed(v);
-                extend_unique(&mut sites, [site]);
+                found.push(site);
             }
         }
         let mut loop_at = None;
@@ -470,7 +467,7 @@ impl SiteLocator {
             };
             if target == *root_handle() {
                 contributed(v);
-                extend_unique(&mut sites, self.root_sites().iter().cloned());
+                found.extend(self.root_sites().iter().cloned());
                 continue;
             }
             if on_path(path, &target) {
@@ -485,7 +482,7 @@ impl SiteLocator {
                 Ok(more) => {
                     contributed(v);
                     nested.push(more.until);
-                    extend_unique(&mut sites, more.sites.iter().cloned());
+                    found.extend(more.sites.iter().cloned());
                 }
                 Err(e) => {
                     debug!(service = %target, error = %e, "service handle gave no sites");
@@ -493,6 +490,8 @@ impl SiteLocator {
                 }
             }
         }
+        let mut sites = Vec::new();
+        extend_unique(&mut sites, found);
         if sites.is_empty() {
             if let Some(e) = first_error {
                 return Err(e);
@@ -537,31 +536,25 @@ impl SiteLocator {
             let key = LookupKey::new(Some(kind), target, certify, &sub_path);
             let span = debug_span!("shared_service_handle", service = %target);
             let this = self.clone();
-            let origin = target;
-            let target = target.clone();
-            let (flight, shared, _) = self.service_lookups.join_or_start(
-                key,
-                || Arc::new(trace.for_shared_work(origin)),
-                move |trace| {
-                    async move {
-                        let spec = RequestSpec::service_lookup(target.clone(), kind, certify);
-                        let out = match this.send(&spec, &trace, &sub_path).await {
-                            Ok(answer) => match answer.into_values(target.clone()) {
-                                Ok((_, values)) => this
-                                    .collect_sites(&values, kind, certify, &trace, &sub_path)
-                                    .await
-                                    .map(Arc::new),
-                                Err(e) => Err(e),
-                            },
-                            Err(e) => Err(e),
-                        };
-                        (out, trace.attempts())
-                    }
-                    .instrument(span)
-                    .boxed()
-                },
-            );
-            trace.wait_for(flight, shared).await
+            let owned = target.clone();
+            trace
+                .share(
+                    &self.service_lookups,
+                    key,
+                    || trace.for_shared_work(target),
+                    move |trace| {
+                        async move {
+                            let spec = RequestSpec::service_lookup(owned.clone(), kind, certify);
+                            let answer = this.send(&spec, &trace, &sub_path).await?;
+                            let (_, values) = answer.into_values(owned)?;
+                            this.collect_sites(&values, kind, certify, &trace, &sub_path)
+                                .await
+                                .map(Arc::new)
+                        }
+                        .instrument(span)
+                    },
+                )
+                .await
         }
         .boxed()
     }
@@ -576,9 +569,9 @@ impl SiteLocator {
         trace: &Trace,
         path: &[Handle],
     ) -> Result<Vec<Site>, ResolveError> {
-        let values = body.values.clone().unwrap_or_default();
+        let values = body.values.as_deref().unwrap_or_default();
         let sites = self
-            .collect_sites(&values, kind, certify, trace, path)
+            .collect_sites(values, kind, certify, trace, path)
             .await?
             .sites;
         if !sites.is_empty() || body.referral_handle.is_empty() {
@@ -610,22 +603,15 @@ impl SiteLocator {
         certify: bool,
         trace: &'a Trace,
     ) -> BoxFuture<'a, Result<(), ResolveError>> {
-        async move {
-            let this = self.clone();
-            let (flight, shared, _) = self.refreshes.join_or_start(
+        let this = self.clone();
+        trace
+            .share(
+                &self.refreshes,
                 certify,
-                || Arc::new(Trace::new(root_handle().clone())),
-                move |trace| {
-                    async move {
-                        let out = this.refresh_root_now(certify, &trace).await;
-                        (out, trace.attempts())
-                    }
-                    .boxed()
-                },
-            );
-            trace.wait_for(flight, shared).await
-        }
-        .boxed()
+                || Trace::new(root_handle().clone()),
+                move |trace| async move { this.refresh_root_now(certify, &trace).await },
+            )
+            .boxed()
     }
 
     /// An automatic refresh: joins one in flight, else starts one when the rate limit allows.

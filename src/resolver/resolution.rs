@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use futures::FutureExt;
 use tracing::{info_span, Instrument};
 
 use crate::ident::Handle;
+use crate::wire::HandleValue;
 
 use super::cache::{AnswerCache, CachedAnswer, RecordKey};
 use super::error::ResolveError;
@@ -90,14 +90,17 @@ impl<'a> Resolution<'a> {
     /// [`MAX_ALIAS_DEPTH`], loops detected).
     async fn follow_aliases(&self) -> Result<HandleRecord, ResolveError> {
         let follow = self.core.settings.follow_aliases;
-        let mut asked = self.asked.clone();
-        let asked_alias = asked.includes_aliases();
-        if follow && !asked_alias {
-            asked.types.push("HS_ALIAS".into());
-        }
-        // The handles visited and the chain to report: they start growing at the first alias.
-        let mut visited: Vec<Handle> = Vec::new();
-        let mut chain: Vec<String> = Vec::new();
+        let asked_alias = self.asked.includes_aliases();
+        // With a type filter, HS_ALIAS is asked for too (and taken out of the record again).
+        let asked = if follow && !asked_alias {
+            let mut with_alias = self.asked.clone();
+            with_alias.types.push("HS_ALIAS".into());
+            std::borrow::Cow::Owned(with_alias)
+        } else {
+            std::borrow::Cow::Borrowed(&self.asked)
+        };
+        // The chain followed, from the handle asked for: it starts at the first alias.
+        let mut chain: Vec<Handle> = Vec::new();
         let origin = self.trace.origin();
         let mut current = std::borrow::Cow::Borrowed(origin);
         loop {
@@ -110,31 +113,34 @@ impl<'a> Resolution<'a> {
                 if follow && !asked_alias {
                     record.values.retain(|v| !v.is_type("HS_ALIAS"));
                 }
-                if chain.len() > 1 {
-                    record.aliases = chain;
-                }
+                record.aliases = chain.iter().map(Handle::to_string).collect();
                 return Ok(record);
             };
             if chain.is_empty() {
-                visited.push(origin.clone());
-                chain.push(origin.to_string());
+                chain.push(origin.clone());
             }
-            chain.push(next.clone());
-            let next = Handle::parse(&next).map_err(|error| ResolveError::InvalidAlias {
+            let texts = |chain: &[Handle]| {
+                let mut texts: Vec<String> = chain.iter().map(Handle::to_string).collect();
+                texts.push(next.clone());
+                texts
+            };
+            let parsed = Handle::parse(&next).map_err(|error| ResolveError::InvalidAlias {
                 handle: current.to_string(),
                 error,
             })?;
-            if visited.contains(&next) {
-                return Err(ResolveError::AliasLoop { chain });
-            }
-            if visited.len() > MAX_ALIAS_DEPTH {
-                return Err(ResolveError::TooManyAliases {
-                    limit: MAX_ALIAS_DEPTH,
-                    chain,
+            if chain.contains(&parsed) {
+                return Err(ResolveError::AliasLoop {
+                    chain: texts(&chain),
                 });
             }
-            visited.push(next.clone());
-            current = std::borrow::Cow::Owned(next);
+            if chain.len() > MAX_ALIAS_DEPTH {
+                return Err(ResolveError::TooManyAliases {
+                    limit: MAX_ALIAS_DEPTH,
+                    chain: texts(&chain),
+                });
+            }
+            chain.push(parsed.clone());
+            current = std::borrow::Cow::Owned(parsed);
         }
     }
 
@@ -148,48 +154,40 @@ impl<'a> Resolution<'a> {
         asked: &Asked,
     ) -> Result<HandleRecord, ResolveError> {
         let core = self.core;
-        if !core.answers.is_on() {
-            return fetch(core, handle, asked, None, &self.trace)
-                .await
-                .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
-        }
-        let key = RecordKey::new(handle, asked);
-        if asked.authoritative {
-            return fetch(core, handle, asked, Some(key), &self.trace)
-                .await
-                .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
-        }
+        let key = core.answers.is_on().then(|| RecordKey::new(handle, asked));
+        let key = match key {
+            Some(key) if !asked.authoritative => key,
+            // Not shared: the request runs in this resolution's own bookkeeping, whose
+            // errors name the handle first asked for; this step's name its own.
+            key => {
+                return fetch(core, handle, asked, key, &self.trace)
+                    .await
+                    .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
+            }
+        };
         if let Some(found) = cached(&core.answers, &key, handle) {
             return found;
         }
         let (shared_core, shared_handle, shared_asked) =
             (core.clone(), handle.clone(), asked.clone());
-        let (flight, shared, _) = core.flights.join_or_start(
-            key.clone(),
-            || Arc::new(self.trace.for_shared_request(handle)),
-            move |trace| {
-                async move {
-                    // A flight that ended just before this one started may have filled
-                    // the cache.
-                    let out = match cached(&shared_core.answers, &key, &shared_handle) {
+        self.trace
+            .share(
+                &core.flights,
+                key.clone(),
+                || self.trace.for_shared_request(handle),
+                move |trace| async move {
+                    // A flight that ended just before this one started may have filled the
+                    // cache.
+                    match cached(&shared_core.answers, &key, &shared_handle) {
                         Some(found) => found,
                         None => {
-                            fetch(
-                                &shared_core,
-                                &shared_handle,
-                                &shared_asked,
-                                Some(key),
-                                &trace,
-                            )
-                            .await
+                            let key = Some(key);
+                            fetch(&shared_core, &shared_handle, &shared_asked, key, &trace).await
                         }
-                    };
-                    (out, trace.attempts())
-                }
-                .boxed()
-            },
-        );
-        self.trace.wait_for(flight, shared).await
+                    }
+                },
+            )
+            .await
     }
 }
 
@@ -204,14 +202,7 @@ fn cached(
             handle,
             values,
             source,
-        } => Some(Ok(HandleRecord {
-            handle,
-            values,
-            source,
-            from_cache: true,
-            aliases: Vec::new(),
-            attempts: Vec::new(),
-        })),
+        } => Some(Ok(record(handle, values, source, true))),
         CachedAnswer::NotFound => Some(Err(ResolveError::NotFound {
             handle: handle.to_string(),
         })),
@@ -256,12 +247,23 @@ async fn fetch(
         core.answers
             .put_found(key, answered.clone(), values.clone(), source.clone(), now);
     }
-    Ok(HandleRecord {
-        handle: answered,
+    Ok(record(answered, values, source, false))
+}
+
+/// A record of one step (its alias chain and attempts are the resolution's, filled in
+/// later).
+fn record(
+    handle: String,
+    values: Vec<HandleValue>,
+    source: Source,
+    from_cache: bool,
+) -> HandleRecord {
+    HandleRecord {
+        handle,
         values,
         source,
-        from_cache: false,
+        from_cache,
         aliases: Vec::new(),
         attempts: Vec::new(),
-    })
+    }
 }

@@ -209,11 +209,13 @@ pub fn server_record(
     }
 }
 
-/// Appends `more` to `sites`, skipping sites already present.
+/// Appends `more` to `sites`, skipping sites already present (and repeats within `more`).
+/// Linear in the sites: each identity is built once (a server's answer may list up to
+/// `Limits::max_values` sites).
 pub(crate) fn extend_unique(sites: &mut Vec<Site>, more: impl IntoIterator<Item = Site>) {
+    let mut seen: std::collections::HashSet<_> = sites.iter().map(Site::identity).collect();
     for s in more {
-        let id = s.identity();
-        if !sites.iter().any(|t| t.identity() == id) {
+        if seen.insert(s.identity()) {
             sites.push(s);
         }
     }

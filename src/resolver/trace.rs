@@ -2,16 +2,19 @@
 //! attempts made (finished and running), the shared work it waits for, its referral budget
 //! and whether it has spent its one root refresh.
 
+use std::future::Future;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
+use futures::FutureExt;
 use parking_lot::Mutex;
-
-use crate::ident::Handle;
 use tokio::time::Instant;
 
+use crate::ident::Handle;
+
 use super::error::ResolveError;
-use super::flight::Flight;
+use super::flight::{Flight, Flights};
 use super::record::{Attempt, AttemptOutcome};
 use super::settings::MAX_REFERRALS;
 
@@ -144,6 +147,36 @@ impl Trace {
         }
     }
 
+    /// Shares work with concurrent callers: joins the flight for `key` in `flights`, or
+    /// starts one running `work` with its own bookkeeping (`shared()`, given to `work`);
+    /// then waits for it as [`Trace::wait_for`] does. The one way the resolver shares work.
+    pub(crate) async fn share<K, R, Fut>(
+        &self,
+        flights: &Flights<K, SharedOutcome<R>, Arc<Trace>>,
+        key: K,
+        shared: impl FnOnce() -> Trace,
+        work: impl FnOnce(Arc<Trace>) -> Fut,
+    ) -> Result<R, ResolveError>
+    where
+        K: Hash + Eq + Clone + Send + Sync + 'static,
+        R: Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ResolveError>> + Send + 'static,
+    {
+        let (flight, trace, _) = flights.join_or_start(
+            key,
+            || Arc::new(shared()),
+            |trace| {
+                let work = work(trace.clone());
+                async move {
+                    let out = work.await;
+                    (out, trace.attempts())
+                }
+                .boxed()
+            },
+        );
+        self.wait_for(flight, trace).await
+    }
+
     /// Waits for shared work (whose bookkeeping is `shared`) and merges its attempts into
     /// this trace, numbered after this resolution's own; until it ends,
     /// [`Trace::at_deadline`] lists them too.
@@ -272,6 +305,7 @@ impl Trace {
 mod tests {
     use super::*;
     use crate::transport::TransportKind;
+    use futures::FutureExt;
     use std::time::Duration;
 
     fn attempt(handle: &str) -> Attempt {
@@ -330,26 +364,6 @@ mod tests {
         assert!(t.claim_refresh());
         assert!(!t.claim_refresh());
     }
-}
-
-#[cfg(test)]
-mod race_tests {
-    use super::*;
-    use crate::transport::TransportKind;
-    use futures::FutureExt;
-    use std::time::Duration;
-
-    fn attempt() -> Attempt {
-        Attempt {
-            handle: "1/a".into(),
-            server: std::net::SocketAddr::from(([127, 0, 0, 1], 2641)),
-            transport: TransportKind::Udp,
-            number: 0,
-            rtt: Duration::ZERO,
-            transmissions: 0,
-            outcome: AttemptOutcome::Cancelled,
-        }
-    }
 
     fn flight(
         rx: tokio::sync::oneshot::Receiver<()>,
@@ -382,7 +396,7 @@ mod race_tests {
             let s2 = Arc::new(Trace::new(Handle::parse("1/s2").unwrap()));
             // s2 made two attempts (1, 2).
             for _ in 0..2 {
-                let t = s2.start(attempt(), Instant::now());
+                let t = s2.start(attempt("1/a"), Instant::now());
                 s2.end(t, |_| {});
             }
             let (tx2, rx2) = tokio::sync::oneshot::channel();
@@ -391,7 +405,7 @@ mod race_tests {
             let (s1c, s2c) = (s1.clone(), s2.clone());
             let task = rt.spawn(async move {
                 s1c.wait_for(fl2, s2c).await.unwrap();
-                s1c.start(attempt(), Instant::now());
+                s1c.start(attempt("1/a"), Instant::now());
             });
             // f waits for s1 (never ends here): register the join.
             let (_tx1, rx1) = tokio::sync::oneshot::channel();
