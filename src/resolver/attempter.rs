@@ -493,10 +493,14 @@ fn telling(e: &ResolveError) -> u8 {
         ResolveError::Transport { error, .. } => match error {
             TransportError::Decode(_)
             | TransportError::Closed
-            | TransportError::RequestIdMismatch { .. } => 3,
+            | TransportError::RequestIdMismatch { .. }
+            | TransportError::Http(_)
+            | TransportError::BodyTooLarge { .. }
+            | TransportError::Tls(_) => 3,
             TransportError::Timeout => 4,
             TransportError::Busy | TransportError::TooLargeForUdp | TransportError::Encode(_) => 5,
             TransportError::Io(..) => 6,
+            TransportError::Unsupported(_) => 7,
         },
         _ => 2,
     }

@@ -24,6 +24,7 @@
 #![warn(unreachable_pub)]
 
 pub mod faults;
+pub mod http_reply;
 pub mod json;
 pub mod key;
 pub mod network;
@@ -33,6 +34,7 @@ pub mod server;
 pub mod store;
 
 pub use faults::Faults;
+pub use http_reply::HttpReply;
 pub use json::{StoreFile, StoreFileError};
 pub use key::{TestKey, TEST_KEY_DER};
 pub use network::{TestNetwork, TestNetworkBuilder, TestSite};

@@ -7,6 +7,7 @@ use crate::wire::{DecodeError, EncodeError};
 /// Why one exchange with one server failed. Cheap to clone, so a resolver can keep it per
 /// attempt and match on variants (never on message text).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum TransportError {
     /// UDP: every retransmission was waited out without an answer. TCP: the connect or read
     /// timeout elapsed.
@@ -40,6 +41,24 @@ pub enum TransportError {
     /// Too many requests in flight on this transport (the UDP demultiplexer table is full).
     #[error("too many requests in flight")]
     Busy,
+    /// This transport cannot do what was asked (e.g. HTTP in a build without the `http`
+    /// feature, or a test double that only speaks UDP and TCP).
+    #[error("not supported by this transport: {0}")]
+    Unsupported(&'static str),
+    /// HTTP: the answer was not what the exchange expects (status, content type, length);
+    /// the text says which header or field and what it held.
+    #[error("http: {0}")]
+    Http(String),
+    /// HTTP: the body is longer than the cap of this exchange.
+    #[error("http body longer than {limit} bytes")]
+    BodyTooLarge {
+        /// The cap.
+        limit: usize,
+    },
+    /// TLS: the handshake failed or the server's certificate does not carry the key its
+    /// HS_SITE record names.
+    #[error("tls: {0}")]
+    Tls(String),
 }
 
 /// The readable text of an I/O error: the OS text without `(os error N)`, starting in lower

@@ -98,9 +98,80 @@ pub trait Exchange: Send + Sync + 'static {
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>>;
+
+    /// Sends one HTTP GET and returns the answer as it came (any status; redirects not
+    /// followed). The default answers [`TransportError::Unsupported`].
+    ///
+    /// Cancellation-safe: dropping the future closes the connection.
+    fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
+        let _ = get;
+        Box::pin(async { Err(TransportError::Unsupported("http get")) })
+    }
+}
+
+/// An HTTP GET (the REST API of a proxy, RFC 2169 URN resolution): what
+/// [`Exchange::fetch`] sends. Redirects are never followed: a 30x is an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpGet {
+    /// Absolute `http://` or `https://` URL, already percent-encoded.
+    pub url: String,
+    /// The `Accept` header.
+    pub accept: &'static str,
+    /// Most body bytes read; a longer body is [`TransportError::BodyTooLarge`].
+    pub max_body: usize,
+}
+
+/// The answer to an [`HttpGet`]: status, the headers a client of the REST API or of an
+/// RFC 2169 resolver acts on, and the body (at most [`HttpGet::max_body`] bytes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fetched {
+    /// HTTP status code.
+    pub status: u16,
+    /// `Content-Type`, when present and ASCII.
+    pub content_type: Option<String>,
+    /// `Location`, when present and ASCII.
+    pub location: Option<String>,
+    /// `Retry-After`, when present and ASCII (seconds or an HTTP date, as sent).
+    pub retry_after: Option<String>,
+    /// The body.
+    pub body: bytes::Bytes,
+}
+
+impl Fetched {
+    /// An answer with `status` and `body` and no headers (for test doubles).
+    pub fn new(status: u16, body: impl Into<bytes::Bytes>) -> Self {
+        Self {
+            status,
+            body: body.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets `Content-Type`.
+    pub fn with_content_type(mut self, value: impl Into<String>) -> Self {
+        self.content_type = Some(value.into());
+        self
+    }
+
+    /// Sets `Location`.
+    pub fn with_location(mut self, value: impl Into<String>) -> Self {
+        self.location = Some(value.into());
+        self
+    }
+
+    /// Sets `Retry-After`.
+    pub fn with_retry_after(mut self, value: impl Into<String>) -> Self {
+        self.retry_after = Some(value.into());
+        self
+    }
 }
 
 impl<T: Exchange + ?Sized> Exchange for Arc<T> {
+    fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
+        (**self).fetch(get)
+    }
+
     fn exchange<'a>(
         &'a self,
         server: SocketAddr,

@@ -24,7 +24,7 @@ mod udp;
 
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
-pub use exchange::{Exchange, ExchangeOptions, Exchanged, TransportKind};
+pub use exchange::{Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind};
 pub use net::{
     NetTransport, NetTransportBuilder, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
 };
