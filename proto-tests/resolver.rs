@@ -8,6 +8,7 @@ mod chain;
 mod cli;
 mod flight;
 mod hedge;
+mod http;
 mod loopback;
 mod mock;
 mod referrals;

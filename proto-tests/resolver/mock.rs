@@ -118,7 +118,7 @@ impl Exchange for MockNet {
             };
             let answered = |m: Message, after: Duration| {
                 let transmissions = match kind {
-                    TransportKind::Tcp => 1,
+                    TransportKind::Tcp | TransportKind::Http | TransportKind::Https => 1,
                     TransportKind::Udp => {
                         let mut sent_at = Duration::ZERO;
                         let mut n = 0;
@@ -149,7 +149,7 @@ impl Exchange for MockNet {
                 Reply::Silent => {
                     let wait = match kind {
                         TransportKind::Udp => options.udp_retransmit.iter().sum(),
-                        TransportKind::Tcp => options.tcp_read_timeout,
+                        _ => options.tcp_read_timeout,
                     };
                     tokio::time::sleep(wait).await;
                     Err(TransportError::Timeout)

@@ -354,7 +354,7 @@ pub struct ResolverBuilder {
     options: ExchangeOptions,
     cache: CacheConfig,
     root: RootSource,
-    server: Option<SocketAddr>,
+    server: Option<Site>,
     exchange: Option<Arc<dyn Exchange>>,
     clock: Option<Arc<dyn Clock>>,
     seed: Option<u64>,
@@ -417,13 +417,34 @@ impl ResolverBuilder {
 
     /// Sends every request to this one server, without service lookup (`--server`).
     pub fn server(mut self, addr: SocketAddr) -> Self {
-        self.server = Some(addr);
+        self.server = Some(Site::single(addr));
         self
     }
 
-    /// UDP first (default) or TCP only.
+    /// Sends every request to this one server's HTTP interface (HTTPS when `tls`), without
+    /// service lookup (`--server http://HOST:PORT`): the native protocol over HTTP. `host`
+    /// is the `Host` header and TLS name (default the address). Over HTTPS the certificate
+    /// is checked against the web PKI for `host`, as no site record names the server's key.
+    #[cfg(feature = "http")]
+    pub fn server_http(mut self, addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
+        self.server = Some(Site::single_http(addr, host, tls));
+        self
+    }
+
+    /// UDP, then TCP, then HTTP(S) (default); TCP only; or HTTP(S) only.
     pub fn transport(mut self, preference: TransportPreference) -> Self {
-        self.settings.transport = preference;
+        self.settings.transports = super::settings::usable(preference.kinds());
+        self
+    }
+
+    /// Any order of transports (repeats are dropped; HTTP and HTTPS need the `http`
+    /// feature and are dropped without it). Each is used on a server only when its site
+    /// record offers it; the next is tried when one gets no answer, a refused or reset
+    /// connection, or a request too large for UDP. An empty order makes every request fail
+    /// with "no usable server".
+    pub fn transport_order(mut self, order: impl IntoIterator<Item = TransportKind>) -> Self {
+        let order: Vec<TransportKind> = order.into_iter().collect();
+        self.settings.transports = super::settings::usable(&order);
         self
     }
 
@@ -600,7 +621,7 @@ impl ResolverBuilder {
             &self.settings,
             attempter,
             root,
-            self.server.map(Site::single),
+            self.server,
             ServiceCache::new(self.cache),
         );
         let answers = AnswerCache::new(self.cache);

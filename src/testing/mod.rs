@@ -24,6 +24,7 @@
 #![warn(unreachable_pub)]
 
 pub mod faults;
+mod http;
 pub mod http_reply;
 pub mod json;
 pub mod key;

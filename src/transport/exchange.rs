@@ -18,6 +18,10 @@ pub enum TransportKind {
     Udp,
     /// One TCP connection per request (PROTOCOL.md §8.2).
     Tcp,
+    /// The native protocol over HTTP, one connection per request (PROTOCOL.md §8.3).
+    Http,
+    /// The native protocol over HTTPS.
+    Https,
 }
 
 impl TransportKind {
@@ -26,6 +30,8 @@ impl TransportKind {
         match self {
             TransportKind::Udp => "udp",
             TransportKind::Tcp => "tcp",
+            TransportKind::Http => "http",
+            TransportKind::Https => "https",
         }
     }
 }
@@ -99,6 +105,21 @@ pub trait Exchange: Send + Sync + 'static {
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>>;
 
+    /// Sends `request` to a server's HTTP(S) interface (PROTOCOL.md §8.3): the `Host`, path
+    /// prefix and (HTTPS) pinned key come from the server's site record. Request ids as in
+    /// [`exchange`](Self::exchange); always one transmission. The default answers
+    /// [`TransportError::Unsupported`].
+    #[cfg(feature = "http")]
+    fn exchange_http<'a>(
+        &'a self,
+        target: &'a super::http::HttpTarget,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        let _ = (target, request, options);
+        Box::pin(async { Err(TransportError::Unsupported("http")) })
+    }
+
     /// Sends one HTTP GET and returns the answer as it came (any status; redirects not
     /// followed). The default answers [`TransportError::Unsupported`].
     ///
@@ -170,6 +191,16 @@ impl Fetched {
 impl<T: Exchange + ?Sized> Exchange for Arc<T> {
     fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
         (**self).fetch(get)
+    }
+
+    #[cfg(feature = "http")]
+    fn exchange_http<'a>(
+        &'a self,
+        target: &'a super::http::HttpTarget,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        (**self).exchange_http(target, request, options)
     }
 
     fn exchange<'a>(
