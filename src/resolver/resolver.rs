@@ -403,6 +403,15 @@ impl ResolverBuilder {
         self
     }
 
+    /// A root of one server asked over its HTTP interface (HTTPS when `tls`): the native
+    /// protocol over HTTP (`--root http://HOST:PORT`). `host` is the `Host` header and TLS
+    /// name (default the address).
+    #[cfg(feature = "http")]
+    pub fn root_server_http(mut self, addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
+        self.root = RootSource::Sites(vec![Site::single_http(addr, host, tls)]);
+        self
+    }
+
     /// Root service information from a reference-client `root_info` file (read by `build`).
     pub fn root_info_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.root = RootSource::RootInfoFile(path.into());

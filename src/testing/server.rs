@@ -59,6 +59,8 @@ pub struct TestServerConfig {
     /// Also serve the native protocol over HTTP, on a port of its own that the server's
     /// site record names (interface type 3, protocol HTTP). Default off.
     pub http: bool,
+    /// Port of the HTTP side; 0 (default) = a free port.
+    pub http_port: u16,
 }
 
 impl TestServerConfig {
@@ -79,6 +81,7 @@ impl TestServerConfig {
             port: 0,
             ip: LOOPBACK,
             http: false,
+            http_port: 0,
         }
     }
 }
@@ -163,7 +166,7 @@ impl TestServer {
         let addr = udp.local_addr()?;
         let spoof = UdpSocket::bind((config.ip, 0)).await?;
         let http = match config.http {
-            true => Some(TcpListener::bind((config.ip, 0)).await?),
+            true => Some(TcpListener::bind((config.ip, config.http_port)).await?),
             false => None,
         };
         let http_addr = match &http {
