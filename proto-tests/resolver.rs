@@ -11,6 +11,7 @@ mod hedge;
 mod http;
 mod loopback;
 mod mock;
+mod proxy;
 mod referrals;
 mod refresh;
 mod replay;

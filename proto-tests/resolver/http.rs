@@ -116,3 +116,64 @@ async fn server_http_asks_one_http_interface_directly() {
     assert_eq!(rec.source.server, server.http_addr().unwrap());
     assert_eq!(server.udp_requests() + server.tcp_requests(), 0);
 }
+
+/// A server with only an HTTPS side (and a 2048-bit key: TLS refuses smaller ones), whose
+/// certificate carries the key its HS_SITE names.
+async fn https_server() -> handle_resolver::testing::TestServer {
+    use handle_resolver::testing::{Store, TestKey, TestServer, TestServerConfig};
+    let store = Arc::new(Store::new());
+    store.insert("20.500.1/tls", urls("20.500.1/tls"));
+    let mut config = TestServerConfig::new(store);
+    config.key = TestKey::embedded_2048();
+    config.https = true;
+    let server = TestServer::start(config).await.unwrap();
+    // Its own root and the prefix's service: 0.NA/20.500.1 holds its own HS_SITE.
+    server
+        .store()
+        .insert("0.NA/20.500.1", vec![server.site_value(1)]);
+    server
+}
+
+#[tokio::test]
+async fn https_is_pinned_to_the_key_of_the_site_record() {
+    let server = https_server().await;
+    let r = Resolver::builder()
+        .root_sites([server.site_info()])
+        .exchange(Arc::new(NetTransport::new()))
+        .transport_order([TransportKind::Https])
+        .build()
+        .unwrap();
+    // Root → prefix handle → the server, every hop over HTTPS.
+    let (rec, attempts) = r
+        .resolve_traced("20.500.1/tls", &handle_resolver::Query::new())
+        .await;
+    assert!(
+        attempts.iter().all(|a| a.transport == TransportKind::Https),
+        "{attempts:?}"
+    );
+    let rec = rec.unwrap();
+    assert_eq!(rec.values, urls("20.500.1/tls"));
+    assert_eq!(rec.source.server, server.https_addr().unwrap());
+    assert_eq!(attempts.len(), 2);
+}
+
+#[tokio::test]
+async fn https_refuses_a_certificate_without_the_key_of_the_site_record() {
+    use handle_resolver::testing::TestKey;
+    let server = https_server().await;
+    // The site record names another key than the one the certificate carries.
+    let mut site = server.site_info();
+    site.servers[0].public_key = TestKey::embedded().hs_pubkey();
+    let r = Resolver::builder()
+        .root_sites([site])
+        .exchange(Arc::new(NetTransport::new()))
+        .transport_order([TransportKind::Https])
+        .build()
+        .unwrap();
+    let e = r.resolve("20.500.1/tls").await.unwrap_err();
+    assert!(e.to_string().contains("tls"), "{e}");
+    assert!(
+        server.http_requests() == 0,
+        "nothing reached the HTTP layer"
+    );
+}

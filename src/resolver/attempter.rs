@@ -14,7 +14,6 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use tokio::time::Instant;
-use tracing::debug;
 
 use crate::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
@@ -28,7 +27,7 @@ use super::request::{error_text, try_next_site, Answer, RequestSpec};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
 use super::sites::{query_addr, Site};
 use super::srtt::{order_sites, srtt_key, SrttTable};
-use super::trace::Trace;
+use super::trace::{Recorded, Trace};
 
 /// Asks sites and servers; holds what it learns about them (SRTT).
 pub(crate) struct Attempter {
@@ -251,6 +250,7 @@ impl Attempter {
                 rtt: Duration::ZERO,
                 transmissions: 0,
                 outcome: AttemptOutcome::Cancelled,
+                url: None,
             },
         );
         let result = self.send(site, server, addr, kind, &request).await;
@@ -419,6 +419,7 @@ fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
             error,
             TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy
         ),
+        TransportKind::Rest => false,
         TransportKind::Tcp | TransportKind::Http | TransportKind::Https => matches!(
             error,
             TransportError::Timeout
@@ -426,58 +427,6 @@ fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
                 | TransportError::Closed
                 | TransportError::Unsupported(_)
         ),
-    }
-}
-
-/// An attempt in the trace: running while it runs, cancelled when dropped before it
-/// finished (another answer won, or the deadline passed).
-struct Recorded<'a> {
-    trace: &'a Trace,
-    token: u64,
-    open: bool,
-    started: Instant,
-}
-
-impl<'a> Recorded<'a> {
-    fn start(trace: &'a Trace, attempt: Attempt) -> Self {
-        let started = Instant::now();
-        let token = trace.start(attempt, started);
-        Self {
-            trace,
-            token,
-            open: true,
-            started,
-        }
-    }
-
-    /// Records how the attempt ended, `rtt` after it started, after `transmissions`
-    /// transmissions.
-    fn finish(&mut self, outcome: AttemptOutcome, rtt: Duration, transmissions: u32) {
-        if !std::mem::take(&mut self.open) {
-            return;
-        }
-        self.trace.end(self.token, |a| {
-            a.rtt = rtt;
-            a.transmissions = transmissions;
-            debug!(
-                server = %a.server,
-                transport = %a.transport,
-                attempt = a.number,
-                rtt_ms = rtt.as_secs_f64() * 1000.0,
-                transmissions,
-                outcome = ?outcome,
-                handle = %a.handle,
-                "attempt"
-            );
-            a.outcome = outcome;
-        });
-    }
-}
-
-impl Drop for Recorded<'_> {
-    fn drop(&mut self) {
-        let rtt = self.started.elapsed();
-        self.finish(AttemptOutcome::Cancelled, rtt, 0);
     }
 }
 

@@ -337,6 +337,14 @@ pub enum BuildError {
     /// The root (bootstrap) information given could not be read or holds no site.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] BootstrapError),
+    /// The proxy URL is not an `http(s)://host[:port][/path]` URL.
+    #[cfg(feature = "http")]
+    #[error(transparent)]
+    ProxyUrl(#[from] super::proxy::ProxyUrlError),
+    /// `certify(true)` promises answers whose signatures the resolver verified; a proxy's
+    /// JSON carries no signature (ask the proxy to check with a certified `Query` instead).
+    #[error("certify(true) needs the native protocol: a proxy's JSON carries no signature to verify (a certified Query asks the proxy to check, cert=true)")]
+    CertifyOverProxy,
 }
 
 /// Where the root (global) service information comes from.
@@ -358,6 +366,7 @@ pub struct ResolverBuilder {
     exchange: Option<Arc<dyn Exchange>>,
     clock: Option<Arc<dyn Clock>>,
     seed: Option<u64>,
+    proxy: Option<String>,
 }
 
 impl std::fmt::Debug for ResolverBuilder {
@@ -366,6 +375,7 @@ impl std::fmt::Debug for ResolverBuilder {
             .field("settings", &self.settings)
             .field("root", &self.root)
             .field("server", &self.server)
+            .field("proxy", &self.proxy)
             .finish_non_exhaustive()
     }
 }
@@ -388,7 +398,24 @@ impl ResolverBuilder {
             exchange: None,
             clock: None,
             seed: None,
+            proxy: None,
         }
+    }
+
+    /// Resolves through the REST API of the handle proxy at `url` (e.g.
+    /// `https://hdl.handle.net` or `https://doi.org`: `GET {url}/api/handles/{handle}`)
+    /// instead of the native protocol: the same [`HandleRecord`]s, errors, cache and
+    /// deadline; `source.transport` is `rest`. Filters travel as `type`/`index`, an
+    /// authoritative query as `auth=true`, a certified one as `cert=true` (the proxy then
+    /// checks the signatures of its own answers from the servers: its JSON carries none for
+    /// the resolver to check, so [`certify(true)`](Self::certify), which promises
+    /// signatures verified here, cannot be combined with a proxy). Root, server and
+    /// transport settings do not apply. HTTP 429 and 503 are retried as `Retry-After` says,
+    /// at most twice and never after a wait over 5 s. Feature `http`.
+    #[cfg(feature = "http")]
+    pub fn proxy(mut self, url: impl Into<String>) -> Self {
+        self.proxy = Some(url.into());
+        self
     }
 
     /// Root service information from these HS_SITE records.
@@ -624,6 +651,8 @@ impl ResolverBuilder {
         let exchange = self
             .exchange
             .unwrap_or_else(|| Arc::new(NetTransport::new()) as Arc<dyn Exchange>);
+        #[cfg(feature = "http")]
+        let exchange_for_proxy = exchange.clone();
         let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let attempter = Attempter::new(&self.settings, exchange, self.options, clock, rng);
         let locator = SiteLocator::new(
@@ -634,11 +663,16 @@ impl ResolverBuilder {
             ServiceCache::new(self.cache),
         );
         let answers = AnswerCache::new(self.cache);
-        Ok(Resolver::from_core(Core::new(
-            self.settings,
-            locator,
-            answers,
-        )))
+        #[cfg_attr(not(feature = "http"), allow(unused_mut))]
+        let mut core = Core::new(self.settings, locator, answers);
+        #[cfg(feature = "http")]
+        if let Some(url) = &self.proxy {
+            if core.settings.certify {
+                return Err(BuildError::CertifyOverProxy);
+            }
+            core.proxy = Some(super::proxy::Proxy::new(url, exchange_for_proxy)?);
+        }
+        Ok(Resolver::from_core(core))
     }
 }
 

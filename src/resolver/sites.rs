@@ -187,16 +187,17 @@ impl SiteKind {
 
 /// The query address of `server` for `kind`, if it offers one.
 pub(crate) fn query_addr(server: &ServerInfo, kind: TransportKind) -> Option<SocketAddr> {
-    server.socket_addr(protocol_of(kind), false)
+    server.socket_addr(protocol_of(kind)?, false)
 }
 
-/// The interface protocol of a transport.
-fn protocol_of(kind: TransportKind) -> Protocol {
+/// The interface protocol of a transport (none for a proxy's REST API).
+fn protocol_of(kind: TransportKind) -> Option<Protocol> {
     match kind {
-        TransportKind::Udp => Protocol::Udp,
-        TransportKind::Tcp => Protocol::Tcp,
-        TransportKind::Http => Protocol::Http,
-        TransportKind::Https => Protocol::Https,
+        TransportKind::Udp => Some(Protocol::Udp),
+        TransportKind::Tcp => Some(Protocol::Tcp),
+        TransportKind::Http => Some(Protocol::Http),
+        TransportKind::Https => Some(Protocol::Https),
+        TransportKind::Rest => None,
     }
 }
 

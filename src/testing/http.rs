@@ -1,4 +1,4 @@
-//! The test server's HTTP side, on a port of its own: the native protocol over HTTP
+//! The test server's HTTP side (and HTTPS side), each on a port of its own: the native protocol over HTTP
 //! (`POST /<handle>`, PROTOCOL.md §8.3), with the same answers and faults as UDP and TCP. The
 //! routes are pure functions returning [`HttpReply`], so each is tested without a socket.
 
@@ -16,7 +16,11 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tracing::debug;
 
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio_rustls::TlsAcceptor;
+
 use super::http_reply::HttpReply;
+use super::key::TestKey;
 use super::respond::protocol_error;
 use super::server::State;
 use crate::transport::http::HDL_MIME_TYPE;
@@ -25,7 +29,35 @@ use crate::wire::{Message, ENVELOPE_LEN};
 /// Longest an HTTP connection may live on the server.
 const CONNECTION_LIMIT: Duration = Duration::from_secs(120);
 
-pub(super) async fn accept(state: Arc<State>, listener: TcpListener) {
+/// TLS settings of an HTTPS side: a self-signed certificate (for `localhost`) carrying
+/// the server's own key, as handle servers make theirs, so that a client can pin it to the
+/// key in the server's HS_SITE record.
+pub(super) fn tls_acceptor(key: &TestKey) -> std::io::Result<TlsAcceptor> {
+    let invalid = |e: &dyn std::fmt::Display| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("https: {e}"))
+    };
+    let pkcs8 = key.pkcs8_der().map_err(|e| invalid(&e))?;
+    let der = PrivatePkcs8KeyDer::from(pkcs8.clone());
+    let pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_RSA_SHA256)
+        .map_err(|e| invalid(&e))?;
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .and_then(|p| p.self_signed(&pair))
+        .map_err(|e| invalid(&e))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| invalid(&e))?
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8)),
+    )
+    .map_err(|e| invalid(&e))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+pub(super) async fn accept(state: Arc<State>, listener: TcpListener, tls: Option<TlsAcceptor>) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -36,18 +68,36 @@ pub(super) async fn accept(state: Arc<State>, listener: TcpListener) {
             }
         };
         let state = state.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let stop = state.stop.clone();
-            let service = service_fn(move |request| {
-                let state = state.clone();
-                async move { Ok::<_, Infallible>(serve(&state, request).await) }
-            });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service);
-            stop.run_until_cancelled(tokio::time::timeout(CONNECTION_LIMIT, connection))
+            let work = async move {
+                match tls {
+                    Some(tls) => match tls.accept(stream).await {
+                        Ok(stream) => connection(state, stream).await,
+                        Err(e) => debug!(error = %e, "test server tls handshake failed"),
+                    },
+                    None => connection(state, stream).await,
+                }
+            };
+            stop.run_until_cancelled(tokio::time::timeout(CONNECTION_LIMIT, work))
                 .await;
         });
     }
+}
+
+/// Serves HTTP/1.1 on one connection.
+async fn connection<S>(state: Arc<State>, stream: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(serve(&state, request).await) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 /// One HTTP request: faults first, then the route.

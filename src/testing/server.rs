@@ -61,6 +61,10 @@ pub struct TestServerConfig {
     pub http: bool,
     /// Port of the HTTP side; 0 (default) = a free port.
     pub http_port: u16,
+    /// Also serve HTTPS on a free port of its own (interface type 3, protocol HTTPS), with
+    /// a self-signed certificate for the server's key (which must then be of 2048 bits or
+    /// more: [`TestKey::embedded_2048`]). Default off.
+    pub https: bool,
 }
 
 impl TestServerConfig {
@@ -82,6 +86,7 @@ impl TestServerConfig {
             ip: LOOPBACK,
             http: false,
             http_port: 0,
+            https: false,
         }
     }
 }
@@ -99,6 +104,8 @@ pub(super) struct State {
     addr: SocketAddr,
     /// The HTTP listener's address, when there is one.
     http_addr: Option<SocketAddr>,
+    /// The HTTPS listener's address, when there is one.
+    https_addr: Option<SocketAddr>,
     server_id: u32,
     pub(super) faults: FaultState,
     role: RwLock<Arc<SiteRole>>,
@@ -173,9 +180,24 @@ impl TestServer {
             Some(l) => Some(l.local_addr()?),
             None => None,
         };
+        let https = match config.https {
+            true => Some((
+                TcpListener::bind((config.ip, 0)).await?,
+                super::http::tls_acceptor(&config.key)?,
+            )),
+            false => None,
+        };
+        let https_addr = match &https {
+            Some((l, _)) => Some(l.local_addr()?),
+            None => None,
+        };
         let mut server = ServerInfo::new(config.server_id, addr.ip());
         server.public_key = config.key.hs_pubkey();
-        server.interfaces = all_interfaces(addr.port(), http_addr.map(|a| a.port()));
+        server.interfaces = all_interfaces(
+            addr.port(),
+            http_addr.map(|a| a.port()),
+            https_addr.map(|a| a.port()),
+        );
         let site = SiteInfo {
             data_format_version: 1,
             protocol_version: config.protocol_version,
@@ -199,6 +221,7 @@ impl TestServer {
             limits: config.limits,
             addr,
             http_addr,
+            https_addr,
             server_id: config.server_id,
             faults: FaultState::new(config.faults, config.seed),
             role: RwLock::new(Arc::new(role)),
@@ -221,7 +244,18 @@ impl TestServer {
         }
         tasks.push(tokio::spawn(tcp_accept(state.clone(), tcp)));
         if let Some(listener) = http {
-            tasks.push(tokio::spawn(super::http::accept(state.clone(), listener)));
+            tasks.push(tokio::spawn(super::http::accept(
+                state.clone(),
+                listener,
+                None,
+            )));
+        }
+        if let Some((listener, tls)) = https {
+            tasks.push(tokio::spawn(super::http::accept(
+                state.clone(),
+                listener,
+                Some(tls),
+            )));
         }
         debug!(%addr, workers, "test server started");
         Ok(TestServer { state, tasks })
@@ -257,6 +291,11 @@ impl TestServer {
         self.state.http_addr
     }
 
+    /// The HTTPS listener's address (see [`TestServerConfig::https`]).
+    pub fn https_addr(&self) -> Option<SocketAddr> {
+        self.state.https_addr
+    }
+
     /// Sets all counters back to zero.
     pub fn reset_counters(&self) {
         self.state.udp_requests.store(0, Ordering::Relaxed);
@@ -281,14 +320,16 @@ impl TestServer {
     }
 
     /// This server's record: id, 127.0.0.1, the test key, interfaces TCP (query + admin) and
-    /// UDP (query) on [`addr`](Self::addr)'s port, and HTTP (query + admin) on
-    /// [`http_addr`](Self::http_addr)'s when it has one.
+    /// UDP (query) on [`addr`](Self::addr)'s port, and HTTP and HTTPS (query + admin) on
+    /// [`http_addr`](Self::http_addr)'s and [`https_addr`](Self::https_addr)'s when it has
+    /// them.
     pub fn server_info(&self) -> ServerInfo {
         let mut s = ServerInfo::new(self.state.server_id, self.state.addr.ip());
         s.public_key = self.state.key.hs_pubkey();
         s.interfaces = all_interfaces(
             self.state.addr.port(),
             self.state.http_addr.map(|a| a.port()),
+            self.state.https_addr.map(|a| a.port()),
         );
         s
     }
@@ -345,15 +386,17 @@ pub fn interfaces(port: u16) -> Vec<Interface> {
     ]
 }
 
-/// [`interfaces`], plus HTTP (query + admin) on `http` when given.
-fn all_interfaces(port: u16, http: Option<u16>) -> Vec<Interface> {
+/// [`interfaces`], plus HTTP and HTTPS (query + admin) on their ports when given.
+fn all_interfaces(port: u16, http: Option<u16>, https: Option<u16>) -> Vec<Interface> {
     let mut all = interfaces(port);
-    if let Some(http) = http {
-        all.push(Interface {
-            kind: InterfaceType::AdminAndQuery,
-            protocol: Protocol::Http,
-            port: u32::from(http),
-        });
+    for (protocol, port) in [(Protocol::Http, http), (Protocol::Https, https)] {
+        if let Some(port) = port {
+            all.push(Interface {
+                kind: InterfaceType::AdminAndQuery,
+                protocol,
+                port: u32::from(port),
+            });
+        }
     }
     all
 }

@@ -13,6 +13,7 @@ use crate::wire::{Limits, Message};
 
 /// Which transport an attempt used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TransportKind {
     /// UDP datagrams of at most 512 bytes (PROTOCOL.md §8.1).
     Udp,
@@ -22,6 +23,9 @@ pub enum TransportKind {
     Http,
     /// The native protocol over HTTPS.
     Https,
+    /// The REST API of a handle proxy (`GET /api/handles/...`, JSON), through
+    /// [`Exchange::fetch`]; never a value for [`Exchange::exchange`].
+    Rest,
 }
 
 impl TransportKind {
@@ -32,6 +36,7 @@ impl TransportKind {
             TransportKind::Tcp => "tcp",
             TransportKind::Http => "http",
             TransportKind::Https => "https",
+            TransportKind::Rest => "rest",
         }
     }
 }

@@ -305,6 +305,11 @@ impl Exchange for NetTransport {
             TransportKind::Http | TransportKind::Https => {
                 Box::pin(async { Err(TransportError::Unsupported("http (feature off)")) })
             }
+            TransportKind::Rest => Box::pin(async {
+                Err(TransportError::Unsupported(
+                    "the REST API is asked with fetch",
+                ))
+            }),
         }
     }
 
