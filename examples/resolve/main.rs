@@ -112,6 +112,10 @@ struct Args {
         help_heading = "Network"
     )]
     root: Option<String>,
+    /// Resolve through the REST API of this handle proxy (e.g. https://hdl.handle.net:
+    /// `GET URL/api/handles/ID`) instead of the native protocol.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "root", "certify", "all_sites"], help_heading = "Network")]
+    proxy: Option<String>,
     /// Transports: `udp` tries UDP, then TCP, then HTTP(S) on each server, moving on when one
     /// gets no answer or a refused connection; `tcp` only TCP; `http` only the native
     /// protocol over HTTP(S).
@@ -162,6 +166,7 @@ impl Args {
 
     fn context(&self) -> Context {
         let first_hop = match (&self.server, &self.root) {
+            _ if self.proxy.is_some() => format!("proxy {}", self.proxy.as_deref().unwrap_or("")),
             (Some(s), _) => format!("server {s}"),
             (None, Some(r)) => format!("root {r}"),
             (None, None) => "the global root servers".to_string(),
@@ -308,6 +313,9 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
                 b.server(addr)
             }
         };
+    }
+    if let Some(proxy) = &args.proxy {
+        b = b.proxy(proxy.as_str());
     }
     if let Some(root) = &args.root {
         let path = Path::new(root);
