@@ -6,6 +6,7 @@ mod cancel;
 mod certified;
 mod chain;
 mod cli;
+mod cordra_case;
 mod flight;
 mod hedge;
 mod loopback;

@@ -61,7 +61,8 @@ struct Args {
     /// Only validate and normalize, without any network access.
     #[arg(long, help_heading = "Input")]
     check: bool,
-    /// Require every identifier to be a CORDRA id.
+    /// The CORDRA profile: require every identifier to be a CORDRA id, read resolver URLs
+    /// strictly by its URI profile, and send the suffix in upper case.
     #[arg(long, help_heading = "Input")]
     cordra: bool,
     /// Read URIs leniently: everything after the prefix's '/' is the local name.
@@ -335,7 +336,13 @@ async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
             async move {
                 match Identifier::parse_with(input.trim(), options) {
                     Ok(id) => {
-                        let asked = id.normalized_handle().map(|h| h.to_string());
+                        // What is sent: as written, or a CORDRA id's CORDRA form (--cordra).
+                        let sent = if args.cordra {
+                            id.normalized_handle()
+                        } else {
+                            id.to_handle().ok()
+                        };
+                        let asked = sent.map(|h| h.normalized().to_string());
                         (input, asked, resolver.resolve_traced(&id, query).await)
                     }
                     Err(e) => (

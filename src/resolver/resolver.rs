@@ -287,11 +287,18 @@ impl Resolver {
 
     /// The handle to resolve, or why there is none (nothing is sent then).
     fn target<T: Resolvable + ?Sized>(&self, id: &T) -> Result<Target, ResolveError> {
-        let target = id.to_target()?;
-        if self.core.settings.strict_cordra && !target.cordra {
-            return Err(ResolveError::NotCordra {
-                input: target.input,
-            });
+        let mut target = id.to_target()?;
+        if self.core.settings.strict_cordra {
+            // The CORDRA profile: its ids only, in their CORDRA form. Otherwise the handle
+            // goes out as written (handles are case sensitive).
+            match target.cordra.clone() {
+                Some(cordra) => target.handle = cordra,
+                None => {
+                    return Err(ResolveError::NotCordra {
+                        input: target.input,
+                    })
+                }
+            }
         }
         Ok(target)
     }
@@ -522,7 +529,9 @@ impl ResolverBuilder {
         self
     }
 
-    /// Accept CORDRA identifiers only (default off).
+    /// The CORDRA profile (default off): accept CORDRA identifiers only, and send them in
+    /// their CORDRA form (32-hex-digit suffix upper-cased). Without it every handle is sent as
+    /// written, also one whose suffix looks like a CORDRA GUID (handles are case sensitive).
     pub fn strict_cordra(mut self, on: bool) -> Self {
         self.settings.strict_cordra = on;
         self

@@ -61,7 +61,7 @@ pub(crate) struct Settings {
     pub(crate) max_parallel: usize,
     /// Follow HS_ALIAS values.
     pub(crate) follow_aliases: bool,
-    /// Accept CORDRA identifiers only.
+    /// The CORDRA profile: CORDRA identifiers only, sent in their CORDRA form.
     pub(crate) strict_cordra: bool,
     /// Ask for a request digest (RD) and check it.
     pub(crate) request_digest: bool,
