@@ -36,6 +36,7 @@ use super::settings::{Settings, TransportPreference};
 use super::sites::{query_addr, text_of, Site};
 use super::target::{Resolvable, Target};
 use super::trace::Trace;
+use super::urn::{self, AsUrn, UrnAnswer, UrnError};
 
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
 /// RTT table and the transport.
@@ -171,6 +172,27 @@ impl Resolver {
             .buffer_unordered(concurrency.max(1))
             .boxed();
         ResolveMany { inner }
+    }
+
+    /// Resolves a `urn:fdc` or `urn-3` URN over HTTP (RFC 2169): `N2Ls` at its resolver
+    /// (the ProviderId for `urn:fdc`, the HUL resolver for `urn-3`, or
+    /// [`ResolverBuilder::urn_resolver`]), with `N2L` as the fallback, the URN in its
+    /// canonical form. A redirect is a result, not followed. Under the resolver's deadline,
+    /// through [`Exchange::fetch`]. See [the module](super::urn) for the details.
+    ///
+    /// ```no_run
+    /// # async fn demo(resolver: handle_resolver::Resolver) {
+    /// match resolver.resolve_urn("urn-3:HUL.OIS:Home").await {
+    ///     Ok(answer) => answer.urls.iter().for_each(|url| println!("{url}")),
+    ///     Err(e) if e.is_not_found() => println!("the resolver does not know it"),
+    ///     Err(e) => println!("failed: {e}"),
+    /// }
+    /// # }
+    /// ```
+    pub async fn resolve_urn<U: AsUrn + ?Sized>(&self, urn: &U) -> Result<UrnAnswer, UrnError> {
+        let urn = urn.to_urn()?;
+        let exchange = self.core.locator.attempter().exchange();
+        urn::resolve(exchange, &self.core.settings, &urn).await
     }
 
     /// Asks every server of every site of the handle's service (a mirror-drift check),
@@ -534,6 +556,21 @@ impl ResolverBuilder {
     /// written, also one whose suffix looks like a CORDRA GUID (handles are case sensitive).
     pub fn strict_cordra(mut self, on: bool) -> Self {
         self.settings.strict_cordra = on;
+        self
+    }
+
+    /// Resolves every URN at this RFC 2169 resolver (`http(s)://host[:port][/path]`)
+    /// instead of its namespace's (`resolve --urn-resolver`); default none.
+    pub fn urn_resolver(mut self, url: impl Into<String>) -> Self {
+        self.settings.urn.resolver = Some(url.into());
+        self
+    }
+
+    /// The RFC 2169 resolver of `urn-3` URNs (default
+    /// [`DEFAULT_URN3_RESOLVER_URL`](super::DEFAULT_URN3_RESOLVER_URL), Harvard's HUL
+    /// resolver).
+    pub fn urn3_resolver(mut self, url: impl Into<String>) -> Self {
+        self.settings.urn.urn3_resolver = url.into();
         self
     }
 

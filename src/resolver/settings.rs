@@ -6,6 +6,8 @@ use std::time::Duration;
 use crate::transport::TransportKind;
 use crate::wire::Limits;
 
+use super::urn::UrnSettings;
+
 /// Which transport to try first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -69,6 +71,8 @@ pub(crate) struct Settings {
     pub(crate) limits: Limits,
     /// Least time between two automatic root refreshes.
     pub(crate) root_refresh_interval: Duration,
+    /// Where URNs are resolved (RFC 2169).
+    pub(crate) urn: UrnSettings,
 }
 
 impl Default for Settings {
@@ -87,6 +91,7 @@ impl Default for Settings {
             request_digest: false,
             limits: Limits::default(),
             root_refresh_interval: DEFAULT_ROOT_REFRESH_INTERVAL,
+            urn: UrnSettings::default(),
         }
     }
 }
