@@ -18,4 +18,5 @@ mod refresh;
 mod replay;
 mod rtt;
 mod trace;
+mod urn;
 mod world;
