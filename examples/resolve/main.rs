@@ -210,7 +210,7 @@ fn main() -> ExitCode {
         {
             Ok(runtime) => runtime.block_on(async {
                 // URNs resolve over HTTP (RFC 2169), the rest as handles.
-                let urns = urn::take_urns(&mut args.ids);
+                let urns = urn::take_urns(&mut args);
                 let status = urn::run(&args, &urns, &mut o).await?;
                 match args.ids.is_empty() {
                     true => Ok(status),

@@ -21,13 +21,17 @@ use crate::out::{self, Out};
 use crate::render::{BAD_INPUT, NETWORK, NOT_FOUND, OK};
 use crate::Args;
 
-/// Takes the URNs (`urn:fdc:…`, `urn:urn-3:…`, `urn-3:…`) out of `ids`, in order; the rest
-/// stay (handles, and text that is no valid identifier, reported on the handle path).
-pub fn take_urns(ids: &mut Vec<String>) -> Vec<String> {
-    let (urns, rest) = std::mem::take(ids)
+/// Takes the URNs (`urn:fdc:…`, `urn:urn-3:…`, `urn-3:…`) out of the identifiers, in order;
+/// the rest stay (handles, and text that is no valid identifier, reported on the handle path;
+/// with `--cordra` URNs too, which that path refuses as not CORDRA ids).
+pub fn take_urns(args: &mut Args) -> Vec<String> {
+    if args.cordra {
+        return Vec::new();
+    }
+    let (urns, rest) = std::mem::take(&mut args.ids)
         .into_iter()
         .partition(|id| matches!(Identifier::parse(id.trim()), Ok(Identifier::Urn(_))));
-    *ids = rest;
+    args.ids = rest;
     urns
 }
 

@@ -144,6 +144,7 @@ mod tests {
 
     #[test]
     fn bad_input_and_urns_are_rejected_before_anything_is_sent() {
+        let too_long = format!("10.1/{}", "x".repeat(crate::ident::MAX_HANDLE_LENGTH));
         for bad in [
             "",
             "no-slash/",
@@ -151,6 +152,7 @@ mod tests {
             "10..1/x",
             "urn:fdc:example.com:2002:A572007",
             "a\u{1}/b",
+            too_long.as_str(),
         ] {
             assert!(
                 matches!(bad.to_target(), Err(ResolveError::InvalidIdentifier(_))),

@@ -15,7 +15,7 @@
 //!    `GET <resolver>/uri-res/N2L?<urn>`: a redirect whose `Location` is the URL.
 //!
 //! A redirect is a result, never followed. Everything runs through
-//! [`Exchange::fetch`](crate::transport::Exchange::fetch) under the resolver's one deadline.
+//! [`Exchange::fetch`] under the resolver's one deadline.
 //! What a resolver answers that is not one of the above is a typed [`UrnError`].
 
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The test server's RFC 2169 resolver: `GET /uri-res/N2Ls?<urn>` answers the URN's URLs as a
 //! `text/uri-list`, `GET /uri-res/N2L?<urn>` a 302 to the first of them, from the [`Urns`] of
-//! the JSON handle file's `urns` section. Pure: [`respond`] maps a request line's path and
+//! the JSON handle file's `urns` section. Pure: `respond` maps a request line's path and
 //! query to an [`HttpReply`]; the HTTP listener sends it.
 //!
 //! Answers: 200 (`N2Ls`), 302 with `Location` (`N2L`), 404 for a URN it does not know (and for
