@@ -11,7 +11,7 @@
 //!     ["http://example.org/a", "ftp://mirror.example.net/a"]
 //! );
 //! let err = decode_uri_list(b"<!DOCTYPE html>\r\n", MAX_URI_LIST_BYTES).unwrap_err();
-//! assert!(matches!(err, UriListError::NoScheme { line: 1, .. }));
+//! assert_eq!(err, UriListError::BadByte { line: 1, column: 0, byte: b'<' });
 //! # Ok::<(), UriListError>(())
 //! ```
 
