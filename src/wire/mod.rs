@@ -11,7 +11,9 @@
 //! - [`limits`]: the caps applied to every length and count;
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
 //!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
-//! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks.
+//! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks;
+//! - [`json`]: the JSON shape of handle values and records (REST API answers,
+//!   `bootstrap_handles`), both ways.
 #![warn(unreachable_pub)]
 
 pub mod admin;
@@ -24,6 +26,7 @@ pub mod error;
 pub mod fragments;
 pub mod hash;
 pub mod header;
+pub mod json;
 pub mod limits;
 pub mod loc;
 pub mod message;
@@ -51,6 +54,7 @@ pub use fragments::{
 };
 pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
+pub use json::{JsonError, JsonErrorKind, RestAnswer};
 pub use limits::Limits;
 pub use loc::{LocError, Location, Locations};
 pub use message::Message;
