@@ -244,16 +244,16 @@ impl PublicKey {
         })
     }
 
-    /// The key as the `data` of a value in the handle.net REST API's JSON shape:
-    /// `{"format": "key", "value": {"kty": "RSA", "n": ..., "e": ...}}` (base64url without
-    /// padding, leading zero bytes dropped) for RSA and DSA keys that shape carries exactly,
-    /// `{"format": "base64", ...}` for the others (see [`json::key_to_json`](super::json::key_to_json)).
+    /// A JSON view of the key: `{"format": "key", "value": ...}` with the JWK-like object of
+    /// [`json::key_to_json`](super::json::key_to_json) (RSA and DSA as the handle.net REST
+    /// API writes them). A view: for the exact REST shape of an HS_PUBKEY value, which falls
+    /// back to `base64` for keys the JWK cannot carry byte for byte, see
+    /// [`json::data_to_json`](super::json::data_to_json).
     pub fn to_json(&self) -> Json {
-        match self.encode() {
-            Ok(blob) => super::json::data::key_blob_to_json(&blob),
-            // Only a field beyond 4 GiB fails to encode; no decoded key has one.
-            Err(_) => Json::Null,
-        }
+        let mut o = serde_json::Map::new();
+        o.insert("format".into(), Json::from("key"));
+        o.insert("value".into(), super::json::key_to_json(self));
+        Json::Object(o)
     }
 }
 

@@ -122,7 +122,7 @@ fn structured(v: &HandleValue) -> Option<(DataFormat, Json)> {
     } else if has_type(v, "HS_PUBKEY") {
         (
             DataFormat::Key,
-            key_to_json(&PublicKey::decode_bytes(d).ok()?)?,
+            key_to_json(&PublicKey::decode_bytes(d).ok()?),
         )
     } else {
         return None;
@@ -610,9 +610,13 @@ fn java_integer(magnitude: &[u8]) -> Bytes {
     }
 }
 
-/// The JWK-like object of an RSA (`{"kty": "RSA", "n", "e"}`) or DSA (`{"kty": "DSA", "y",
-/// "p", "q", "g"}`) key; `None` for other key types (the REST API shows those as bytes).
-pub fn key_to_json(k: &PublicKey) -> Option<Json> {
+/// The JWK-like object of a key: RSA `{"kty": "RSA", "n", "e"}` and DSA `{"kty": "DSA", "y",
+/// "p", "q", "g"}` as the REST API writes them (numbers in base64url without padding, leading
+/// zero bytes dropped), which [`key_from_json`] reads back. Other key types get a view the
+/// REST API does not have and [`key_from_json`] does not read (`{"kty": "DH", "y", "p",
+/// "g"}`, `{"kty": <type>, "hex": <the bytes after the options>}`); [`data_to_json`] writes
+/// those keys as `base64`.
+pub fn key_to_json(k: &PublicKey) -> Json {
     let mut o = Map::new();
     match k {
         PublicKey::Rsa(r) => {
@@ -627,9 +631,18 @@ pub fn key_to_json(k: &PublicKey) -> Option<Json> {
             o.insert("q".into(), b64_number(&d.q));
             o.insert("g".into(), b64_number(&d.g));
         }
-        _ => return None,
+        PublicKey::Dh { y, p, g, .. } => {
+            o.insert("kty".into(), Json::from("DH"));
+            o.insert("y".into(), b64_number(y));
+            o.insert("p".into(), b64_number(p));
+            o.insert("g".into(), b64_number(g));
+        }
+        PublicKey::Other { key_type, data, .. } => {
+            o.insert("kty".into(), Json::from(String::from_utf8_lossy(key_type)));
+            o.insert("hex".into(), Json::from(hex::encode(data)));
+        }
     }
-    Some(Json::Object(o))
+    Json::Object(o)
 }
 
 /// `{"format": "key", ...}` for a key blob the JSON key carries exactly, else
@@ -638,7 +651,7 @@ pub(crate) fn key_blob_to_json(blob: &Bytes) -> Json {
     let limits = Limits::default();
     let exact = PublicKey::decode_bytes(blob)
         .ok()
-        .and_then(|k| key_to_json(&k))
+        .map(|k| key_to_json(&k))
         .filter(|j| {
             key_at(j, &At::ROOT, &limits)
                 .ok()
