@@ -7,7 +7,9 @@
 //! - [`faults`]: [`Faults`], what a server does wrong on purpose;
 //! - [`key`]: the RSA test key and answer signing;
 //! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
-//! - [`json`]: the JSON handle file of `examples/testserver.rs`.
+//! - [`json`]: the JSON handle file of `examples/testserver.rs`;
+//! - `rest`: the handle.net REST API (`GET /api/handles/...`) as a pure function of the
+//!   store, for the server's HTTP side.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -30,6 +32,7 @@ pub mod key;
 pub mod network;
 mod patch;
 mod respond;
+mod rest;
 pub mod server;
 pub mod store;
 
