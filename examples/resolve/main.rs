@@ -98,19 +98,27 @@ struct Args {
     #[arg(long, help_heading = "Output")]
     trace: bool,
 
-    /// Ask this server only, without service lookup.
-    #[arg(long, value_name = "HOST:PORT", help_heading = "Network")]
+    /// Ask this server only, without service lookup; `http://HOST:PORT` (or `https://`)
+    /// asks its HTTP interface (the native protocol over HTTP).
+    #[arg(long, value_name = "HOST:PORT|URL", help_heading = "Network")]
     server: Option<String>,
-    /// Root to start from: HOST:PORT, or a reference-client `root_info` or
-    /// `bootstrap_handles` file [default: the global root servers].
+    /// Root to start from: HOST:PORT, http://HOST:PORT (its HTTP interface), or a
+    /// reference-client `root_info` or `bootstrap_handles` file [default: the global root
+    /// servers].
     #[arg(
         long,
-        value_name = "HOST:PORT|FILE",
+        value_name = "HOST:PORT|URL|FILE",
         conflicts_with = "server",
         help_heading = "Network"
     )]
     root: Option<String>,
-    /// Transport to try first (UDP falls back to TCP when it gets no answer).
+    /// Resolve through the REST API of this handle proxy (e.g. https://hdl.handle.net:
+    /// `GET URL/api/handles/ID`) instead of the native protocol.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "root", "certify", "all_sites"], help_heading = "Network")]
+    proxy: Option<String>,
+    /// Transports: `udp` tries UDP, then TCP, then HTTP(S) on each server, moving on when one
+    /// gets no answer or a refused connection; `tcp` only TCP; `http` only the native
+    /// protocol over HTTP(S).
     #[arg(long, value_enum, default_value_t = Transport::Udp, help_heading = "Network")]
     transport: Transport,
     /// Overall deadline per identifier, in seconds.
@@ -135,8 +143,12 @@ fn seconds(text: &str) -> Result<Duration, String> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Transport {
+    /// UDP, then TCP, then the native protocol over HTTP(S), each when the server offers it.
     Udp,
+    /// TCP only.
     Tcp,
+    /// The native protocol over HTTP, then HTTPS, only.
+    Http,
 }
 
 impl Args {
@@ -154,6 +166,7 @@ impl Args {
 
     fn context(&self) -> Context {
         let first_hop = match (&self.server, &self.root) {
+            _ if self.proxy.is_some() => format!("proxy {}", self.proxy.as_deref().unwrap_or("")),
             (Some(s), _) => format!("server {s}"),
             (None, Some(r)) => format!("root {r}"),
             (None, None) => "the global root servers".to_string(),
@@ -241,11 +254,49 @@ fn socket_addr(text: &str) -> Option<SocketAddr> {
     text.to_socket_addrs().ok()?.next()
 }
 
+/// `--server` or `--root` `http://HOST[:PORT][/]` or `https://...`: the address, the host name to send
+/// as `Host` (when it is a name, not an address), and whether it is HTTPS. `None` when the
+/// text has no such scheme.
+fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>, String> {
+    let (rest, tls) = if let Some(r) = text.strip_prefix("http://") {
+        (r, false)
+    } else if let Some(r) = text.strip_prefix("https://") {
+        (r, true)
+    } else {
+        return Ok(None);
+    };
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if authority.is_empty() || authority.contains('/') {
+        return Err(format!(
+            "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
+        ));
+    }
+    let default_port = if tls { 443 } else { 80 };
+    let (host, with_port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() && !p.is_empty() => (
+            h.trim_start_matches('[').trim_end_matches(']'),
+            authority.to_string(),
+        ),
+        _ => (
+            authority.trim_start_matches('[').trim_end_matches(']'),
+            format!("{authority}:{default_port}"),
+        ),
+    };
+    let addr = socket_addr(&with_port)
+        .ok_or_else(|| format!("{text:?}: cannot find the address of {host:?}"))?;
+    let name = host
+        .parse::<std::net::IpAddr>()
+        .is_err()
+        .then(|| host.to_string());
+    Ok(Some((addr, name, tls)))
+}
+
 fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     let mut b = Resolver::builder()
         .transport(match args.transport {
             Transport::Udp => TransportPreference::Udp,
             Transport::Tcp => TransportPreference::Tcp,
+            Transport::Http => TransportPreference::Http,
         })
         .certify(args.certify)
         .authoritative(args.authoritative)
@@ -253,10 +304,18 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .strict_cordra(args.cordra)
         .timeout(args.timeout);
     if let Some(server) = &args.server {
-        let addr = socket_addr(server).ok_or_else(|| {
-            format!("--server {server:?}: not a HOST:PORT address (e.g. 127.0.0.1:2641)")
-        })?;
-        b = b.server(addr);
+        b = match http_server(server)? {
+            Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),
+            None => {
+                let addr = socket_addr(server).ok_or_else(|| {
+                    format!("--server {server:?}: not a HOST:PORT address (e.g. 127.0.0.1:2641)")
+                })?;
+                b.server(addr)
+            }
+        };
+    }
+    if let Some(proxy) = &args.proxy {
+        b = b.proxy(proxy.as_str());
     }
     if let Some(root) = &args.root {
         let path = Path::new(root);
@@ -270,6 +329,8 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
                 Some(b'{') | Some(b'[') => b.bootstrap_handles_file(path),
                 _ => b.root_info_file(path),
             };
+        } else if let Some((addr, host, tls)) = http_server(root)? {
+            b = b.root_server_http(addr, host.as_deref(), tls);
         } else {
             let addr = socket_addr(root).ok_or_else(|| {
                 format!(

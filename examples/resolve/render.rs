@@ -29,12 +29,9 @@ pub fn exit_status(e: &ResolveError) -> u8 {
     }
 }
 
-/// `udp` or `tcp`.
+/// `udp`, `tcp`, `http` or `https`.
 pub fn transport_name(kind: TransportKind) -> &'static str {
-    match kind {
-        TransportKind::Udp => "udp",
-        TransportKind::Tcp => "tcp",
-    }
+    kind.as_str()
 }
 
 /// What the run asked, for the failure messages: where requests went first, and whether the

@@ -54,6 +54,11 @@ pub struct Faults {
     pub rest_429_ratio: f64,
     /// HTTP REST API: the `Retry-After` seconds of the 429 answers.
     pub rest_retry_after: u32,
+    /// TCP (native): connections are closed at once, unread, as where a firewall resets
+    /// them (still counted as requests).
+    pub block_tcp: bool,
+    /// HTTP: requests are held unanswered, as where a firewall drops them.
+    pub block_http: bool,
 }
 
 impl Faults {
