@@ -14,6 +14,7 @@
 mod check;
 mod out;
 mod render;
+mod urn;
 
 use std::io::BufRead;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -61,7 +62,8 @@ struct Args {
     /// Only validate and normalize, without any network access.
     #[arg(long, help_heading = "Input")]
     check: bool,
-    /// Require every identifier to be a CORDRA id.
+    /// The CORDRA profile: require every identifier to be a CORDRA id, read resolver URLs
+    /// strictly by its URI profile, and send the suffix in upper case.
     #[arg(long, help_heading = "Input")]
     cordra: bool,
     /// Read URIs leniently: everything after the prefix's '/' is the local name.
@@ -128,6 +130,10 @@ struct Args {
     #[arg(long, default_value_t = 16, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Network")]
     concurrency: u32,
+    /// Resolve every URN (urn:fdc, urn-3) at this RFC 2169 resolver (http://HOST:PORT)
+    /// instead of its namespace's (the ProviderId; the HUL resolver for urn-3).
+    #[arg(long, value_name = "URL", help_heading = "Network")]
+    urn_resolver: Option<String>,
     /// Ask every server of every site of the service and show where they differ.
     #[arg(long, conflicts_with_all = ["short", "trace", "follow_aliases"], help_heading = "Network")]
     all_sites: bool,
@@ -202,7 +208,15 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
         {
-            Ok(runtime) => runtime.block_on(run(&args, &mut o)),
+            Ok(runtime) => runtime.block_on(async {
+                // URNs resolve over HTTP (RFC 2169), the rest as handles.
+                let urns = urn::take_urns(&mut args);
+                let status = urn::run(&args, &urns, &mut o).await?;
+                match args.ids.is_empty() {
+                    true => Ok(status),
+                    false => Ok(status.max(run(&args, &mut o).await?)),
+                }
+            }),
             Err(e) => {
                 out::error(format!("cannot start the async runtime: {e}"));
                 Ok(NETWORK)
@@ -396,7 +410,13 @@ async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
             async move {
                 match Identifier::parse_with(input.trim(), options) {
                     Ok(id) => {
-                        let asked = id.normalized_handle().map(|h| h.to_string());
+                        // What is sent: as written, or a CORDRA id's CORDRA form (--cordra).
+                        let sent = if args.cordra {
+                            id.normalized_handle()
+                        } else {
+                            id.to_handle().ok()
+                        };
+                        let asked = sent.map(|h| h.normalized().to_string());
                         (input, asked, resolver.resolve_traced(&id, query).await)
                     }
                     Err(e) => (

@@ -8,6 +8,7 @@
 //! - [`key`]: the RSA test key and answer signing;
 //! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
 //! - [`json`]: the JSON handle file of `examples/testserver.rs`;
+//! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure;
 //! - `rest`: the handle.net REST API (`GET /api/handles/...`) as a pure function of the
 //!   store, for the server's HTTP side.
 //!
@@ -36,6 +37,7 @@ mod respond;
 mod rest;
 pub mod server;
 pub mod store;
+pub mod uri_res;
 
 pub use faults::Faults;
 pub use http_reply::HttpReply;
@@ -44,3 +46,4 @@ pub use key::{TestKey, TEST_KEY_2048_DER, TEST_KEY_DER};
 pub use network::{TestNetwork, TestNetworkBuilder, TestSite};
 pub use server::{TestServer, TestServerConfig};
 pub use store::{Lookup, Referral, Store, StoredHandle};
+pub use uri_res::Urns;
