@@ -13,7 +13,8 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use tokio::time::Instant;
 
 use crate::transport::{Exchange, Fetched, HttpGet, TransportError, TransportKind};
-use crate::wire::{HandleValue, ProtocolVersion, ResponseCode};
+use crate::wire::json::RestAnswer;
+use crate::wire::{HandleValue, Limits, ProtocolVersion, ResponseCode};
 
 use super::error::ResolveError;
 use super::record::{Attempt, AttemptOutcome, Source};
@@ -234,7 +235,9 @@ impl Proxy {
                 )),
             ));
         }
-        let answer = interim_decode(&fetched.body).map_err(|e| {
+        // The values as the native answer carries them; the proxy's own cap on the body
+        // (`MAX_REST_BODY`) is below the codec's.
+        let answer = RestAnswer::from_slice(&fetched.body, &Limits::default()).map_err(|e| {
             self.failure(
                 url,
                 TransportError::Http(format!("status {}, body: {e}", fetched.status)),
@@ -329,45 +332,4 @@ mod tests {
             assert!(Proxy::new(bad, ex.clone()).is_err(), "{bad}");
         }
     }
-}
-
-// INTERIM (replaced by the wire JSON codec before commit).
-struct InterimAnswer {
-    response_code: u32,
-    handle: Option<String>,
-    values: Vec<HandleValue>,
-    message: Option<String>,
-}
-fn interim_decode(b: &[u8]) -> Result<InterimAnswer, String> {
-    let v: serde_json::Value = serde_json::from_slice(b).map_err(|e| e.to_string())?;
-    let code = v
-        .get("responseCode")
-        .and_then(|c| c.as_u64())
-        .ok_or("responseCode")? as u32;
-    let mut values = Vec::new();
-    for x in v
-        .get("values")
-        .and_then(|x| x.as_array())
-        .cloned()
-        .unwrap_or_default()
-    {
-        let i = x.get("index").and_then(|i| i.as_u64()).unwrap_or(0) as u32;
-        let t = x
-            .get("type")
-            .and_then(|i| i.as_str())
-            .unwrap_or("")
-            .to_string();
-        let d = x
-            .pointer("/data/value")
-            .and_then(|i| i.as_str())
-            .unwrap_or("")
-            .to_string();
-        values.push(HandleValue::new(i, bytes::Bytes::from(t.into_bytes()), d));
-    }
-    Ok(InterimAnswer {
-        response_code: code,
-        handle: v.get("handle").and_then(|h| h.as_str()).map(String::from),
-        values,
-        message: v.get("message").and_then(|h| h.as_str()).map(String::from),
-    })
 }
