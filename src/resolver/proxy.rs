@@ -57,6 +57,8 @@ pub(crate) struct Proxy {
     /// The proxy's address when the URL names one (for the trace), else unspecified.
     addr: SocketAddr,
     exchange: Arc<dyn Exchange>,
+    /// Bounds on what one answer may hold.
+    limits: Limits,
 }
 
 impl std::fmt::Debug for Proxy {
@@ -78,7 +80,11 @@ pub struct ProxyUrlError {
 impl Proxy {
     /// A proxy at `url` (`http://` or `https://`, host, optional port and path; no query or
     /// fragment).
-    pub(crate) fn new(url: &str, exchange: Arc<dyn Exchange>) -> Result<Self, ProxyUrlError> {
+    pub(crate) fn new(
+        url: &str,
+        exchange: Arc<dyn Exchange>,
+        limits: Limits,
+    ) -> Result<Self, ProxyUrlError> {
         let error = |reason| ProxyUrlError {
             url: url.to_string(),
             reason,
@@ -105,6 +111,7 @@ impl Proxy {
             base,
             addr,
             exchange,
+            limits,
         })
     }
 
@@ -237,7 +244,7 @@ impl Proxy {
         }
         // The values as the native answer carries them; the proxy's own cap on the body
         // (`MAX_REST_BODY`) is below the codec's.
-        let answer = RestAnswer::from_slice(&fetched.body, &Limits::default()).map_err(|e| {
+        let answer = RestAnswer::from_slice(&fetched.body, &self.limits).map_err(|e| {
             self.failure(
                 url,
                 TransportError::Http(format!("status {}, body: {e}", fetched.status)),
@@ -316,10 +323,10 @@ mod tests {
     #[test]
     fn proxy_urls_are_checked() {
         let ex: Arc<dyn Exchange> = Arc::new(crate::transport::NetTransport::new());
-        let p = Proxy::new("http://127.0.0.1:8000/", ex.clone()).unwrap();
+        let p = Proxy::new("http://127.0.0.1:8000/", ex.clone(), Limits::default()).unwrap();
         assert_eq!(p.base, "http://127.0.0.1:8000");
         assert_eq!(p.addr, "127.0.0.1:8000".parse().unwrap());
-        let p = Proxy::new("https://hdl.handle.net", ex.clone()).unwrap();
+        let p = Proxy::new("https://hdl.handle.net", ex.clone(), Limits::default()).unwrap();
         assert!(p.addr.ip().is_unspecified());
         assert_eq!(p.addr.port(), 443);
         for bad in [
@@ -329,7 +336,10 @@ mod tests {
             "http://u@x",
             "hdl.handle.net",
         ] {
-            assert!(Proxy::new(bad, ex.clone()).is_err(), "{bad}");
+            assert!(
+                Proxy::new(bad, ex.clone(), Limits::default()).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -718,7 +718,11 @@ impl ResolverBuilder {
             if core.settings.certify {
                 return Err(BuildError::CertifyOverProxy);
             }
-            core.proxy = Some(super::proxy::Proxy::new(url, exchange_for_proxy)?);
+            core.proxy = Some(super::proxy::Proxy::new(
+                url,
+                exchange_for_proxy,
+                core.settings.limits,
+            )?);
         }
         Ok(Resolver::from_core(core))
     }

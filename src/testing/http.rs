@@ -1,6 +1,7 @@
 //! The test server's HTTP side (and HTTPS side), each on a port of its own: the native
 //! protocol over HTTP (`POST /<handle>`, PROTOCOL.md §8.3) with the same answers and faults
-//! as UDP and TCP, and RFC 2169 URN resolution (`GET /uri-res/...`, [`super::uri_res`]).
+//! as UDP and TCP, the handle.net REST API (`GET /api/handles/...`, [`super::rest`]), and
+//! RFC 2169 URN resolution (`GET /uri-res/...`, [`super::uri_res`]).
 //! The routes are pure functions returning [`HttpReply`], so each is tested without a
 //! socket.
 
@@ -127,6 +128,8 @@ async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes
         }
     } else if request.method() != Method::GET {
         HttpReply::new(405, "text/plain", "GET or POST")
+    } else if target.starts_with("/api/") {
+        super::rest::respond_or_throttle(&state.store, &state.faults, &target)
     } else if target.starts_with("/uri-res/") {
         super::uri_res::respond(&state.urns.read(), &target)
     } else {

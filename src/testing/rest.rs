@@ -11,9 +11,6 @@
 //! matches, `"values": []`) → 200, 301 → 400, 302/303 → 300, 402 → 401, 2 → 500; a bad
 //! `index` → 4 (400), an empty handle → 102 (400), another path → 4 (404).
 
-// Called by the tests until the server's HTTP side serves it.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use bytes::Bytes;
 use percent_encoding::percent_decode_str;
 
