@@ -8,6 +8,7 @@ mod chain;
 mod cli;
 mod cordra_case;
 mod flight;
+mod health;
 mod hedge;
 mod http;
 mod loopback;

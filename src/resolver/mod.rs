@@ -48,6 +48,7 @@ mod cache;
 mod clock;
 mod error;
 mod flight;
+mod health;
 mod hedging;
 mod loc;
 mod locator;
@@ -74,6 +75,7 @@ pub use bootstrap_json::{read_bootstrap_handles, BootstrapHandles};
 pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
+pub use health::{BREAKER_AFTER, BREAKER_FAILURES, FIRST_COOLDOWN, LEARNED_FOR, MAX_COOLDOWN};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
 #[cfg(feature = "http")]
 pub use proxy::{ProxyUrlError, MAX_REST_BODY, MAX_RETRIES, MAX_RETRY_WAIT};
