@@ -337,6 +337,9 @@ pub enum BuildError {
     /// The root (bootstrap) information given could not be read or holds no site.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] BootstrapError),
+    /// The runtime of a [`crate::blocking::Resolver`] could not be started.
+    #[error("cannot start the blocking resolver's runtime: {0}")]
+    Runtime(String),
 }
 
 /// Where the root (global) service information comes from.
