@@ -15,7 +15,7 @@ mod render;
 #[path = "../examples/resolve/tsv.rs"]
 mod tsv;
 
-use std::io::{Cursor, ErrorKind};
+use std::io::Cursor;
 use std::net::SocketAddr;
 
 use addr::{host_port, AddrError};
@@ -142,10 +142,7 @@ fn addresses_default_to_port_2641_and_tell_a_typo_from_a_failed_lookup() {
     assert!(e.contains("the port defaults to 2641"), "{e}");
     // A name that does not resolve says so, with the resolver's reason.
     let failing = |_: &str, _: u16| -> std::io::Result<Vec<SocketAddr>> {
-        Err(std::io::Error::new(
-            ErrorKind::Other,
-            "Name or service not known",
-        ))
+        Err(std::io::Error::other("Name or service not known"))
     };
     let e = host_port("no-such-host.example", failing).unwrap_err();
     assert_eq!(

@@ -29,7 +29,8 @@ async fn every_outcome_has_its_response_code_and_exit_status() {
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let silent = silent.local_addr().unwrap().to_string();
     // (what, options, identifier, responseCode, exit status, text in the message)
-    let cases: [(&str, &[&str], &str, u64, i32, &str); 7] = [
+    type Case<'a> = (&'a str, &'a [&'a str], &'a str, u64, i32, &'a str);
+    let cases: [Case; 7] = [
         ("resolved", &["--root", &root], "20.500.1/1", 1, 0, ""),
         (
             "not found",
