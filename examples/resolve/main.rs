@@ -57,7 +57,7 @@ Without --root or --server (or HANDLE_RESOLVER_ROOT / HANDLE_RESOLVER_SERVER), r
 to the global Handle System root servers; an option given on the command line wins over the
 environment. --type and --index select values matching any of the types OR any of the
 indexes (the protocol's rule). Results print as they complete (--keep-order: in input
-order). Reading `-`, blank lines and `#` lines are skipped. With several identifiers every
+order). In stdin (`-`), blank lines and `#` lines are skipped. With several identifiers every
 result carries its input, failures included, a progress bar shows on stderr when it is a
 terminal, and a summary line closes the run; Ctrl-C or SIGTERM stops sending, prints what
 was resolved and the summary, and exits 130. Errors go to stderr as `error: <id>: <reason>`.";
@@ -361,8 +361,10 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     Ok(b)
 }
 
-async fn run(mut args: Args, o: &mut Out) -> std::io::Result<u8> {
+async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
     // The test network of --demo runs on this thread's runtime until the run ends.
+    #[cfg(feature = "testing")]
+    let mut args = args;
     #[cfg(feature = "testing")]
     let _network = if args.demo {
         match demo::start(&mut args).await {

@@ -74,7 +74,7 @@ impl Progress {
         };
         let bar = ProgressBar::with_draw_target(None, target);
         if let Ok(style) =
-            ProgressStyle::with_template("{spinner} {pos} done  {per_sec}  {elapsed}  {msg}")
+            ProgressStyle::with_template("{spinner} {human_pos} done {per_sec} {elapsed} {msg}")
         {
             bar.set_style(style);
         }
@@ -97,9 +97,9 @@ impl Progress {
     pub fn total_setter(&self) -> impl FnOnce(u64) + Send + 'static {
         let bar = self.bar.clone();
         move |total| {
-            if let Ok(style) =
-                ProgressStyle::with_template("{bar:30} {pos}/{len}  {per_sec}  ETA {eta}  {msg}")
-            {
+            if let Ok(style) = ProgressStyle::with_template(
+                "{wide_bar} {human_pos}/{human_len} {per_sec} ETA {eta} {msg}",
+            ) {
                 bar.set_style(style);
             }
             bar.set_length(total);
