@@ -1,5 +1,6 @@
-//! Serves a JSON file of handles on 127.0.0.1 over UDP and TCP (the same port), with the
-//! loopback test server of `handle_resolver::testing`.
+//! Serves a JSON file of handles on 127.0.0.1 over UDP and TCP (the same port), and with
+//! `--http` over HTTP on a port of its own, with the loopback test server of
+//! `handle_resolver::testing`.
 //!
 //! ```text
 //! cargo run --features testing --example testserver -- --port 2641 fixtures/testserver/handles.json
@@ -39,6 +40,19 @@ struct Args {
     /// Seed of the fault RNG.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Also serve HTTP on a port of its own (printed at start; `--http-port` fixes it): the
+    /// native protocol (`POST /<handle>`), advertised in the server's HS_SITE.
+    #[arg(long)]
+    http: bool,
+    /// Port of the HTTP side (0 = any free port); implies `--http`.
+    #[arg(long, value_name = "PORT")]
+    http_port: Option<u16>,
+    /// Ignore every UDP datagram, as a firewall that drops them.
+    #[arg(long)]
+    drop_udp: bool,
+    /// Reset every native TCP connection at once, as a firewall that rejects them.
+    #[arg(long)]
+    drop_tcp: bool,
 }
 
 fn main() -> ExitCode {
@@ -83,25 +97,37 @@ async fn serve(args: &Args) -> Result<(), String> {
     config.faults = Faults {
         drop_ratio: args.drop,
         delay: Duration::from_millis(args.delay_ms),
+        block_udp: args.drop_udp,
+        block_tcp: args.drop_tcp,
         ..Faults::default()
     };
+    config.http = args.http || args.http_port.is_some();
+    config.http_port = args.http_port.unwrap_or(0);
     let server = TestServer::start(config)
         .await
         .map_err(|e| format!("cannot serve on 127.0.0.1:{}: {e}", args.port))?;
     file.fill(&store, &server.site_value(1).data)
         .map_err(|e| format!("{file_name}: {e}"))?;
-    println!(
-        "serving {} handles from {file_name} on {} (UDP and TCP)",
-        store.len(),
-        server.addr()
-    );
+    match server.http_addr() {
+        Some(http) => println!(
+            "serving {} handles from {file_name} on {} (UDP and TCP) and http://{http}",
+            store.len(),
+            server.addr()
+        ),
+        None => println!(
+            "serving {} handles from {file_name} on {} (UDP and TCP)",
+            store.len(),
+            server.addr()
+        ),
+    }
     tokio::signal::ctrl_c()
         .await
         .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
     println!(
-        "stopping: {} UDP datagrams, {} TCP requests received",
+        "stopping: {} UDP datagrams, {} TCP requests, {} HTTP requests received",
         server.udp_requests(),
-        server.tcp_requests()
+        server.tcp_requests(),
+        server.http_requests()
     );
     Ok(())
 }

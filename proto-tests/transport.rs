@@ -2,6 +2,7 @@
 //! retransmission, faults, TCP framing errors, cancellation, load.
 
 mod cancel;
+mod http;
 mod tcp;
 mod testserver;
 mod udp;

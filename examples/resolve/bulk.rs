@@ -22,7 +22,7 @@ use crate::input::{self, Item};
 use crate::out::{self, Out};
 use crate::progress::Progress;
 use crate::render::{Context, INTERRUPTED, OK};
-use crate::report::{self, Finished};
+use crate::report::{self, Finished, Resolution};
 use crate::{tsv, Args, Format};
 
 /// Identifiers read ahead of the resolutions (the reader thread waits beyond that).
@@ -140,19 +140,19 @@ async fn resolve_one(
     seq: u64,
     input: String,
 ) -> Done {
-    let finished = match Identifier::parse_with(input.trim(), options) {
+    let resolution = match Identifier::parse_with(input.trim(), options) {
         Ok(id) => {
             let asked = id
                 .normalized_handle()
                 .map_or_else(|| input.clone(), |h| h.to_string());
             let (result, attempts) = resolver.resolve_traced(&id, query).await;
-            Finished::Resolved {
+            Resolution {
                 asked,
                 result,
                 attempts,
             }
         }
-        Err(e) => Finished::Resolved {
+        Err(e) => Resolution {
             asked: input.clone(),
             result: Err(ResolveError::InvalidIdentifier(e)),
             attempts: Vec::new(),
@@ -161,7 +161,7 @@ async fn resolve_one(
     Done {
         seq,
         input,
-        finished,
+        finished: Finished::Resolved(Box::new(resolution)),
     }
 }
 

@@ -131,24 +131,33 @@ struct Args {
     #[arg(long, help_heading = "Output")]
     trace: bool,
 
-    /// Ask this server only, without service lookup (port 2641 unless given).
+    /// Ask this server only, without service lookup: HOST[:PORT] (port 2641 unless given);
+    /// `http://HOST:PORT` (or `https://`) asks its HTTP interface (the native protocol over
+    /// HTTP).
     #[arg(
         long,
-        value_name = "HOST[:PORT]",
+        value_name = "HOST[:PORT]|URL",
         env = "HANDLE_RESOLVER_SERVER",
         help_heading = "Network"
     )]
     server: Option<String>,
-    /// Root to start from: HOST[:PORT] (port 2641 unless given), or a reference-client
-    /// `root_info` or `bootstrap_handles` file [default: the global root servers].
+    /// Root to start from: HOST[:PORT] (port 2641 unless given), http://HOST:PORT (its HTTP
+    /// interface), or a reference-client `root_info` or `bootstrap_handles` file [default:
+    /// the global root servers].
     #[arg(
         long,
-        value_name = "HOST[:PORT]|FILE",
+        value_name = "HOST[:PORT]|URL|FILE",
         env = "HANDLE_RESOLVER_ROOT",
         help_heading = "Network"
     )]
     root: Option<String>,
-    /// Transport to try first (UDP falls back to TCP when it gets no answer).
+    /// Resolve through the REST API of this handle proxy (e.g. https://hdl.handle.net:
+    /// `GET URL/api/handles/ID`) instead of the native protocol.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["certify", "all_sites", "demo"], help_heading = "Network")]
+    proxy: Option<String>,
+    /// Transports: `udp` tries UDP, then TCP, then HTTP(S) on each server, moving on when one
+    /// gets no answer or a refused connection; `tcp` only TCP; `http` only the native
+    /// protocol over HTTP(S).
     #[arg(long, value_enum, default_value_t = Transport::Udp, help_heading = "Network")]
     transport: Transport,
     /// Overall deadline per identifier, in seconds.
@@ -188,8 +197,12 @@ enum Format {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Transport {
+    /// UDP, then TCP, then the native protocol over HTTP(S), each when the server offers it.
     Udp,
+    /// TCP only.
     Tcp,
+    /// The native protocol over HTTP, then HTTPS, only.
+    Http,
 }
 
 impl Args {
@@ -207,6 +220,7 @@ impl Args {
 
     fn context(&self) -> Context {
         let first_hop = match (&self.server, &self.root) {
+            _ if self.proxy.is_some() => format!("proxy {}", self.proxy.as_deref().unwrap_or("")),
             (Some(s), _) => format!("server {s}"),
             (None, Some(r)) => format!("root {r}"),
             (None, None) => "the global root servers".to_string(),
@@ -239,7 +253,15 @@ impl Args {
         if root_line && server_line {
             return Err("--root and --server cannot be used together".into());
         }
-        if self.demo {
+        if self.proxy.is_some() {
+            if root_line || server_line {
+                return Err(
+                    "--proxy resolves through the proxy: leave out --root and --server".into(),
+                );
+            }
+            self.root = None;
+            self.server = None;
+        } else if self.demo {
             if root_line || server_line {
                 return Err("--demo starts its own root: leave out --root and --server".into());
             }
@@ -322,11 +344,48 @@ fn address(option: &str, text: &str) -> Result<SocketAddr, String> {
     addr::resolve_host_port(text).map_err(|e| format!("{option} {text}: {e}"))
 }
 
+/// `--server` or `--root` `http://HOST[:PORT][/]` or `https://...`: the address, the host name to send
+/// as `Host` (when it is a name, not an address), and whether it is HTTPS. `None` when the
+/// text has no such scheme.
+fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>, String> {
+    let (rest, tls) = if let Some(r) = text.strip_prefix("http://") {
+        (r, false)
+    } else if let Some(r) = text.strip_prefix("https://") {
+        (r, true)
+    } else {
+        return Ok(None);
+    };
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if authority.is_empty() || authority.contains('/') {
+        return Err(format!(
+            "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
+        ));
+    }
+    let default_port = if tls { 443 } else { 80 };
+    let (host, with_port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() && !p.is_empty() => (
+            h.trim_start_matches('[').trim_end_matches(']'),
+            authority.to_string(),
+        ),
+        _ => (
+            authority.trim_start_matches('[').trim_end_matches(']'),
+            format!("{authority}:{default_port}"),
+        ),
+    };
+    let addr = addr::resolve_host_port(&with_port).map_err(|e| format!("{text:?}: {e}"))?;
+    let name = host
+        .parse::<std::net::IpAddr>()
+        .is_err()
+        .then(|| host.to_string());
+    Ok(Some((addr, name, tls)))
+}
+
 fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     let mut b = Resolver::builder()
         .transport(match args.transport {
             Transport::Udp => TransportPreference::Udp,
             Transport::Tcp => TransportPreference::Tcp,
+            Transport::Http => TransportPreference::Http,
         })
         .certify(args.certify)
         .authoritative(args.authoritative)
@@ -334,7 +393,13 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .strict_cordra(args.cordra)
         .timeout(args.timeout);
     if let Some(server) = &args.server {
-        b = b.server(address("--server", server)?);
+        b = match http_server(server)? {
+            Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),
+            None => b.server(address("--server", server)?),
+        };
+    }
+    if let Some(proxy) = &args.proxy {
+        b = b.proxy(proxy.as_str());
     }
     if let Some(root) = &args.root {
         let path = Path::new(root);
@@ -348,6 +413,8 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
                 Some(b'{') | Some(b'[') => b.bootstrap_handles_file(path),
                 _ => b.root_info_file(path),
             };
+        } else if let Some((addr, host, tls)) = http_server(root)? {
+            b = b.root_server_http(addr, host.as_deref(), tls);
         } else {
             let addr = addr::resolve_host_port(root).map_err(|e| match e {
                 addr::AddrError::Syntax(_) => {

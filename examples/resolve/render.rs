@@ -203,12 +203,9 @@ pub fn exit_table_text() -> String {
     text
 }
 
-/// `udp` or `tcp`.
+/// `udp`, `tcp`, `http` or `https`.
 pub fn transport_name(kind: TransportKind) -> &'static str {
-    match kind {
-        TransportKind::Udp => "udp",
-        TransportKind::Tcp => "tcp",
-    }
+    kind.as_str()
 }
 
 /// What the run asked, for the failure messages: where requests went first, and whether the

@@ -9,18 +9,21 @@ use crate::out::{self, Out};
 use crate::render::{self, Context, Outcome};
 use crate::{tsv, Args, Format};
 
+/// One identifier resolved (or failed): the normalized handle asked for (the input itself
+/// when it does not parse), the outcome and every request sent.
+pub struct Resolution {
+    /// The handle asked for.
+    pub asked: String,
+    /// Values, or why none.
+    pub result: Result<HandleRecord, ResolveError>,
+    /// Every request sent.
+    pub attempts: Vec<Attempt>,
+}
+
 /// How one identifier ended.
 pub enum Finished {
-    /// It was resolved (or failed) with these attempts; `asked` is the normalized handle
-    /// (the input itself when it does not parse).
-    Resolved {
-        /// The handle asked for.
-        asked: String,
-        /// Values, or why none.
-        result: Result<HandleRecord, ResolveError>,
-        /// Every request sent.
-        attempts: Vec<Attempt>,
-    },
+    /// It was resolved, or failed.
+    Resolved(Box<Resolution>),
     /// A stdin line that is not an identifier's text (not UTF-8, too long).
     Unreadable {
         /// Why, with its line number.
@@ -32,8 +35,10 @@ impl Finished {
     /// Its row of the exit status table.
     pub fn outcome(&self) -> Outcome {
         match self {
-            Finished::Resolved { result: Ok(_), .. } => Outcome::Resolved,
-            Finished::Resolved { result: Err(e), .. } => Outcome::of(e),
+            Finished::Resolved(r) => match &r.result {
+                Ok(_) => Outcome::Resolved,
+                Err(e) => Outcome::of(e),
+            },
             Finished::Unreadable { .. } => Outcome::Invalid,
         }
     }
@@ -50,11 +55,7 @@ pub fn write(
     o: &mut Out,
 ) -> std::io::Result<()> {
     let (asked, result, attempts) = match finished {
-        Finished::Resolved {
-            asked,
-            result,
-            attempts,
-        } => (asked.as_str(), result, attempts.as_slice()),
+        Finished::Resolved(r) => (r.asked.as_str(), &r.result, r.attempts.as_slice()),
         Finished::Unreadable { why } => {
             unreadable(input, why, args, bulk, o)?;
             o.done()?;

@@ -56,7 +56,7 @@ async fn udp_timeout_falls_back_to_tcp_on_the_same_server() {
         addr(10),
         Arc::new(move |req, kind| match kind {
             TransportKind::Udp => Reply::Silent,
-            TransportKind::Tcp => tcp_only(req, kind),
+            _ => tcp_only(req, kind),
         }),
     );
     let t0 = Instant::now();
@@ -80,7 +80,7 @@ async fn request_too_big_for_udp_goes_to_tcp_at_once() {
         addr(10),
         Arc::new(move |req, kind| match kind {
             TransportKind::Udp => Reply::Fail(TransportError::TooLargeForUdp),
-            TransportKind::Tcp => tcp(req, kind),
+            _ => tcp(req, kind),
         }),
     );
     let t0 = Instant::now();

@@ -43,7 +43,7 @@ async fn full_chain_to_the_hashed_server_over_udp_and_tcp() {
     for kind in [TransportKind::Udp, TransportKind::Tcp] {
         let pref = match kind {
             TransportKind::Udp => TransportPreference::Udp,
-            TransportKind::Tcp => TransportPreference::Tcp,
+            _ => TransportPreference::Tcp,
         };
         let r = resolver(&net, &transport).transport(pref).build().unwrap();
         for i in 0..6 {
@@ -65,7 +65,7 @@ async fn full_chain_to_the_hashed_server_over_udp_and_tcp() {
         // The root was asked over the same transport.
         match kind {
             TransportKind::Udp => assert!(net.root.udp_requests() > 0),
-            TransportKind::Tcp => assert!(net.root.tcp_requests() > 0),
+            _ => assert!(net.root.tcp_requests() > 0),
         }
     }
     // Only hashed servers were asked: a non-hashed server never answers 301 here.

@@ -118,7 +118,6 @@ impl Exchange for MockNet {
             };
             let answered = |m: Message, after: Duration| {
                 let transmissions = match kind {
-                    TransportKind::Tcp => 1,
                     TransportKind::Udp => {
                         let mut sent_at = Duration::ZERO;
                         let mut n = 0;
@@ -131,6 +130,7 @@ impl Exchange for MockNet {
                         }
                         n.max(1)
                     }
+                    _ => 1,
                 };
                 Ok(Exchanged {
                     message: Message::decode(m.encode().unwrap(), &Limits::default()).unwrap(),
@@ -149,7 +149,7 @@ impl Exchange for MockNet {
                 Reply::Silent => {
                     let wait = match kind {
                         TransportKind::Udp => options.udp_retransmit.iter().sum(),
-                        TransportKind::Tcp => options.tcp_read_timeout,
+                        _ => options.tcp_read_timeout,
                     };
                     tokio::time::sleep(wait).await;
                     Err(TransportError::Timeout)

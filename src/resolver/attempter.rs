@@ -14,7 +14,6 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use tokio::time::Instant;
-use tracing::debug;
 
 use crate::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
@@ -25,16 +24,16 @@ use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::hedging::race;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
-use super::settings::{Settings, TransportPreference, REQUEST_LIFETIME_SECS};
+use super::settings::{Settings, REQUEST_LIFETIME_SECS};
 use super::sites::{query_addr, Site};
 use super::srtt::{order_sites, srtt_key, SrttTable};
-use super::trace::Trace;
+use super::trace::{Recorded, Trace};
 
 /// Asks sites and servers; holds what it learns about them (SRTT).
 pub(crate) struct Attempter {
     exchange: Arc<dyn Exchange>,
     options: ExchangeOptions,
-    transport: TransportPreference,
+    transports: Box<[TransportKind]>,
     hedge_min: Duration,
     hedge_max: Duration,
     max_parallel: usize,
@@ -46,7 +45,7 @@ pub(crate) struct Attempter {
 impl std::fmt::Debug for Attempter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Attempter")
-            .field("transport", &self.transport)
+            .field("transports", &self.transports)
             .field("max_parallel", &self.max_parallel)
             .finish_non_exhaustive()
     }
@@ -63,7 +62,7 @@ impl Attempter {
         Self {
             exchange,
             options,
-            transport: settings.transport,
+            transports: settings.transports.clone().into_boxed_slice(),
             hedge_min: settings.hedge_min,
             hedge_max: settings.hedge_max,
             max_parallel: settings.max_parallel,
@@ -154,8 +153,8 @@ impl Attempter {
         self.ask_server(site, server, spec, trace).await
     }
 
-    /// Asks one server of `site`: UDP first when preferred and offered, TCP on the same
-    /// server when UDP fails in a way TCP may not ([`falls_back_to_tcp`]).
+    /// Asks one server of `site`: the transports in order, the next on the same
+    /// server when UDP fails in a way TCP may not ([`moves_on`]).
     pub(crate) async fn ask_server(
         &self,
         site: &Site,
@@ -180,7 +179,7 @@ impl Attempter {
         request: &Message,
     ) -> Result<Message, ResolveError> {
         self.over_transports(
-            |_| Some(server),
+            |kind| matches!(kind, TransportKind::Udp | TransportKind::Tcp).then_some(server),
             server,
             |addr, kind| async move {
                 self.exchange
@@ -199,7 +198,7 @@ impl Attempter {
     }
 
     /// Runs `attempt` over the configured transports of one server, in order, moving on
-    /// only when [`falls_back_to_tcp`] says so. `addr_of` gives the server's address for a
+    /// only when [`moves_on`] says so. `addr_of` gives the server's address for a
     /// transport (`None`: not offered); `unusable` names the server when none is offered.
     async fn over_transports<T, Fut>(
         &self,
@@ -211,13 +210,13 @@ impl Attempter {
         Fut: Future<Output = Result<T, ResolveError>>,
     {
         let mut last = None;
-        for &kind in self.transport.kinds() {
+        for &kind in self.transports.iter() {
             let Some(addr) = addr_of(kind) else {
                 continue;
             };
             match attempt(addr, kind).await {
                 Ok(answer) => return Ok(answer),
-                Err(e) if falls_back_to_tcp(kind, &e) => last = Some(e),
+                Err(e) if moves_on(kind, &e) => last = Some(e),
                 Err(e) => return Err(e),
             }
         }
@@ -251,12 +250,10 @@ impl Attempter {
                 rtt: Duration::ZERO,
                 transmissions: 0,
                 outcome: AttemptOutcome::Cancelled,
+                url: None,
             },
         );
-        let result = self
-            .exchange
-            .exchange(addr, kind, &request, &self.options)
-            .await;
+        let result = self.send(site, server, addr, kind, &request).await;
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
         let key = srtt_key(server);
@@ -310,6 +307,31 @@ impl Attempter {
             site: site.clone(),
             certified,
         })
+    }
+
+    /// One exchange over `kind`: HTTP(S) with what the site record says about the server's
+    /// interface, the others by address.
+    async fn send(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        addr: SocketAddr,
+        kind: TransportKind,
+        request: &Message,
+    ) -> Result<crate::transport::Exchanged, TransportError> {
+        #[cfg(feature = "http")]
+        if matches!(kind, TransportKind::Http | TransportKind::Https) {
+            let target = super::sites::http_target(&site.info, server, kind)
+                .ok_or(TransportError::Unsupported("no http interface"))?;
+            return self
+                .exchange
+                .exchange_http(&target, request, &self.options)
+                .await;
+        }
+        let _ = (site, server);
+        self.exchange
+            .exchange(addr, kind, request, &self.options)
+            .await
     }
 
     /// Request expiration: now + 12 h (saturating at the largest `u32`).
@@ -382,71 +404,29 @@ impl Attempter {
     }
 }
 
-/// The one fallback rule (PROTOCOL.md §8.4): a UDP attempt that got no answer in time, whose
-/// request is too big for datagrams, or whose UDP side is saturated, is made again over TCP
-/// on the same server. Anything else (an answer, a refused port, a bad answer) stands.
-fn falls_back_to_tcp(kind: TransportKind, error: &ResolveError) -> bool {
-    kind == TransportKind::Udp
-        && matches!(
+/// The one fallback rule (PROTOCOL.md §8.4): the next transport of the order is tried on the
+/// same server when a UDP attempt got no answer in time, its request is too big for
+/// datagrams, or its UDP side is saturated; or when a connection (TCP, HTTP) timed out, was
+/// refused or reset, or closed early, as where a network blocks a port; or when the
+/// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
+/// answer, a failed TLS pin) stands.
+fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
+    let ResolveError::Transport { error, .. } = error else {
+        return false;
+    };
+    match kind {
+        TransportKind::Udp => matches!(
             error,
-            ResolveError::Transport {
-                error: TransportError::Timeout
-                    | TransportError::TooLargeForUdp
-                    | TransportError::Busy,
-                ..
-            }
-        )
-}
-
-/// An attempt in the trace: running while it runs, cancelled when dropped before it
-/// finished (another answer won, or the deadline passed).
-struct Recorded<'a> {
-    trace: &'a Trace,
-    token: u64,
-    open: bool,
-    started: Instant,
-}
-
-impl<'a> Recorded<'a> {
-    fn start(trace: &'a Trace, attempt: Attempt) -> Self {
-        let started = Instant::now();
-        let token = trace.start(attempt, started);
-        Self {
-            trace,
-            token,
-            open: true,
-            started,
-        }
-    }
-
-    /// Records how the attempt ended, `rtt` after it started, after `transmissions`
-    /// transmissions.
-    fn finish(&mut self, outcome: AttemptOutcome, rtt: Duration, transmissions: u32) {
-        if !std::mem::take(&mut self.open) {
-            return;
-        }
-        self.trace.end(self.token, |a| {
-            a.rtt = rtt;
-            a.transmissions = transmissions;
-            debug!(
-                server = %a.server,
-                transport = %a.transport,
-                attempt = a.number,
-                rtt_ms = rtt.as_secs_f64() * 1000.0,
-                transmissions,
-                outcome = ?outcome,
-                handle = %a.handle,
-                "attempt"
-            );
-            a.outcome = outcome;
-        });
-    }
-}
-
-impl Drop for Recorded<'_> {
-    fn drop(&mut self) {
-        let rtt = self.started.elapsed();
-        self.finish(AttemptOutcome::Cancelled, rtt, 0);
+            TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy
+        ),
+        TransportKind::Rest => false,
+        TransportKind::Tcp | TransportKind::Http | TransportKind::Https => matches!(
+            error,
+            TransportError::Timeout
+                | TransportError::Io(..)
+                | TransportError::Closed
+                | TransportError::Unsupported(_)
+        ),
     }
 }
 

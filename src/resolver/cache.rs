@@ -364,6 +364,7 @@ mod tests {
             certified: false,
             authoritative: false,
             protocol_version: ProtocolVersion::V2_11,
+            url: None,
         }
     }
 

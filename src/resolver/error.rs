@@ -212,6 +212,16 @@ pub enum ResolveError {
         /// several (the most telling; every attempt is in the trace); 1 otherwise.
         sites_asked: usize,
     },
+    /// A handle proxy's REST API could not be asked, or did not answer with its JSON (the
+    /// connection failed, another content type or status, a body that is not the documented
+    /// JSON, still busy after the retries `Retry-After` allowed).
+    #[error("proxy {url}: {error}")]
+    Proxy {
+        /// The URL asked.
+        url: String,
+        /// What failed.
+        error: TransportError,
+    },
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]
     ServiceNotFound {

@@ -48,6 +48,8 @@ mod flight;
 mod hedging;
 mod loc;
 mod locator;
+#[cfg(feature = "http")]
+mod proxy;
 mod query;
 mod record;
 mod request;
@@ -69,6 +71,8 @@ pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
+#[cfg(feature = "http")]
+pub use proxy::{ProxyUrlError, MAX_REST_BODY, MAX_RETRIES, MAX_RETRY_WAIT};
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
 pub use resolver::{BuildError, ResolveMany, Resolver, ResolverBuilder, SiteAnswer};

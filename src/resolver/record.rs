@@ -24,8 +24,12 @@ pub struct Source {
     /// True when the answer came from a primary site (and had AT set; servers set AT on
     /// every response, so the flag alone says nothing).
     pub authoritative: bool,
-    /// The response's protocol version.
+    /// The response's protocol version (for a proxy's REST answer: the version the
+    /// resolver speaks, as the JSON names none).
     pub protocol_version: ProtocolVersion,
+    /// For an answer from a proxy's REST API: the URL asked (`server` is then the proxy's
+    /// address when the URL names one, else unspecified).
+    pub url: Option<String>,
 }
 
 /// How one attempt ended.
@@ -68,17 +72,24 @@ pub struct Attempt {
     pub transmissions: u32,
     /// What happened.
     pub outcome: AttemptOutcome,
+    /// For a request to a proxy's REST API: the URL asked (`server` is then the proxy's
+    /// address when the URL names one, else unspecified).
+    pub url: Option<String>,
 }
 
 impl std::fmt::Display for Attempt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let t = self.transport.as_str();
+        let to: &dyn std::fmt::Display = match &self.url {
+            Some(url) => url,
+            None => &self.server,
+        };
         write!(
             f,
             "#{} {} {} {} {:.1} ms",
             self.number,
             self.handle,
-            self.server,
+            to,
             t,
             self.rtt.as_secs_f64() * 1000.0
         )?;

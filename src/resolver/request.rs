@@ -179,8 +179,19 @@ pub(crate) fn try_next_site(code: ResponseCode) -> bool {
 
 /// The typed error for a final answer that is not a success.
 pub(crate) fn final_error(msg: &Message, server: SocketAddr, handle: &str) -> ResolveError {
+    code_error(msg.response_code(), error_text(msg), server, handle)
+}
+
+/// The typed error for a final response `code` (native or from a proxy's REST API) with the
+/// server's error `message`, about `handle`.
+pub(crate) fn code_error(
+    code: ResponseCode,
+    message: String,
+    server: SocketAddr,
+    handle: &str,
+) -> ResolveError {
     let handle = handle.to_string();
-    match msg.response_code() {
+    match code {
         ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
         ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
         ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },
@@ -189,7 +200,7 @@ pub(crate) fn final_error(msg: &Message, server: SocketAddr, handle: &str) -> Re
             sites_asked: 1,
             server,
             code,
-            message: error_text(msg),
+            message,
         },
     }
 }

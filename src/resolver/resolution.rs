@@ -27,6 +27,9 @@ pub(crate) struct Core {
     pub(crate) settings: Settings,
     pub(crate) locator: Arc<SiteLocator>,
     pub(crate) answers: AnswerCache,
+    /// A handle proxy whose REST API answers resolutions instead of the native procedure.
+    #[cfg(feature = "http")]
+    pub(crate) proxy: Option<super::proxy::Proxy>,
     /// Identical queries in flight (answer cache on, not authoritative) share one request.
     flights: Flights<RecordKey, SharedOutcome<HandleRecord>, Arc<Trace>>,
 }
@@ -37,6 +40,8 @@ impl Core {
             settings,
             locator: Arc::new(locator),
             answers,
+            #[cfg(feature = "http")]
+            proxy: None,
             flights: Flights::default(),
         }
     }
@@ -219,21 +224,14 @@ async fn fetch(
     trace: &Trace,
 ) -> Result<HandleRecord, ResolveError> {
     let spec = RequestSpec::resolution(handle.clone(), asked, core.settings.request_digest);
-    let answer = core.locator.send(&spec, trace, &[]).await?;
-    let asked_handle = spec.handle;
-    let source = Source {
-        server: answer.server,
-        transport: answer.kind,
-        site_serial: answer.msg.header.site_info_serial,
-        site_description: answer.site.description(),
-        certified: answer.certified,
-        // Servers set AT on every response (PROTOCOL.md §14.4): only the site says whether
-        // the answer came from a primary.
-        authoritative: answer.site.is_primary()
-            && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
-        protocol_version: answer.msg.envelope.version,
+    #[cfg(feature = "http")]
+    let outcome = match &core.proxy {
+        Some(proxy) => proxy.resolve(&spec, trace).await,
+        None => native(core, spec, trace).await,
     };
-    let (answered, values) = match answer.into_values(asked_handle) {
+    #[cfg(not(feature = "http"))]
+    let outcome = native(core, spec, trace).await;
+    let (answered, values, source) = match outcome {
         Ok(v) => v,
         Err(e) => {
             if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {
@@ -248,6 +246,31 @@ async fn fetch(
             .put_found(key, answered.clone(), values.clone(), source.clone(), now);
     }
     Ok(record(answered, values, source, false))
+}
+
+/// Resolves one request by the native procedure: the handle as the server spelled it, the
+/// values and where they came from.
+async fn native(
+    core: &Core,
+    spec: RequestSpec,
+    trace: &Trace,
+) -> Result<(String, Vec<HandleValue>, Source), ResolveError> {
+    let answer = core.locator.send(&spec, trace, &[]).await?;
+    let source = Source {
+        server: answer.server,
+        transport: answer.kind,
+        site_serial: answer.msg.header.site_info_serial,
+        site_description: answer.site.description(),
+        certified: answer.certified,
+        // Servers set AT on every response (PROTOCOL.md §14.4): only the site says whether
+        // the answer came from a primary.
+        authoritative: answer.site.is_primary()
+            && answer.msg.header.flags.contains(crate::wire::OpFlags::AT),
+        protocol_version: answer.msg.envelope.version,
+        url: None,
+    };
+    let (answered, values) = answer.into_values(spec.handle)?;
+    Ok((answered, values, source))
 }
 
 /// A record of one step (its alias chain and attempts are the resolution's, filled in

@@ -340,6 +340,14 @@ pub enum BuildError {
     /// The runtime of a [`crate::blocking::Resolver`] could not be started.
     #[error("cannot start the blocking resolver's runtime: {0}")]
     Runtime(String),
+    /// The proxy URL is not an `http(s)://host[:port][/path]` URL.
+    #[cfg(feature = "http")]
+    #[error(transparent)]
+    ProxyUrl(#[from] super::proxy::ProxyUrlError),
+    /// `certify(true)` promises answers whose signatures the resolver verified; a proxy's
+    /// JSON carries no signature (ask the proxy to check with a certified `Query` instead).
+    #[error("certify(true) needs the native protocol: a proxy's JSON carries no signature to verify (a certified Query asks the proxy to check, cert=true)")]
+    CertifyOverProxy,
 }
 
 /// Where the root (global) service information comes from.
@@ -357,10 +365,11 @@ pub struct ResolverBuilder {
     options: ExchangeOptions,
     cache: CacheConfig,
     root: RootSource,
-    server: Option<SocketAddr>,
+    server: Option<Site>,
     exchange: Option<Arc<dyn Exchange>>,
     clock: Option<Arc<dyn Clock>>,
     seed: Option<u64>,
+    proxy: Option<String>,
 }
 
 impl std::fmt::Debug for ResolverBuilder {
@@ -369,6 +378,7 @@ impl std::fmt::Debug for ResolverBuilder {
             .field("settings", &self.settings)
             .field("root", &self.root)
             .field("server", &self.server)
+            .field("proxy", &self.proxy)
             .finish_non_exhaustive()
     }
 }
@@ -391,7 +401,24 @@ impl ResolverBuilder {
             exchange: None,
             clock: None,
             seed: None,
+            proxy: None,
         }
+    }
+
+    /// Resolves through the REST API of the handle proxy at `url` (e.g.
+    /// `https://hdl.handle.net` or `https://doi.org`: `GET {url}/api/handles/{handle}`)
+    /// instead of the native protocol: the same [`HandleRecord`]s, errors, cache and
+    /// deadline; `source.transport` is `rest`. Filters travel as `type`/`index`, an
+    /// authoritative query as `auth=true`, a certified one as `cert=true` (the proxy then
+    /// checks the signatures of its own answers from the servers: its JSON carries none for
+    /// the resolver to check, so [`certify(true)`](Self::certify), which promises
+    /// signatures verified here, cannot be combined with a proxy). Root, server and
+    /// transport settings do not apply. HTTP 429 and 503 are retried as `Retry-After` says,
+    /// at most twice and never after a wait over 5 s. Feature `http`.
+    #[cfg(feature = "http")]
+    pub fn proxy(mut self, url: impl Into<String>) -> Self {
+        self.proxy = Some(url.into());
+        self
     }
 
     /// Root service information from these HS_SITE records.
@@ -403,6 +430,15 @@ impl ResolverBuilder {
     /// A root of one server (`--root HOST:PORT`), asked over UDP and TCP on that port.
     pub fn root_server(mut self, addr: SocketAddr) -> Self {
         self.root = RootSource::Sites(vec![Site::single(addr)]);
+        self
+    }
+
+    /// A root of one server asked over its HTTP interface (HTTPS when `tls`): the native
+    /// protocol over HTTP (`--root http://HOST:PORT`). `host` is the `Host` header and TLS
+    /// name (default the address).
+    #[cfg(feature = "http")]
+    pub fn root_server_http(mut self, addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
+        self.root = RootSource::Sites(vec![Site::single_http(addr, host, tls)]);
         self
     }
 
@@ -420,13 +456,34 @@ impl ResolverBuilder {
 
     /// Sends every request to this one server, without service lookup (`--server`).
     pub fn server(mut self, addr: SocketAddr) -> Self {
-        self.server = Some(addr);
+        self.server = Some(Site::single(addr));
         self
     }
 
-    /// UDP first (default) or TCP only.
+    /// Sends every request to this one server's HTTP interface (HTTPS when `tls`), without
+    /// service lookup (`--server http://HOST:PORT`): the native protocol over HTTP. `host`
+    /// is the `Host` header and TLS name (default the address). Over HTTPS the certificate
+    /// is checked against the web PKI for `host`, as no site record names the server's key.
+    #[cfg(feature = "http")]
+    pub fn server_http(mut self, addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
+        self.server = Some(Site::single_http(addr, host, tls));
+        self
+    }
+
+    /// UDP, then TCP, then HTTP(S) (default); TCP only; or HTTP(S) only.
     pub fn transport(mut self, preference: TransportPreference) -> Self {
-        self.settings.transport = preference;
+        self.settings.transports = super::settings::usable(preference.kinds());
+        self
+    }
+
+    /// Any order of transports (repeats are dropped; HTTP and HTTPS need the `http`
+    /// feature and are dropped without it). Each is used on a server only when its site
+    /// record offers it; the next is tried when one gets no answer, a refused or reset
+    /// connection, or a request too large for UDP. An empty order makes every request fail
+    /// with "no usable server".
+    pub fn transport_order(mut self, order: impl IntoIterator<Item = TransportKind>) -> Self {
+        let order: Vec<TransportKind> = order.into_iter().collect();
+        self.settings.transports = super::settings::usable(&order);
         self
     }
 
@@ -597,21 +654,28 @@ impl ResolverBuilder {
         let exchange = self
             .exchange
             .unwrap_or_else(|| Arc::new(NetTransport::new()) as Arc<dyn Exchange>);
+        #[cfg(feature = "http")]
+        let exchange_for_proxy = exchange.clone();
         let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let attempter = Attempter::new(&self.settings, exchange, self.options, clock, rng);
         let locator = SiteLocator::new(
             &self.settings,
             attempter,
             root,
-            self.server.map(Site::single),
+            self.server,
             ServiceCache::new(self.cache),
         );
         let answers = AnswerCache::new(self.cache);
-        Ok(Resolver::from_core(Core::new(
-            self.settings,
-            locator,
-            answers,
-        )))
+        #[cfg_attr(not(feature = "http"), allow(unused_mut))]
+        let mut core = Core::new(self.settings, locator, answers);
+        #[cfg(feature = "http")]
+        if let Some(url) = &self.proxy {
+            if core.settings.certify {
+                return Err(BuildError::CertifyOverProxy);
+            }
+            core.proxy = Some(super::proxy::Proxy::new(url, exchange_for_proxy)?);
+        }
+        Ok(Resolver::from_core(core))
     }
 }
 

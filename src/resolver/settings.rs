@@ -6,25 +6,47 @@ use std::time::Duration;
 use crate::transport::TransportKind;
 use crate::wire::Limits;
 
-/// Which transport to try first.
+/// Which transports to use on a server, in which order (each is used only when the server's
+/// site record offers it; the next is tried when one fails in a way the next may not:
+/// silence, a refused or reset connection, a request too large for UDP).
+/// [`ResolverBuilder::transport_order`](super::ResolverBuilder::transport_order) sets any
+/// other order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum TransportPreference {
-    /// UDP, then TCP on the same server when UDP times out, is not offered or is too small.
+    /// UDP, then TCP, then the native protocol over HTTP, then HTTPS (the reference client's
+    /// order, PROTOCOL.md §8.4; HTTP(S) with the `http` feature).
     #[default]
     Udp,
     /// TCP only.
     Tcp,
+    /// The native protocol over HTTP, then HTTPS, only (feature `http`).
+    Http,
 }
 
 impl TransportPreference {
     /// The transports to try on one server, in order.
     pub(crate) fn kinds(self) -> &'static [TransportKind] {
+        use TransportKind::{Http, Https, Tcp, Udp};
         match self {
-            TransportPreference::Udp => &[TransportKind::Udp, TransportKind::Tcp],
-            TransportPreference::Tcp => &[TransportKind::Tcp],
+            TransportPreference::Udp => &[Udp, Tcp, Http, Https],
+            TransportPreference::Tcp => &[Tcp],
+            TransportPreference::Http => &[Http, Https],
         }
     }
+}
+
+/// `kinds` without repeats, and without HTTP(S) when the `http` feature is off.
+pub(crate) fn usable(kinds: &[TransportKind]) -> Vec<TransportKind> {
+    let mut out: Vec<TransportKind> = Vec::with_capacity(kinds.len());
+    for &kind in kinds {
+        let built =
+            cfg!(feature = "http") || matches!(kind, TransportKind::Udp | TransportKind::Tcp);
+        if built && !out.contains(&kind) {
+            out.push(kind);
+        }
+    }
+    out
 }
 
 /// Most referrals (302/303) and service-handle hops in one resolution (the reference client's
@@ -43,8 +65,8 @@ pub const DEFAULT_ROOT_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 /// [`ResolverBuilder::new`](super::ResolverBuilder::new)).
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    /// Transport order.
-    pub(crate) transport: TransportPreference,
+    /// Transport order (no kind twice).
+    pub(crate) transports: Vec<TransportKind>,
     /// Certify every resolution (a query cannot turn it off).
     pub(crate) certify: bool,
     /// Default authoritative flag of a query.
@@ -74,7 +96,7 @@ pub(crate) struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            transport: TransportPreference::Udp,
+            transports: usable(TransportPreference::Udp.kinds()),
             certify: false,
             authoritative: false,
             public_only: true,

@@ -61,6 +61,27 @@ impl Site {
         }
     }
 
+    /// A single-server site at `addr` offering the native protocol over HTTP (HTTPS when
+    /// `tls`) on its port, with `host` as its `domain` attribute (used for
+    /// `--server http://HOST:PORT`).
+    #[cfg(feature = "http")]
+    pub fn single_http(addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
+        let mut site = Self::single(addr);
+        let info = Arc::make_mut(&mut site.info);
+        if let Some(server) = info.servers.first_mut() {
+            server.interfaces = vec![Interface {
+                kind: InterfaceType::Query,
+                protocol: if tls { Protocol::Https } else { Protocol::Http },
+                port: u32::from(addr.port()),
+            }];
+        }
+        if let Some(host) = host {
+            info.attributes
+                .push((Bytes::from_static(b"domain"), Bytes::from(host.to_owned())));
+        }
+        site
+    }
+
     /// Decodes a value of any HS_SITE-format type (HS_SITE, HS_SITE.6, HS_SITE.PREFIX,
     /// HS_NA_DELEGATE); `None` (with a debug event) when it does not decode.
     pub fn from_value(value: &HandleValue, limits: &Limits) -> Option<Self> {
@@ -166,11 +187,61 @@ impl SiteKind {
 
 /// The query address of `server` for `kind`, if it offers one.
 pub(crate) fn query_addr(server: &ServerInfo, kind: TransportKind) -> Option<SocketAddr> {
-    let protocol = match kind {
-        TransportKind::Udp => Protocol::Udp,
-        TransportKind::Tcp => Protocol::Tcp,
+    server.socket_addr(protocol_of(kind)?, false)
+}
+
+/// The interface protocol of a transport (none for a proxy's REST API).
+fn protocol_of(kind: TransportKind) -> Option<Protocol> {
+    match kind {
+        TransportKind::Udp => Some(Protocol::Udp),
+        TransportKind::Tcp => Some(Protocol::Tcp),
+        TransportKind::Http => Some(Protocol::Http),
+        TransportKind::Https => Some(Protocol::Https),
+        TransportKind::Rest => None,
+    }
+}
+
+/// Where a native request to `server` of `site` goes over HTTP(S) (`kind` is `Http` or
+/// `Https`), if the server offers that interface: its address and port, the `Host` from
+/// the site's `domain.<n>` or `domain` attribute (n = the server's place in the record), the
+/// path prefix from `path.<n>` or `path`, and for HTTPS the server's key to pin.
+#[cfg(feature = "http")]
+pub(crate) fn http_target(
+    site: &SiteInfo,
+    server: &ServerInfo,
+    kind: TransportKind,
+) -> Option<crate::transport::http::HttpTarget> {
+    use crate::transport::http::HttpTarget;
+    let addr = query_addr(server, kind)?;
+    let place = site
+        .servers
+        .iter()
+        .position(|s| std::ptr::eq(s, server) || s == server);
+    let attribute = |name: &str| {
+        place
+            .and_then(|n| site.attribute(&format!("{name}.{n}")))
+            .or_else(|| site.attribute(name))
+            .map(|v| text_of(v))
+            .filter(|v| !v.is_empty())
     };
-    server.socket_addr(protocol, false)
+    let mut target = match kind {
+        TransportKind::Https => HttpTarget::https(addr),
+        _ => HttpTarget::http(addr),
+    };
+    if let Some(host) = attribute("domain") {
+        target = target.with_host(host);
+    }
+    if let Some(path) = attribute("path") {
+        target = target.with_path(if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        });
+    }
+    if kind == TransportKind::Https && !server.public_key.is_empty() {
+        target = target.with_pinned_key(server.public_key.clone());
+    }
+    Some(target)
 }
 
 /// A server record with a TCP (admin + query) and a UDP (query) interface.

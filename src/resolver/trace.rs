@@ -2,10 +2,13 @@
 //! attempts made (finished and running), the shared work it waits for, its referral budget
 //! and whether it has spent its one root refresh.
 
+use std::time::Duration;
+
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use tracing::debug;
 
 use futures::FutureExt;
 use parking_lot::Mutex;
@@ -301,6 +304,58 @@ impl Trace {
     }
 }
 
+/// An attempt in the trace: running while it runs, cancelled when dropped before it
+/// finished (another answer won, or the deadline passed).
+pub(crate) struct Recorded<'a> {
+    trace: &'a Trace,
+    token: u64,
+    open: bool,
+    pub(crate) started: Instant,
+}
+
+impl<'a> Recorded<'a> {
+    pub(crate) fn start(trace: &'a Trace, attempt: Attempt) -> Self {
+        let started = Instant::now();
+        let token = trace.start(attempt, started);
+        Self {
+            trace,
+            token,
+            open: true,
+            started,
+        }
+    }
+
+    /// Records how the attempt ended, `rtt` after it started, after `transmissions`
+    /// transmissions.
+    pub(crate) fn finish(&mut self, outcome: AttemptOutcome, rtt: Duration, transmissions: u32) {
+        if !std::mem::take(&mut self.open) {
+            return;
+        }
+        self.trace.end(self.token, |a| {
+            a.rtt = rtt;
+            a.transmissions = transmissions;
+            debug!(
+                server = %a.server,
+                transport = %a.transport,
+                attempt = a.number,
+                rtt_ms = rtt.as_secs_f64() * 1000.0,
+                transmissions,
+                outcome = ?outcome,
+                handle = %a.handle,
+                "attempt"
+            );
+            a.outcome = outcome;
+        });
+    }
+}
+
+impl Drop for Recorded<'_> {
+    fn drop(&mut self) {
+        let rtt = self.started.elapsed();
+        self.finish(AttemptOutcome::Cancelled, rtt, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +372,7 @@ mod tests {
             rtt: Duration::ZERO,
             transmissions: 0,
             outcome: AttemptOutcome::Cancelled,
+            url: None,
         }
     }
 

@@ -45,6 +45,11 @@ pub struct Faults {
     pub slow_tcp: Option<Duration>,
     /// UDP: datagrams are ignored as if a firewall dropped them (still counted as received).
     pub block_udp: bool,
+    /// TCP (native): connections are closed at once, unread, as where a firewall resets
+    /// them (still counted as requests).
+    pub block_tcp: bool,
+    /// HTTP: requests are held unanswered, as where a firewall drops them.
+    pub block_http: bool,
 }
 
 impl Faults {

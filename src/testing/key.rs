@@ -20,6 +20,14 @@ pub const TEST_KEY_DER: &[u8] = include_bytes!(concat!(
     "/fixtures/testserver/test-rsa-1024.pkcs1.der"
 ));
 
+/// A 2048-bit test key, PKCS#1 DER (`fixtures/testserver/test-rsa-2048.pkcs1.der`, made
+/// with `openssl genrsa 2048 | openssl rsa -outform DER -traditional`): for HTTPS, as TLS
+/// libraries refuse RSA keys under 2048 bits. It protects nothing.
+pub const TEST_KEY_2048_DER: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/testserver/test-rsa-2048.pkcs1.der"
+));
+
 /// An RSA key a test server signs with.
 #[derive(Debug, Clone)]
 pub struct TestKey {
@@ -43,6 +51,26 @@ impl TestKey {
             Err(e) => panic!("embedded test key is broken: {e}"),
         })
         .clone()
+    }
+
+    /// The embedded 2048-bit test key (for a server with an HTTPS side).
+    pub fn embedded_2048() -> TestKey {
+        static KEY: std::sync::OnceLock<TestKey> = std::sync::OnceLock::new();
+        KEY.get_or_init(|| match TestKey::from_pkcs1_der(TEST_KEY_2048_DER) {
+            Ok(k) => k,
+            // The fixture is part of the crate; failing here is a build defect.
+            Err(e) => panic!("embedded 2048-bit test key is broken: {e}"),
+        })
+        .clone()
+    }
+
+    /// The private key as PKCS#8 DER (for a TLS server).
+    pub fn pkcs8_der(&self) -> Result<Vec<u8>, KeyLoadError> {
+        use rsa::pkcs8::EncodePrivateKey;
+        self.private
+            .to_pkcs8_der()
+            .map(|d| d.as_bytes().to_vec())
+            .map_err(|e| KeyLoadError(e.to_string()))
     }
 
     /// A key from PKCS#1 DER bytes.

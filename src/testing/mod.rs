@@ -24,6 +24,7 @@
 #![warn(unreachable_pub)]
 
 pub mod faults;
+mod http;
 pub mod http_reply;
 pub mod json;
 pub mod key;
@@ -36,7 +37,7 @@ pub mod store;
 pub use faults::Faults;
 pub use http_reply::HttpReply;
 pub use json::{StoreFile, StoreFileError};
-pub use key::{TestKey, TEST_KEY_DER};
+pub use key::{TestKey, TEST_KEY_2048_DER, TEST_KEY_DER};
 pub use network::{TestNetwork, TestNetworkBuilder, TestSite};
 pub use server::{TestServer, TestServerConfig};
 pub use store::{Lookup, Referral, Store, StoredHandle};

@@ -22,6 +22,7 @@ pub struct TestNetworkBuilder {
     seed: u64,
     udp_workers: usize,
     case_insensitive: bool,
+    http: bool,
 }
 
 impl Default for TestNetworkBuilder {
@@ -35,6 +36,7 @@ impl Default for TestNetworkBuilder {
             seed: 1,
             udp_workers: 1,
             case_insensitive: false,
+            http: false,
         }
     }
 }
@@ -93,6 +95,13 @@ impl TestNetworkBuilder {
         self
     }
 
+    /// Every server also serves the native protocol over HTTP, and its site record says so
+    /// (default off).
+    pub fn http(mut self, yes: bool) -> Self {
+        self.http = yes;
+        self
+    }
+
     /// Starts every server and writes the service information.
     pub async fn build(self) -> std::io::Result<TestNetwork> {
         let mut seed = self.seed;
@@ -104,6 +113,7 @@ impl TestNetworkBuilder {
             c.description = desc;
             c.primary = primary;
             c.udp_workers = self.udp_workers;
+            c.http = self.http;
             c
         };
         let root_store = Arc::new(Store::new());
@@ -284,6 +294,15 @@ impl TestNetwork {
     /// TCP requests received by every server of every site (the root excluded).
     pub fn tcp_requests(&self) -> u64 {
         self.sites.iter().map(TestSite::tcp_requests).sum()
+    }
+
+    /// HTTP requests received by every server of every site (the root excluded).
+    pub fn http_requests(&self) -> u64 {
+        self.sites
+            .iter()
+            .flat_map(|s| &s.servers)
+            .map(TestServer::http_requests)
+            .sum()
     }
 
     /// Sets the faults of every server, the root included.

@@ -56,6 +56,15 @@ pub struct TestServerConfig {
     pub port: u16,
     /// Loopback address to bind to: 127.0.0.1 (default) or `::1`.
     pub ip: IpAddr,
+    /// Also serve the native protocol over HTTP, on a port of its own that the server's
+    /// site record names (interface type 3, protocol HTTP). Default off.
+    pub http: bool,
+    /// Port of the HTTP side; 0 (default) = a free port.
+    pub http_port: u16,
+    /// Also serve HTTPS on a free port of its own (interface type 3, protocol HTTPS), with
+    /// a self-signed certificate for the server's key (which must then be of 2048 bits or
+    /// more: [`TestKey::embedded_2048`]). Default off.
+    pub https: bool,
 }
 
 impl TestServerConfig {
@@ -75,6 +84,9 @@ impl TestServerConfig {
             limits: Limits::default(),
             port: 0,
             ip: LOOPBACK,
+            http: false,
+            http_port: 0,
+            https: false,
         }
     }
 }
@@ -85,13 +97,17 @@ impl Default for TestServerConfig {
     }
 }
 
-struct State {
+pub(super) struct State {
     store: Arc<Store>,
     key: TestKey,
-    limits: Limits,
+    pub(super) limits: Limits,
     addr: SocketAddr,
+    /// The HTTP listener's address, when there is one.
+    http_addr: Option<SocketAddr>,
+    /// The HTTPS listener's address, when there is one.
+    https_addr: Option<SocketAddr>,
     server_id: u32,
-    faults: FaultState,
+    pub(super) faults: FaultState,
     role: RwLock<Arc<SiteRole>>,
     udp: Arc<UdpSocket>,
     spoof: Arc<UdpSocket>,
@@ -101,9 +117,10 @@ struct State {
     udp_requests: AtomicU64,
     udp_dropped: AtomicU64,
     tcp_requests: AtomicU64,
+    pub(super) http_requests: AtomicU64,
     /// Cancelled when the server is dropped: stops the tasks spawned per TCP connection and
     /// per delayed answer too, so a dropped server is silent at once.
-    stop: CancellationToken,
+    pub(super) stop: CancellationToken,
 }
 
 /// One test server: UDP and TCP on `127.0.0.1:<port>` (or `[::1]:<port>`; the same port for
@@ -155,9 +172,32 @@ impl TestServer {
         }
         let addr = udp.local_addr()?;
         let spoof = UdpSocket::bind((config.ip, 0)).await?;
+        let http = match config.http {
+            true => Some(TcpListener::bind((config.ip, config.http_port)).await?),
+            false => None,
+        };
+        let http_addr = match &http {
+            Some(l) => Some(l.local_addr()?),
+            None => None,
+        };
+        let https = match config.https {
+            true => Some((
+                TcpListener::bind((config.ip, 0)).await?,
+                super::http::tls_acceptor(&config.key)?,
+            )),
+            false => None,
+        };
+        let https_addr = match &https {
+            Some((l, _)) => Some(l.local_addr()?),
+            None => None,
+        };
         let mut server = ServerInfo::new(config.server_id, addr.ip());
         server.public_key = config.key.hs_pubkey();
-        server.interfaces = interfaces(addr.port());
+        server.interfaces = all_interfaces(
+            addr.port(),
+            http_addr.map(|a| a.port()),
+            https_addr.map(|a| a.port()),
+        );
         let site = SiteInfo {
             data_format_version: 1,
             protocol_version: config.protocol_version,
@@ -180,6 +220,8 @@ impl TestServer {
             key: config.key,
             limits: config.limits,
             addr,
+            http_addr,
+            https_addr,
             server_id: config.server_id,
             faults: FaultState::new(config.faults, config.seed),
             role: RwLock::new(Arc::new(role)),
@@ -189,6 +231,7 @@ impl TestServer {
             udp_requests: AtomicU64::new(0),
             udp_dropped: AtomicU64::new(0),
             tcp_requests: AtomicU64::new(0),
+            http_requests: AtomicU64::new(0),
             stop: CancellationToken::new(),
         });
         let workers = match config.udp_workers {
@@ -200,6 +243,20 @@ impl TestServer {
             tasks.push(tokio::spawn(udp_worker(state.clone())));
         }
         tasks.push(tokio::spawn(tcp_accept(state.clone(), tcp)));
+        if let Some(listener) = http {
+            tasks.push(tokio::spawn(super::http::accept(
+                state.clone(),
+                listener,
+                None,
+            )));
+        }
+        if let Some((listener, tls)) = https {
+            tasks.push(tokio::spawn(super::http::accept(
+                state.clone(),
+                listener,
+                Some(tls),
+            )));
+        }
         debug!(%addr, workers, "test server started");
         Ok(TestServer { state, tasks })
     }
@@ -219,9 +276,24 @@ impl TestServer {
         self.state.udp_dropped.load(Ordering::Relaxed)
     }
 
-    /// TCP requests read.
+    /// TCP requests read (or, with `block_tcp`, connections closed unread).
     pub fn tcp_requests(&self) -> u64 {
         self.state.tcp_requests.load(Ordering::Relaxed)
+    }
+
+    /// HTTP requests received.
+    pub fn http_requests(&self) -> u64 {
+        self.state.http_requests.load(Ordering::Relaxed)
+    }
+
+    /// The HTTP listener's address (see [`TestServerConfig::http`]).
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.state.http_addr
+    }
+
+    /// The HTTPS listener's address (see [`TestServerConfig::https`]).
+    pub fn https_addr(&self) -> Option<SocketAddr> {
+        self.state.https_addr
     }
 
     /// Sets all counters back to zero.
@@ -229,6 +301,7 @@ impl TestServer {
         self.state.udp_requests.store(0, Ordering::Relaxed);
         self.state.udp_dropped.store(0, Ordering::Relaxed);
         self.state.tcp_requests.store(0, Ordering::Relaxed);
+        self.state.http_requests.store(0, Ordering::Relaxed);
     }
 
     /// Changes the faults in force (takes effect for the next request).
@@ -247,11 +320,17 @@ impl TestServer {
     }
 
     /// This server's record: id, 127.0.0.1, the test key, interfaces TCP (query + admin) and
-    /// UDP (query) on [`addr`](Self::addr)'s port.
+    /// UDP (query) on [`addr`](Self::addr)'s port, and HTTP and HTTPS (query + admin) on
+    /// [`http_addr`](Self::http_addr)'s and [`https_addr`](Self::https_addr)'s when it has
+    /// them.
     pub fn server_info(&self) -> ServerInfo {
         let mut s = ServerInfo::new(self.state.server_id, self.state.addr.ip());
         s.public_key = self.state.key.hs_pubkey();
-        s.interfaces = interfaces(self.state.addr.port());
+        s.interfaces = all_interfaces(
+            self.state.addr.port(),
+            self.state.http_addr.map(|a| a.port()),
+            self.state.https_addr.map(|a| a.port()),
+        );
         s
     }
 
@@ -307,6 +386,21 @@ pub fn interfaces(port: u16) -> Vec<Interface> {
     ]
 }
 
+/// [`interfaces`], plus HTTP and HTTPS (query + admin) on their ports when given.
+fn all_interfaces(port: u16, http: Option<u16>, https: Option<u16>) -> Vec<Interface> {
+    let mut all = interfaces(port);
+    for (protocol, port) in [(Protocol::Http, http), (Protocol::Https, https)] {
+        if let Some(port) = port {
+            all.push(Interface {
+                kind: InterfaceType::AdminAndQuery,
+                protocol,
+                port: u32::from(port),
+            });
+        }
+    }
+    all
+}
+
 /// A UDP socket and a TCP listener on the same free loopback port.
 async fn bind_pair(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
     let mut last = None;
@@ -326,8 +420,8 @@ impl State {
         self.role.read().clone()
     }
 
-    /// Writes the answer to `request` into `out` (UDP and TCP alike).
-    fn respond(&self, request: &Message, out: &mut BytesMut) {
+    /// Writes the answer to `request` into `out` (UDP, TCP and HTTP alike).
+    pub(super) fn respond(&self, request: &Message, out: &mut BytesMut) {
         let role = self.role();
         Responder {
             store: &self.store,
@@ -513,6 +607,12 @@ async fn tcp_connection(state: Arc<State>, stream: TcpStream) {
 }
 
 async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
+    if state.faults.current().is_some_and(|f| f.block_tcp) {
+        state.tcp_requests.fetch_add(1, Ordering::Relaxed);
+        // Closed unread: with data still unread the kernel resets the connection.
+        let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
+        return;
+    }
     let _ = stream.set_nodelay(true);
     let mut head = [0u8; ENVELOPE_LEN];
     if stream.read_exact(&mut head).await.is_err() {

@@ -13,11 +13,19 @@ use crate::wire::{Limits, Message};
 
 /// Which transport an attempt used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TransportKind {
     /// UDP datagrams of at most 512 bytes (PROTOCOL.md §8.1).
     Udp,
     /// One TCP connection per request (PROTOCOL.md §8.2).
     Tcp,
+    /// The native protocol over HTTP, one connection per request (PROTOCOL.md §8.3).
+    Http,
+    /// The native protocol over HTTPS.
+    Https,
+    /// The REST API of a handle proxy (`GET /api/handles/...`, JSON), through
+    /// [`Exchange::fetch`]; never a value for [`Exchange::exchange`].
+    Rest,
 }
 
 impl TransportKind {
@@ -26,6 +34,9 @@ impl TransportKind {
         match self {
             TransportKind::Udp => "udp",
             TransportKind::Tcp => "tcp",
+            TransportKind::Http => "http",
+            TransportKind::Https => "https",
+            TransportKind::Rest => "rest",
         }
     }
 }
@@ -99,6 +110,21 @@ pub trait Exchange: Send + Sync + 'static {
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>>;
 
+    /// Sends `request` to a server's HTTP(S) interface (PROTOCOL.md §8.3): the `Host`, path
+    /// prefix and (HTTPS) pinned key come from the server's site record. Request ids as in
+    /// [`exchange`](Self::exchange); always one transmission. The default answers
+    /// [`TransportError::Unsupported`].
+    #[cfg(feature = "http")]
+    fn exchange_http<'a>(
+        &'a self,
+        target: &'a super::http::HttpTarget,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        let _ = (target, request, options);
+        Box::pin(async { Err(TransportError::Unsupported("http")) })
+    }
+
     /// Sends one HTTP GET and returns the answer as it came (any status; redirects not
     /// followed). The default answers [`TransportError::Unsupported`].
     ///
@@ -170,6 +196,16 @@ impl Fetched {
 impl<T: Exchange + ?Sized> Exchange for Arc<T> {
     fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
         (**self).fetch(get)
+    }
+
+    #[cfg(feature = "http")]
+    fn exchange_http<'a>(
+        &'a self,
+        target: &'a super::http::HttpTarget,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        (**self).exchange_http(target, request, options)
     }
 
     fn exchange<'a>(

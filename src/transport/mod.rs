@@ -17,6 +17,8 @@
 pub mod codec;
 pub mod error;
 pub mod exchange;
+#[cfg(feature = "http")]
+pub mod http;
 mod net;
 pub(crate) mod request_id;
 mod tcp;

@@ -10,6 +10,10 @@ use futures::future::BoxFuture;
 
 use super::error::TransportError;
 use super::exchange::{Exchange, ExchangeOptions, Exchanged, TransportKind};
+#[cfg(feature = "http")]
+use super::exchange::{Fetched, HttpGet};
+#[cfg(feature = "http")]
+use super::http;
 use super::tcp;
 use super::udp::{UdpConfig, UdpDemux};
 use crate::wire::Message;
@@ -75,6 +79,8 @@ impl NetTransportBuilder {
                 config: self,
                 v4: Slot::default(),
                 v6: Slot::default(),
+                #[cfg(feature = "http")]
+                getter: OnceLock::new(),
             }),
         }
     }
@@ -159,6 +165,8 @@ struct Inner {
     config: NetTransportBuilder,
     v4: Slot,
     v6: Slot,
+    #[cfg(feature = "http")]
+    getter: OnceLock<http::Getter>,
 }
 
 /// The demultiplexer in `slot`, if bound: the first while it is open, else the latest.
@@ -285,7 +293,71 @@ impl Exchange for NetTransport {
         match kind {
             TransportKind::Udp => Box::pin(self.udp_exchange(server, request, options)),
             TransportKind::Tcp => Box::pin(self.tcp_exchange(server, request, options)),
+            #[cfg(feature = "http")]
+            TransportKind::Http => {
+                Box::pin(self.http_exchange(http::HttpTarget::http(server), request, options))
+            }
+            #[cfg(feature = "http")]
+            TransportKind::Https => {
+                Box::pin(self.http_exchange(http::HttpTarget::https(server), request, options))
+            }
+            #[cfg(not(feature = "http"))]
+            TransportKind::Http | TransportKind::Https => {
+                Box::pin(async { Err(TransportError::Unsupported("http (feature off)")) })
+            }
+            TransportKind::Rest => Box::pin(async {
+                Err(TransportError::Unsupported(
+                    "the REST API is asked with fetch",
+                ))
+            }),
         }
+    }
+
+    #[cfg(feature = "http")]
+    fn exchange_http<'a>(
+        &'a self,
+        target: &'a http::HttpTarget,
+        request: &'a Message,
+        options: &'a ExchangeOptions,
+    ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
+        Box::pin(async move {
+            let message = http::exchange(target, request, options).await?;
+            Ok(Exchanged {
+                message,
+                transmissions: 1,
+            })
+        })
+    }
+
+    #[cfg(feature = "http")]
+    fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
+        Box::pin(async move { self.getter()?.get(get).await })
+    }
+}
+
+#[cfg(feature = "http")]
+impl NetTransport {
+    /// One native exchange over HTTP(S) (see [`Exchange::exchange_http`]).
+    async fn http_exchange(
+        &self,
+        target: http::HttpTarget,
+        request: &Message,
+        options: &ExchangeOptions,
+    ) -> Result<Exchanged, TransportError> {
+        let message = http::exchange(&target, request, options).await?;
+        Ok(Exchanged {
+            message,
+            transmissions: 1,
+        })
+    }
+
+    /// The pooled GET client, made on first use.
+    fn getter(&self) -> Result<&http::Getter, TransportError> {
+        if let Some(g) = self.inner.getter.get() {
+            return Ok(g);
+        }
+        let made = http::Getter::new()?;
+        Ok(self.inner.getter.get_or_init(|| made))
     }
 }
 

@@ -1,0 +1,145 @@
+//! The test server's HTTP side (and HTTPS side), each on a port of its own: the native protocol over HTTP
+//! (`POST /<handle>`, PROTOCOL.md §8.3), with the same answers and faults as UDP and TCP. The
+//! routes are pure functions returning [`HttpReply`], so each is tested without a socket.
+
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tracing::debug;
+
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio_rustls::TlsAcceptor;
+
+use super::http_reply::HttpReply;
+use super::key::TestKey;
+use super::respond::protocol_error;
+use super::server::State;
+use crate::transport::http::HDL_MIME_TYPE;
+use crate::wire::{Message, ENVELOPE_LEN};
+
+/// Longest an HTTP connection may live on the server.
+const CONNECTION_LIMIT: Duration = Duration::from_secs(120);
+
+/// TLS settings of an HTTPS side: a self-signed certificate (for `localhost`) carrying
+/// the server's own key, as handle servers make theirs, so that a client can pin it to the
+/// key in the server's HS_SITE record.
+pub(super) fn tls_acceptor(key: &TestKey) -> std::io::Result<TlsAcceptor> {
+    let invalid = |e: &dyn std::fmt::Display| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("https: {e}"))
+    };
+    let pkcs8 = key.pkcs8_der().map_err(|e| invalid(&e))?;
+    let der = PrivatePkcs8KeyDer::from(pkcs8.clone());
+    let pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_RSA_SHA256)
+        .map_err(|e| invalid(&e))?;
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .and_then(|p| p.self_signed(&pair))
+        .map_err(|e| invalid(&e))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| invalid(&e))?
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8)),
+    )
+    .map_err(|e| invalid(&e))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+pub(super) async fn accept(state: Arc<State>, listener: TcpListener, tls: Option<TlsAcceptor>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                debug!(error = %e, "test server http accept error");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let state = state.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let stop = state.stop.clone();
+            let work = async move {
+                match tls {
+                    Some(tls) => match tls.accept(stream).await {
+                        Ok(stream) => connection(state, stream).await,
+                        Err(e) => debug!(error = %e, "test server tls handshake failed"),
+                    },
+                    None => connection(state, stream).await,
+                }
+            };
+            stop.run_until_cancelled(tokio::time::timeout(CONNECTION_LIMIT, work))
+                .await;
+        });
+    }
+}
+
+/// Serves HTTP/1.1 on one connection.
+async fn connection<S>(state: Arc<State>, stream: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(serve(&state, request).await) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+/// One HTTP request: faults first, then the route.
+async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    state.http_requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(f) = state.faults.current() {
+        if f.silent || f.block_http {
+            // Hold the request until the client gives up (or the connection limit).
+            tokio::time::sleep(CONNECTION_LIMIT).await;
+        }
+        if !f.delay.is_zero() {
+            tokio::time::sleep(f.delay).await;
+        }
+    }
+    let reply = if request.method() == Method::POST {
+        let cap = ENVELOPE_LEN + state.limits.max_message_length;
+        match Limited::new(request.into_body(), cap).collect().await {
+            Ok(body) => native(state, body.to_bytes()),
+            Err(_) => HttpReply::new(413, "text/plain", "request body too large"),
+        }
+    } else {
+        HttpReply::new(404, "text/plain", "not served here")
+    };
+    let mut response = Response::builder().status(reply.status);
+    if let Some(content_type) = reply.content_type {
+        response = response.header(hyper::header::CONTENT_TYPE, content_type);
+    }
+    for (name, value) in &reply.headers {
+        response = response.header(*name, value);
+    }
+    response
+        .body(Full::new(reply.body))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// `POST /<handle>`: the body is a native request; the answer is the one UDP and TCP give,
+/// with status 200 (an undecodable request gets the server's error answer, as over TCP).
+fn native(state: &State, body: Bytes) -> HttpReply {
+    let mut out = BytesMut::new();
+    match Message::decode(body, &state.limits) {
+        Ok(request) => state.respond(&request, &mut out),
+        Err(e) => protocol_error(&e.to_string(), &mut out),
+    }
+    HttpReply::new(200, HDL_MIME_TYPE, out.freeze())
+}

@@ -1,0 +1,109 @@
+//! HTTP GETs ([`HttpGet`]) through one pooled client (keep-alive matters for a REST proxy
+//! answering thousands of requests): redirects are answers, the body is capped, TLS is
+//! checked against the web PKI.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Empty;
+use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER, USER_AGENT};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use super::super::error::TransportError;
+use super::super::exchange::{Fetched, HttpGet};
+use super::native::read_capped;
+use super::tls;
+
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The pooled GET client of a transport.
+#[derive(Debug, Clone)]
+pub(crate) struct Getter {
+    client: Client<Connector, Empty<Bytes>>,
+}
+
+/// Longest wait for a connection to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Idle pooled connections are closed after this long.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Getter {
+    /// A client (no connection is opened until the first GET).
+    pub(crate) fn new() -> Result<Getter, TransportError> {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        http.set_nodelay(true);
+        let config = (*tls::web_pki()?).clone();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(config)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .build(connector);
+        Ok(Getter { client })
+    }
+
+    /// One GET.
+    pub(crate) async fn get(&self, get: &HttpGet) -> Result<Fetched, TransportError> {
+        let uri: hyper::Uri = get
+            .url
+            .parse()
+            .map_err(|e| TransportError::Http(format!("url {:?}: {e}", get.url)))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) {
+            return Err(TransportError::Http(format!(
+                "url {:?}: not http or https",
+                get.url
+            )));
+        }
+        let request = hyper::Request::get(uri)
+            .header(ACCEPT, get.accept)
+            .header(
+                USER_AGENT,
+                concat!("handle-resolver/", env!("CARGO_PKG_VERSION")),
+            )
+            .body(Empty::new())
+            .map_err(|e| TransportError::Http(format!("request: {e}")))?;
+        let response = self.client.request(request).await.map_err(client_error)?;
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v: &hyper::header::HeaderValue| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let declared = header(CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > get.max_body as u64) {
+            return Err(TransportError::BodyTooLarge {
+                limit: get.max_body,
+            });
+        }
+        let mut fetched = Fetched::new(response.status().as_u16(), Bytes::new());
+        fetched.content_type = header(CONTENT_TYPE);
+        fetched.location = header(LOCATION);
+        fetched.retry_after = header(RETRY_AFTER);
+        fetched.body = read_capped(response.into_body(), get.max_body).await?;
+        Ok(fetched)
+    }
+}
+
+fn client_error(e: hyper_util::client::legacy::Error) -> TransportError {
+    if e.is_connect() {
+        let text = std::error::Error::source(&e)
+            .map(ToString::to_string)
+            .unwrap_or_else(|| e.to_string());
+        let kind = if text.contains("timed out") {
+            return TransportError::Timeout;
+        } else if text.contains("refused") {
+            std::io::ErrorKind::ConnectionRefused
+        } else {
+            std::io::ErrorKind::Other
+        };
+        return TransportError::Io(kind, text);
+    }
+    TransportError::Http(e.to_string())
+}
