@@ -446,6 +446,13 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
         &["--server", "127.0.0.1:port", "20.500.1/1"],
         &["--server", "127.0.0.1", "--timeout", "86401", "20.500.1/1"],
         &["--demo", "--root", &root, "20.500.1/1"],
+        &[
+            "--proxy",
+            "http://127.0.0.1:9",
+            "--root",
+            &root,
+            "20.500.1/1",
+        ],
         &["--format", "tsv", "--trace", "--root", &root, "20.500.1/1"],
         &["--server", &root, "--certify", "20.500.1/1"],
         &["--root", &bad_root_file, "20.500.1/1"],
