@@ -164,3 +164,71 @@ fn resolve_check_cli() {
         "error: \"100.102/F58FB49EB1F848f0A606E84CEF294BE\": suffix has 31 hex digits, a CORDRA id needs 32 (at byte 8)"
     );
 }
+
+#[test]
+fn resolve_check_reads_pasted_urls_and_refuses_overlong_handles() {
+    let Some(bin) = resolve_binary() else {
+        eprintln!("resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let pasted = [
+        (
+            "https://doi.org/10.1093/nar/gkaa1100",
+            "10.1093/nar/gkaa1100",
+        ),
+        (
+            "https://hdl.handle.net/api/handles/20.500.1/1",
+            "20.500.1/1",
+        ),
+        ("doi.org/10.1000/x", "10.1000/x"),
+        (
+            "https://hdl.handle.net/20.500.1/a/b?noredirect",
+            "20.500.1/a/b",
+        ),
+    ];
+    let out = Command::new(&bin)
+        .args(["--check", "--json"])
+        .args(pasted.iter().map(|p| p.0))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let handles: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["handle"].to_string())
+        .collect();
+    let expected: Vec<String> = pasted.iter().map(|p| format!("{:?}", p.1)).collect();
+    assert_eq!(handles, expected);
+
+    // One byte over the wire limit: refused offline, exit 2.
+    let long = format!(
+        "20.500.1/{}",
+        "x".repeat(handle_resolver::ident::MAX_HANDLE_LENGTH - 8)
+    );
+    let out = Command::new(&bin)
+        .args(["--check", &long])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("the handle is 2049 bytes long; the protocol carries at most 2048"),
+        "{stderr}"
+    );
+    // A CORDRA GUID shows in its CORDRA form.
+    let out = Command::new(&bin)
+        .args([
+            "--check",
+            "--json",
+            "100.102/f58fb49eb1f848f0a606e84cef294be5",
+        ])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["handle"], "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+}

@@ -27,7 +27,7 @@ pub use ident::{Handle, Identifier};
 pub use resolver::{
     Attempt, AttemptOutcome, BuildError, HandleRecord, ProtocolViolation, Query, ResolveError,
     ResolveMany, Resolver, ResolverBuilder, SignatureFailure, SiteAnswer, Source,
-    TransportPreference,
+    TransportPreference, UrnAnswer, UrnError,
 };
 
 /// The README's Rust examples, compiled as doc tests so they cannot drift from the API.

@@ -21,9 +21,9 @@ use tokio::sync::mpsc;
 use crate::input::{self, Item};
 use crate::out::{self, Out};
 use crate::progress::Progress;
-use crate::render::{Context, INTERRUPTED, OK};
+use crate::render::{Context, BAD_INPUT, INTERRUPTED, OK};
 use crate::report::{self, Finished, Resolution};
-use crate::{tsv, Args, Format};
+use crate::{tsv, urn, Args, Format};
 
 /// Identifiers read ahead of the resolutions (the reader thread waits beyond that).
 const READ_AHEAD: usize = 1024;
@@ -47,6 +47,20 @@ pub async fn run(
     let window = args.concurrency.max(1) as usize;
     let query = args.query();
     let options = args.parse_options();
+    let urns = match urn::resolver(args) {
+        Ok(r) => r,
+        Err(e) => {
+            out::error(format!("--urn-resolver: {e}"));
+            return Ok(BAD_INPUT);
+        }
+    };
+    let how = How {
+        resolver,
+        urns: &urns,
+        query: &query,
+        options,
+        cordra: args.cordra,
+    };
     let mut sink = Sink {
         args,
         ctx,
@@ -103,7 +117,7 @@ pub async fn run(
                     None => input_open = false,
                     Some(Item::Id(input)) => {
                         next_seq += 1;
-                        in_flight.push(resolve_one(resolver, &query, options, seq, input));
+                        in_flight.push(resolve_one(&how, seq, input));
                     }
                     Some(Item::Unreadable { text, why }) => {
                         next_seq += 1;
@@ -132,36 +146,47 @@ pub async fn run(
     })
 }
 
-/// Resolves one identifier (nothing is sent for one that does not parse).
-async fn resolve_one(
-    resolver: &Resolver,
-    query: &Query,
+/// What each identifier is resolved with.
+struct How<'a> {
+    resolver: &'a Resolver,
+    urns: &'a Resolver,
+    query: &'a Query,
     options: ParseOptions,
-    seq: u64,
-    input: String,
-) -> Done {
-    let resolution = match Identifier::parse_with(input.trim(), options) {
+    cordra: bool,
+}
+
+/// Resolves one identifier: a handle through the Handle System, a URN over HTTP (nothing is
+/// sent for one that does not parse).
+async fn resolve_one(how: &How<'_>, seq: u64, input: String) -> Done {
+    let finished = match Identifier::parse_with(input.trim(), how.options) {
+        Ok(id) if urn::is_urn(&id, how.cordra) => {
+            Finished::Urn(Box::new(how.urns.resolve_urn(input.trim()).await))
+        }
         Ok(id) => {
-            let asked = id
-                .normalized_handle()
-                .map_or_else(|| input.clone(), |h| h.to_string());
-            let (result, attempts) = resolver.resolve_traced(&id, query).await;
-            Resolution {
+            // What is sent: as written, or a CORDRA id's CORDRA form (--cordra).
+            let sent = if how.cordra {
+                id.normalized_handle()
+            } else {
+                id.to_handle().ok()
+            };
+            let asked = sent.map_or_else(|| input.clone(), |h| h.normalized().to_string());
+            let (result, attempts) = how.resolver.resolve_traced(&id, how.query).await;
+            Finished::Resolved(Box::new(Resolution {
                 asked,
                 result,
                 attempts,
-            }
+            }))
         }
-        Err(e) => Resolution {
+        Err(e) => Finished::Resolved(Box::new(Resolution {
             asked: input.clone(),
             result: Err(ResolveError::InvalidIdentifier(e)),
             attempts: Vec::new(),
-        },
+        })),
     };
     Done {
         seq,
         input,
-        finished: Finished::Resolved(Box::new(resolution)),
+        finished,
     }
 }
 

@@ -28,6 +28,7 @@ mod progress;
 mod render;
 mod report;
 mod tsv;
+mod urn;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -86,7 +87,8 @@ struct Args {
     /// Only validate and normalize, without any network access.
     #[arg(long, help_heading = "Input")]
     check: bool,
-    /// Require every identifier to be a CORDRA id.
+    /// The CORDRA profile: require every identifier to be a CORDRA id, read resolver URLs
+    /// strictly by its URI profile, and send the suffix in upper case.
     #[arg(long, help_heading = "Input")]
     cordra: bool,
     /// Read URIs leniently: everything after the prefix's '/' is the local name.
@@ -167,6 +169,10 @@ struct Args {
     #[arg(long, default_value_t = 16, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Network")]
     concurrency: u32,
+    /// Resolve every URN (urn:fdc, urn-3) at this RFC 2169 resolver (http://HOST:PORT)
+    /// instead of its namespace's (the ProviderId; the HUL resolver for urn-3).
+    #[arg(long, value_name = "URL", help_heading = "Network")]
+    urn_resolver: Option<String>,
     /// Ask every server of every site of the service and show where they differ.
     #[arg(long, conflicts_with_all = ["short", "trace", "follow_aliases"], help_heading = "Network")]
     all_sites: bool,

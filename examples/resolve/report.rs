@@ -2,12 +2,12 @@
 //! failures in bulk runs), JSON (with `input`), TSV, `--short`; its notes and errors on
 //! stderr; its row of the exit status table.
 
-use handle_resolver::{Attempt, HandleRecord, ResolveError};
+use handle_resolver::{Attempt, HandleRecord, ResolveError, UrnAnswer, UrnError};
 use serde_json::json;
 
 use crate::out::{self, Out};
 use crate::render::{self, Context, Outcome};
-use crate::{tsv, Args, Format};
+use crate::{tsv, urn, Args, Format};
 
 /// One identifier resolved (or failed): the normalized handle asked for (the input itself
 /// when it does not parse), the outcome and every request sent.
@@ -24,6 +24,8 @@ pub struct Resolution {
 pub enum Finished {
     /// It was resolved, or failed.
     Resolved(Box<Resolution>),
+    /// A URN, resolved over HTTP (RFC 2169), or why not.
+    Urn(Box<Result<UrnAnswer, UrnError>>),
     /// A stdin line that is not an identifier's text (not UTF-8, too long).
     Unreadable {
         /// Why, with its line number.
@@ -39,6 +41,7 @@ impl Finished {
                 Ok(_) => Outcome::Resolved,
                 Err(e) => Outcome::of(e),
             },
+            Finished::Urn(result) => urn::outcome(result),
             Finished::Unreadable { .. } => Outcome::Invalid,
         }
     }
@@ -62,6 +65,7 @@ pub fn write(
             out::error(why);
             return Ok(());
         }
+        Finished::Urn(result) => return write_urn(input, result, args, bulk, o),
     };
     match args.format() {
         _ if args.short => short(input, result, attempts, args, bulk, o)?,
@@ -186,4 +190,56 @@ fn unreadable(input: &str, why: &str, args: &Args, bulk: bool, o: &mut Out) -> s
         Format::Text if bulk => o.line(format!(";; {input}\n;; error: {why}")),
         Format::Text => Ok(()),
     }
+}
+
+/// A URN's outcome: its URLs in the resolver's order of preference.
+fn write_urn(
+    input: &str,
+    result: &Result<UrnAnswer, UrnError>,
+    args: &Args,
+    bulk: bool,
+    o: &mut Out,
+) -> std::io::Result<()> {
+    let urls: &[String] = result.as_ref().map_or(&[], |a| a.urls.as_slice());
+    match args.format() {
+        _ if args.short && bulk => {
+            if urls.is_empty() {
+                o.line(format!("{}\t", tsv::field(input)))?;
+            }
+            for url in urls {
+                o.line(format!("{}\t{}", tsv::field(input), tsv::field(url)))?;
+            }
+        }
+        Format::Json if !args.short => o.line(urn::json_document(input, result))?,
+        Format::Tsv if !args.short => match result {
+            Ok(answer) => {
+                for url in urls {
+                    o.line(tsv::line(input, &answer.urn, 1, "URL", url))?;
+                }
+            }
+            Err(e) => o.line(tsv::line(
+                input,
+                &urn::canonical(input),
+                e.response_code(),
+                "",
+                &e.to_string(),
+            ))?,
+        },
+        _ => {
+            if bulk {
+                o.line(format!(";; {input}"))?;
+            }
+            for url in urls {
+                o.line(url)?;
+            }
+            if let (Err(e), true) = (result, bulk) {
+                o.line(format!(";; error: {e}"))?;
+            }
+        }
+    }
+    o.done()?;
+    if let Err(e) = result {
+        out::error(format!("{input}: {e}"));
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! [`CordraId`]: a handle whose prefix is digits and whose suffix is 32 hex digits.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -8,12 +9,17 @@ use uuid::Uuid;
 
 use super::chars::{check_controls, check_input, check_query, encode_query, split_once_at, Span};
 use super::error::IdentError;
-use super::handle::{check_prefix, check_suffix, Handle};
+use super::handle::{check_length, check_prefix, check_suffix, Handle};
 
 /// A CORDRA identifier: prefix = digit-only segments separated by `.`, suffix = exactly 32 hex
 /// digits (normalized to upper case), optionally followed by an RFC 3986 `?query` and
 /// `#fragment`, which are kept but never sent on the wire ([`to_handle`](Self::to_handle) drops
 /// them).
+///
+/// The suffix is also kept as written ([`written_handle`](Self::written_handle)): handles are
+/// case sensitive unless a service says otherwise, so a resolver sends that one, and the
+/// upper-case CORDRA form only when the CORDRA profile was asked for. Equality and hashing
+/// follow the CORDRA rule: the suffix's case does not count.
 ///
 /// ```
 /// use handle_resolver::ident::CordraId;
@@ -22,13 +28,15 @@ use super::handle::{check_prefix, check_suffix, Handle};
 /// assert_eq!(id.suffix(), "F58FB49EB1F848F0A606E84CEF294BE5");
 /// assert_eq!((id.query(), id.fragment()), (Some("v=2"), Some("top")));
 /// assert_eq!(id.to_handle().as_str(), "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+/// assert_eq!(id.written_handle().as_str(), "100.102/F58FB49EB1F848f0A606E84CEF294BE5");
 /// assert_eq!(id.to_string(), "100.102/F58FB49EB1F848F0A606E84CEF294BE5?v=2#top");
 /// # Ok::<(), handle_resolver::ident::IdentError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct CordraId {
     prefix: String,
     suffix: String,
+    written: String,
     query: Option<String>,
     fragment: Option<String>,
 }
@@ -61,11 +69,15 @@ impl CordraId {
         if let Some((i, f)) = fragment {
             check_query(f, base.saturating_add(i).saturating_add(1), true, true)?;
         }
-        check_cordra_prefix(prefix, &Span::plain(0, prefix))?;
-        let suffix = check_cordra_suffix(suffix, &Span::plain(base, suffix))?;
+        let prefix_span = Span::plain(0, prefix);
+        let suffix_span = Span::plain(base, suffix);
+        check_cordra_prefix(prefix, &prefix_span)?;
+        let upper = check_cordra_suffix(suffix, &suffix_span)?;
+        check_length(prefix, &prefix_span, suffix, &suffix_span)?;
         Ok(Self::from_checked(
             prefix.to_string(),
-            suffix,
+            upper,
+            suffix.to_string(),
             query.map(|(_, q)| encode_query(q)),
             fragment.map(|(_, f)| encode_query(f)),
         ))
@@ -102,9 +114,15 @@ impl CordraId {
         let prefix = handle.prefix();
         let suffix = handle.suffix();
         check_cordra_prefix(prefix, &Span::plain(0, prefix))?;
-        let suffix =
+        let upper =
             check_cordra_suffix(suffix, &Span::plain(prefix.len().saturating_add(1), suffix))?;
-        Ok(Self::from_checked(prefix.to_string(), suffix, None, None))
+        Ok(Self::from_checked(
+            prefix.to_string(),
+            upper,
+            suffix.to_string(),
+            None,
+            None,
+        ))
     }
 
     /// Mints a new id under `prefix` from a random (v4) UUID in its 32-hex-digit simple form.
@@ -135,24 +153,32 @@ impl CordraId {
     /// ```
     pub fn from_uuid(prefix: &str, uuid: Uuid) -> Result<Self, IdentError> {
         check_controls(prefix, 0)?;
-        check_cordra_prefix(prefix, &Span::plain(0, prefix))?;
+        let span = Span::plain(0, prefix);
+        check_cordra_prefix(prefix, &span)?;
+        let suffix = format!("{:X}", uuid.simple());
+        let suffix_span = Span::plain(prefix.len().saturating_add(1), &suffix);
+        check_length(prefix, &span, &suffix, &suffix_span)?;
         Ok(Self::from_checked(
             prefix.to_string(),
-            format!("{:X}", uuid.simple()),
+            suffix.clone(),
+            suffix,
             None,
             None,
         ))
     }
 
+    /// An id from checked parts: `suffix` in upper case, `written` as the input had it.
     pub(crate) fn from_checked(
         prefix: String,
         suffix: String,
+        written: String,
         query: Option<String>,
         fragment: Option<String>,
     ) -> Self {
         Self {
             prefix,
             suffix,
+            written,
             query,
             fragment,
         }
@@ -184,10 +210,24 @@ impl CordraId {
         Uuid::try_parse(&self.suffix).unwrap_or_default()
     }
 
-    /// The handle sent on the wire: `prefix/SUFFIX`, without query or fragment.
+    /// The suffix as written (the same 32 hex digits as [`suffix`](Self::suffix), in the
+    /// case the input had).
+    pub fn written_suffix(&self) -> &str {
+        &self.written
+    }
+
+    /// The handle in its CORDRA form, `prefix/SUFFIX` (upper-case suffix), without query or
+    /// fragment: what is sent when the CORDRA profile was asked for.
     pub fn to_handle(&self) -> Handle {
         // Both parts were checked when the id was built.
         Handle::from_checked_parts(&self.prefix, &self.suffix)
+    }
+
+    /// The handle as written, without query or fragment: what a resolver sends unless the
+    /// CORDRA profile was asked for (a case-sensitive server knows the handle only this way).
+    pub fn written_handle(&self) -> Handle {
+        // Both parts were checked when the id was built.
+        Handle::from_checked_parts(&self.prefix, &self.written)
     }
 }
 
@@ -231,9 +271,30 @@ pub(crate) fn check_cordra_suffix(suffix: &str, span: &Span<'_>) -> Result<Strin
     Ok(suffix.to_ascii_uppercase())
 }
 
-impl fmt::Display for CordraId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.prefix, self.suffix)?;
+impl PartialEq for CordraId {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.prefix, &self.suffix, &self.query, &self.fragment)
+            == (&other.prefix, &other.suffix, &other.query, &other.fragment)
+    }
+}
+
+impl Eq for CordraId {}
+
+impl Hash for CordraId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (&self.prefix, &self.suffix, &self.query, &self.fragment).hash(state);
+    }
+}
+
+impl CordraId {
+    /// Writes the id with its suffix in CORDRA form, or as written.
+    pub(crate) fn write(&self, f: &mut fmt::Formatter<'_>, as_written: bool) -> fmt::Result {
+        let suffix = if as_written {
+            &self.written
+        } else {
+            &self.suffix
+        };
+        write!(f, "{}/{}", self.prefix, suffix)?;
         if let Some(q) = &self.query {
             write!(f, "?{q}")?;
         }
@@ -241,6 +302,13 @@ impl fmt::Display for CordraId {
             write!(f, "#{frag}")?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for CordraId {
+    /// The id in CORDRA form (upper-case suffix), with its query and fragment.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, false)
     }
 }
 

@@ -94,6 +94,19 @@ pub enum IdentError {
         /// Offending text.
         text: String,
     },
+    /// A handle longer than the protocol carries ([`MAX_HANDLE_LENGTH`](super::MAX_HANDLE_LENGTH)
+    /// bytes of UTF-8): servers refuse it, so it is never sent.
+    #[error("the handle is {len} bytes long; the protocol carries at most {limit} (at byte {at})")]
+    HandleTooLong {
+        /// Byte offset of the first byte past the limit.
+        at: usize,
+        /// The start of the handle.
+        text: String,
+        /// The handle's length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A CORDRA prefix holds something other than digits and dots.
     #[error("character {text:?} in the prefix: a CORDRA prefix is digits separated by dots (at byte {at})")]
     CordraPrefix {
@@ -349,6 +362,8 @@ pub enum ErrorKind {
     SlashInPrefix,
     /// Nothing after the first `/`.
     EmptySuffix,
+    /// A handle longer than the protocol carries.
+    HandleTooLong,
     /// A CORDRA prefix holds something other than digits and dots.
     CordraPrefix,
     /// A CORDRA suffix with the wrong number of hex digits.
@@ -417,6 +432,7 @@ impl IdentError {
             E::PrefixWhitespace { .. } => ErrorKind::PrefixWhitespace,
             E::SlashInPrefix { .. } => ErrorKind::SlashInPrefix,
             E::EmptySuffix { .. } => ErrorKind::EmptySuffix,
+            E::HandleTooLong { .. } => ErrorKind::HandleTooLong,
             E::CordraPrefix { .. } => ErrorKind::CordraPrefix,
             E::CordraSuffixLength { .. } => ErrorKind::CordraSuffixLength,
             E::CordraSuffixNotHex { .. } => ErrorKind::CordraSuffixNotHex,
@@ -470,6 +486,7 @@ impl IdentError {
             | E::PrefixWhitespace { at, text }
             | E::SlashInPrefix { at, text }
             | E::EmptySuffix { at, text }
+            | E::HandleTooLong { at, text, .. }
             | E::CordraPrefix { at, text }
             | E::CordraSuffixLength { at, text, .. }
             | E::CordraSuffixNotHex { at, text }

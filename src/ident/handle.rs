@@ -9,10 +9,17 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::chars::{check_controls, check_input, invalid_utf8_text, Span};
 use super::error::IdentError;
 
+/// The longest handle, in UTF-8 bytes, that the protocol carries: the reference
+/// implementation's cap on a handle in a message (PROTOCOL.md §1.3). Identifier parsing
+/// refuses a longer handle, so that nothing is sent that a server cannot read, and the wire
+/// codec's default limit ([`crate::wire::limits::MAX_HANDLE_LENGTH`]) is this same constant.
+pub const MAX_HANDLE_LENGTH: usize = 2048;
+
 /// A handle, `PREFIX/SUFFIX`, split at the first `/`.
 ///
 /// The prefix is one or more non-empty segments separated by `.`; the suffix is non-empty and may
-/// contain `/`. Control characters are rejected. The text is kept exactly as given (see
+/// contain `/`. Control characters are rejected, and so is a handle longer than
+/// [`MAX_HANDLE_LENGTH`] bytes. The text is kept exactly as given (see
 /// [`Handle::normalized`] for the canonical form); equality and hashing fold ASCII case in the
 /// prefix, and in the whole handle when it starts with `0.`, as the Global Handle Registry does.
 ///
@@ -60,8 +67,11 @@ impl Handle {
         })?;
         let prefix = s.get(..slash).unwrap_or_default();
         let suffix = s.get(slash.saturating_add(1)..).unwrap_or_default();
-        check_prefix(prefix, &Span::plain(0, prefix))?;
-        check_suffix(suffix, &Span::plain(slash.saturating_add(1), suffix))?;
+        let prefix_span = Span::plain(0, prefix);
+        let suffix_span = Span::plain(slash.saturating_add(1), suffix);
+        check_prefix(prefix, &prefix_span)?;
+        check_suffix(suffix, &suffix_span)?;
+        check_length(prefix, &prefix_span, suffix, &suffix_span)?;
         Ok(Self {
             text: s.to_string(),
             slash,
@@ -136,6 +146,7 @@ impl Handle {
         }
         check_prefix(prefix, prefix_span)?;
         check_suffix(suffix, suffix_span)?;
+        check_length(prefix, prefix_span, suffix, suffix_span)?;
         Ok(Self {
             text: format!("{prefix}/{suffix}"),
             slash: prefix.len(),
@@ -167,7 +178,10 @@ impl Handle {
                 text: prefix.to_string(),
             });
         }
-        check_prefix(prefix, &Span::plain(0, prefix))?;
+        let span = Span::plain(0, prefix);
+        check_prefix(prefix, &span)?;
+        // The prefix handle is what is sent: `0.NA/` and the prefix.
+        check_length("0.NA", &Span::plain(0, ""), prefix, &span)?;
         Ok(Self::prefix_handle_of(prefix))
     }
 
@@ -358,6 +372,32 @@ pub(crate) fn check_prefix(prefix: &str, span: &Span<'_>) -> Result<(), IdentErr
         });
     }
     Ok(())
+}
+
+/// Checks that `prefix/suffix` fits in [`MAX_HANDLE_LENGTH`] bytes; the error points at the
+/// first byte past the limit (through the spans, so into the caller's input).
+pub(crate) fn check_length(
+    prefix: &str,
+    prefix_span: &Span<'_>,
+    suffix: &str,
+    suffix_span: &Span<'_>,
+) -> Result<(), IdentError> {
+    let len = prefix.len().saturating_add(1).saturating_add(suffix.len());
+    if len <= MAX_HANDLE_LENGTH {
+        return Ok(());
+    }
+    let over = MAX_HANDLE_LENGTH; // index, in `prefix/suffix`, of the first byte too many
+    let at = match over.checked_sub(prefix.len().saturating_add(1)) {
+        Some(in_suffix) => suffix_span.map(in_suffix),
+        None => prefix_span.map(over.min(prefix.len())),
+    };
+    let start: String = prefix.chars().take(24).collect();
+    Err(IdentError::HandleTooLong {
+        at,
+        text: format!("{start}..."),
+        len,
+        limit: MAX_HANDLE_LENGTH,
+    })
 }
 
 /// Checks a suffix: non-empty.

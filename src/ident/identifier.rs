@@ -10,7 +10,10 @@ use super::cordra::{check_cordra_prefix, check_cordra_suffix, CordraId};
 use super::error::IdentError;
 use super::handle::Handle;
 use super::options::ParseOptions;
-use super::uri::{parse_parts, resolver_urls, HandleUri, UriForm};
+use super::uri::{
+    is_proxy_url_without_scheme, parse_parts, parse_without_scheme, resolver_urls, HandleUri,
+    UriForm,
+};
 use super::urn::Urn;
 
 /// What an [`Identifier`] is.
@@ -44,16 +47,26 @@ impl fmt::Display for IdentifierKind {
 
 /// Any supported identifier: a handle, a CORDRA id or a URN.
 ///
-/// [`Identifier::parse`] reads a bare handle (`PREFIX/SUFFIX`, never a URI), `hdl:` and
-/// `hdl://` URIs, HTTP(S) resolver URLs, `doi:`, `urn:fdc:`, `urn:urn-3:` and `urn-3:`.
-/// Whatever meets the CORDRA rules is reported as [`Identifier::Cordra`].
+/// [`Identifier::parse`] reads a bare handle (`PREFIX/SUFFIX`), `hdl:` and `hdl://` URIs,
+/// HTTP(S) resolver URLs (REST API URLs too, and a proxy URL without its scheme such as
+/// `doi.org/10.1000/x`; see [`ParseOptions`] for how), `doi:`, `urn:fdc:`, `urn:urn-3:` and
+/// `urn-3:`. Whatever meets the CORDRA rules is reported as [`Identifier::Cordra`]; its
+/// handle is still sent as written ([`to_handle`](Self::to_handle)), the CORDRA form is
+/// [`normalized_handle`](Self::normalized_handle).
 ///
 /// ```
 /// use handle_resolver::ident::{Identifier, IdentifierKind};
 ///
 /// let id = Identifier::parse("hdl://100.102/F58FB49EB1F848f0A606E84CEF294BE5")?;
 /// assert_eq!(id.kind(), IdentifierKind::Cordra);
-/// assert_eq!(id.to_handle()?.as_str(), "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+/// assert_eq!(id.to_handle()?.as_str(), "100.102/F58FB49EB1F848f0A606E84CEF294BE5");
+/// assert_eq!(
+///     id.normalized_handle().unwrap().as_str(),
+///     "100.102/F58FB49EB1F848F0A606E84CEF294BE5"
+/// );
+///
+/// let id = Identifier::parse("https://doi.org/10.1093/nar/gkaa1100")?;
+/// assert_eq!(id.to_handle()?.as_str(), "10.1093/nar/gkaa1100");
 ///
 /// let id = Identifier::parse("20.500.12345/1")?;
 /// assert_eq!(id.kind(), IdentifierKind::Handle);
@@ -82,12 +95,12 @@ pub enum Identifier {
 }
 
 impl Identifier {
-    /// Parses strictly.
+    /// Parses with the default options: as people paste identifiers (see [`ParseOptions`]).
     pub fn parse(s: &str) -> Result<Self, IdentError> {
         Self::parse_with(s, ParseOptions::default())
     }
 
-    /// Parses with options (lenient URIs, CORDRA only).
+    /// Parses with options (the strict CORDRA URI profile, lenient URIs, CORDRA only).
     ///
     /// ```
     /// use handle_resolver::ident::{ErrorKind, Identifier, ParseOptions};
@@ -115,6 +128,11 @@ impl Identifier {
             }
             Some(_) => {
                 let (uri, prefix, suffix) = parse_parts(s, options)?;
+                let (handle, query, fragment) = uri.into_parts();
+                classify(handle, query, fragment, &prefix, &suffix, options)
+            }
+            None if !options.is_strict() && is_proxy_url_without_scheme(s) => {
+                let (uri, prefix, suffix) = parse_without_scheme(s, options)?;
                 let (handle, query, fragment) = uri.into_parts();
                 classify(handle, query, fragment, &prefix, &suffix, options)
             }
@@ -146,12 +164,13 @@ impl Identifier {
         }
     }
 
-    /// The handle to resolve through the Handle System (without query or fragment). URNs are
-    /// not handles: they give [`IdentError::UrnIsNotAHandle`].
+    /// The handle to resolve through the Handle System, as written (without query or
+    /// fragment; a CORDRA id's suffix in the case it was given: handles are case sensitive).
+    /// URNs are not handles: they give [`IdentError::UrnIsNotAHandle`].
     pub fn to_handle(&self) -> Result<Handle, IdentError> {
         match self {
             Identifier::Handle { handle, .. } => Ok(handle.clone()),
-            Identifier::Cordra(id) => Ok(id.to_handle()),
+            Identifier::Cordra(id) => Ok(id.written_handle()),
             Identifier::Urn(urn) => Err(IdentError::UrnIsNotAHandle {
                 at: 0,
                 text: urn.to_string(),
@@ -202,9 +221,13 @@ impl Identifier {
         }
     }
 
-    /// The normalized handle, for handles and CORDRA ids.
+    /// The normalized handle, for handles and CORDRA ids: the prefix upper-cased, and a CORDRA
+    /// id in its CORDRA form (upper-case suffix).
     pub fn normalized_handle(&self) -> Option<Handle> {
-        self.to_handle().ok().map(|h| h.normalized())
+        match self {
+            Identifier::Cordra(id) => Some(id.to_handle().normalized()),
+            _ => self.to_handle().ok().map(|h| h.normalized()),
+        }
     }
 
     /// The `hdl:` URI of the normalized handle, with query and fragment; `None` for URNs.
@@ -272,6 +295,7 @@ fn classify(
         Ok(suffix) => Ok(Identifier::Cordra(CordraId::from_checked(
             handle.prefix().to_string(),
             suffix,
+            handle.suffix().to_string(),
             query,
             fragment,
         ))),
@@ -315,7 +339,8 @@ pub struct Description {
 
 impl fmt::Display for Identifier {
     /// The shortest text that parses back to the same identifier: a bare handle when that is
-    /// unambiguous, otherwise its `hdl:` URI; a CORDRA id bare; a URN as written.
+    /// unambiguous, otherwise its `hdl:` URI; a CORDRA id bare, its suffix as written (that is
+    /// the handle sent); a URN as written.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Identifier::Handle {
@@ -335,7 +360,7 @@ impl fmt::Display for Identifier {
                         .fmt(f)
                 }
             }
-            Identifier::Cordra(id) => id.fmt(f),
+            Identifier::Cordra(id) => id.write(f, true),
             Identifier::Urn(urn) => urn.fmt(f),
         }
     }

@@ -33,8 +33,8 @@ mod tests;
 
 pub use cordra::CordraId;
 pub use error::{ErrorKind, IdentError};
-pub use handle::Handle;
+pub use handle::{Handle, MAX_HANDLE_LENGTH};
 pub use identifier::{Description, Identifier, IdentifierKind};
 pub use options::ParseOptions;
-pub use uri::{resolver_urls, HandleUri, UriForm, DOI_PROXY, HANDLE_PROXY};
+pub use uri::{resolver_urls, HandleUri, UriForm, DOI_PROXY, HANDLE_PROXY, PROXY_HOSTS};
 pub use urn::{DateId, FdcUrn, Urn, Urn3, DEFAULT_URN3_RESOLVER};

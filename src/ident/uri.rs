@@ -165,6 +165,26 @@ pub fn resolver_urls(handle: &Handle, query: Option<&str>, fragment: Option<&str
         .collect()
 }
 
+/// The hosts of the public HTTP proxies, whose whole path is the handle (no resolver segment
+/// of their own): a URL on one of them is also recognized without its scheme
+/// (`doi.org/10.1000/x`).
+pub const PROXY_HOSTS: &[&str] = &["hdl.handle.net", "doi.org", "dx.doi.org", "www.doi.org"];
+
+/// The path prefix of the proxies' REST API (`/api/handles/<handle>`).
+const REST_API: &str = "api/handles/";
+
+/// The URI schemes read, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Hdl,
+    Doi,
+    /// `http(s)://`, or a proxy URL pasted without its scheme (`authority_first`).
+    Http {
+        secure: bool,
+        authority_first: bool,
+    },
+}
+
 /// Parses a URI, also returning where the prefix and the local name sit in the input.
 pub(crate) fn parse_parts(
     s: &str,
@@ -177,32 +197,17 @@ pub(crate) fn parse_parts(
     })?;
     let after = scheme.len().saturating_add(1);
     let rest = s.get(after..).unwrap_or_default();
-    let strict = !options.is_lenient();
-    let (before_fragment, fragment) = split_once_at(rest, '#');
-    let (hier, query) = split_once_at(before_fragment, '?');
-    if let Some((i, q)) = query {
-        check_query(q, after.saturating_add(i).saturating_add(1), strict, false)?;
-    }
-    if let Some((i, f)) = fragment {
-        check_query(f, after.saturating_add(i).saturating_add(1), strict, true)?;
-    }
-    let lower = scheme.to_ascii_lowercase();
-    let (form, prefix, local) = match lower.as_str() {
-        "hdl" => match hier.strip_prefix("//") {
-            Some(host_path) => {
-                let (p, l) = split_path(host_path, after.saturating_add(2), strict)?;
-                (UriForm::HdlHost, p, l)
-            }
-            None => {
-                let (p, l) = split_path(hier, after, strict)?;
-                (UriForm::Hdl, p, l)
-            }
+    let kind = match scheme.to_ascii_lowercase().as_str() {
+        "hdl" => Scheme::Hdl,
+        "doi" => Scheme::Doi,
+        "http" => Scheme::Http {
+            secure: false,
+            authority_first: false,
         },
-        "doi" => {
-            let (p, l) = split_path(hier, after, false)?;
-            (UriForm::Doi, p, l)
-        }
-        "http" | "https" => http_parts(hier, after, lower == "https", strict)?,
+        "https" => Scheme::Http {
+            secure: true,
+            authority_first: false,
+        },
         _ => {
             return Err(IdentError::UnsupportedScheme {
                 at: 0,
@@ -210,7 +215,86 @@ pub(crate) fn parse_parts(
             })
         }
     };
-    if strict {
+    parse_after_scheme(kind, rest, after, options)
+}
+
+/// True when `s` (without a scheme) starts with the host of a public proxy and a `/`:
+/// `doi.org/10.1000/x`, `hdl.handle.net/20.500.1/1` (ASCII case-insensitive).
+pub(crate) fn is_proxy_url_without_scheme(s: &str) -> bool {
+    s.split_once('/').is_some_and(|(host, _)| {
+        PROXY_HOSTS
+            .iter()
+            .any(|proxy| proxy.eq_ignore_ascii_case(host))
+    })
+}
+
+/// Parses a proxy URL pasted without its scheme (see [`is_proxy_url_without_scheme`]), as
+/// `https://` would have it.
+pub(crate) fn parse_without_scheme(
+    s: &str,
+    options: ParseOptions,
+) -> Result<(HandleUri, Span<'_>, Span<'_>), IdentError> {
+    check_input(s)?;
+    let kind = Scheme::Http {
+        secure: true,
+        authority_first: true,
+    };
+    parse_after_scheme(kind, s, 0, options)
+}
+
+/// Parses what follows the scheme (`rest`, at `after` in the input).
+fn parse_after_scheme(
+    kind: Scheme,
+    rest: &str,
+    after: usize,
+    options: ParseOptions,
+) -> Result<(HandleUri, Span<'_>, Span<'_>), IdentError> {
+    // Resolver URLs are read as the proxies read them unless the CORDRA profile is asked for:
+    // then no grammar check but for controls, as a proxy has none either.
+    let proxy = matches!(kind, Scheme::Http { .. }) && !options.is_strict();
+    let grammar = !options.is_lenient() && !proxy;
+    let (before_fragment, fragment) = split_once_at(rest, '#');
+    let (hier, query) = split_once_at(before_fragment, '?');
+    if let Some((i, q)) = query {
+        check_query(q, after.saturating_add(i).saturating_add(1), grammar, false)?;
+    }
+    if let Some((i, f)) = fragment {
+        check_query(f, after.saturating_add(i).saturating_add(1), grammar, true)?;
+    }
+    let (form, prefix, local) = match kind {
+        Scheme::Hdl => match hier.strip_prefix("//") {
+            Some(host_path) => {
+                let (p, l) = split_path(host_path, after.saturating_add(2), grammar)?;
+                (UriForm::HdlHost, p, l)
+            }
+            None => {
+                let (p, l) = split_path(hier, after, grammar)?;
+                (UriForm::Hdl, p, l)
+            }
+        },
+        Scheme::Doi => {
+            let (p, l) = split_path(hier, after, false)?;
+            (UriForm::Doi, p, l)
+        }
+        Scheme::Http {
+            secure,
+            authority_first,
+        } => {
+            let (host_path, host_base) = if authority_first {
+                (hier, after)
+            } else {
+                let host_path =
+                    hier.strip_prefix("//")
+                        .ok_or_else(|| IdentError::InvalidAuthority {
+                            at: after,
+                            text: hier.to_string(),
+                        })?;
+                (host_path, after.saturating_add(2))
+            };
+            http_parts(host_path, host_base, secure, proxy, grammar)?
+        }
+    };
+    if grammar {
         check_path(prefix.raw, prefix.base)?;
         check_path(local.raw, local.base)?;
     }
@@ -260,43 +344,100 @@ fn split_path(path: &str, base: usize, strict: bool) -> Result<(Span<'_>, Span<'
     ))
 }
 
+/// Splits a path the way the proxies read it: the whole path is percent-decoded, then split
+/// at its first `/` (which may have been written `%2F`); so the local name may hold `/`.
+fn split_decoded_path(path: &str, base: usize) -> Result<(Span<'_>, Span<'_>), IdentError> {
+    let whole = Span::decoded(base, path);
+    let decoded = whole.decode()?;
+    let Some(slash) = decoded.find('/') else {
+        return Err(if decoded.is_empty() {
+            IdentError::EmptyPrefix {
+                at: base,
+                text: String::new(),
+            }
+        } else {
+            IdentError::MissingSlash {
+                at: base.saturating_add(path.len()),
+                text: decoded,
+            }
+        });
+    };
+    // Where the slash sits in `path`, and how many bytes it takes there (`/` or `%2F`).
+    let raw_slash = whole.map(slash).saturating_sub(base);
+    let width = if path.as_bytes().get(raw_slash) == Some(&b'/') {
+        1
+    } else {
+        3
+    };
+    let local_at = raw_slash.saturating_add(width);
+    Ok((
+        Span::decoded(base, path.get(..raw_slash).unwrap_or_default()),
+        Span::decoded(
+            base.saturating_add(local_at),
+            path.get(local_at..).unwrap_or_default(),
+        ),
+    ))
+}
+
+/// Reads `host[:port]/path` of a resolver URL (at `host_base` in the input). `proxy`: as the
+/// proxies read it (leading slashes skipped, the REST API's `api/handles/` taken off, the
+/// path decoded as a whole); otherwise by the CORDRA URI profile (`grammar`: a `/` in the
+/// local name must be `%2F`).
 fn http_parts(
-    hier: &str,
-    base: usize,
+    host_path: &str,
+    host_base: usize,
     secure: bool,
-    strict: bool,
+    proxy: bool,
+    grammar: bool,
 ) -> Result<(UriForm, Span<'_>, Span<'_>), IdentError> {
-    let host_path = hier
-        .strip_prefix("//")
-        .ok_or_else(|| IdentError::InvalidAuthority {
-            at: base,
-            text: hier.to_string(),
-        })?;
-    let host_base = base.saturating_add(2);
     let (authority, path) = split_once_at(host_path, '/');
     check_authority(authority, host_base)?;
     let (slash, path) = path.ok_or_else(|| IdentError::EmptyPrefix {
         at: host_base.saturating_add(authority.len()),
         text: String::new(),
     })?;
-    let path_base = host_base.saturating_add(slash).saturating_add(1);
+    let mut path_base = host_base.saturating_add(slash).saturating_add(1);
+    let mut path = path;
+    if proxy {
+        let trimmed = path.trim_start_matches('/');
+        path_base = path_base.saturating_add(path.len().saturating_sub(trimmed.len()));
+        path = trimmed;
+    }
+    let host = authority.split(':').next().unwrap_or_default();
+    let known_proxy = PROXY_HOSTS.iter().any(|p| p.eq_ignore_ascii_case(host));
     let first = path.split('/').next().unwrap_or_default();
     let segments = path.split('/').count();
-    let resolver_segment = segments >= 3
+    let rest_api = proxy
+        && path
+            .get(..REST_API.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(REST_API));
+    // The public proxies have no segment of their own: their whole path is the handle.
+    let own_path = proxy && known_proxy;
+    let resolver_segment = !own_path
+        && segments >= 3
         && !first.is_empty()
         && !first.contains('.')
         && !first.bytes().all(|b| b.is_ascii_digit());
-    let (segment, handle_path, handle_base) = if resolver_segment {
-        let skip = first.len().saturating_add(1);
+    let (segment, handle_path, handle_base) = if rest_api || resolver_segment {
+        let len = if rest_api {
+            REST_API.len().saturating_sub(1)
+        } else {
+            first.len()
+        };
+        let skip = len.saturating_add(1);
         (
-            Some(first.to_string()),
+            path.get(..len).map(str::to_string),
             path.get(skip..).unwrap_or_default(),
             path_base.saturating_add(skip),
         )
     } else {
         (None, path, path_base)
     };
-    let (prefix, local) = split_path(handle_path, handle_base, strict)?;
+    let (prefix, local) = if proxy {
+        split_decoded_path(handle_path, handle_base)?
+    } else {
+        split_path(handle_path, handle_base, grammar)?
+    };
     let form = UriForm::Http {
         secure,
         authority: authority.to_string(),

@@ -72,6 +72,11 @@ impl Attempter {
         }
     }
 
+    /// The transport (also for HTTP GETs: RFC 2169 URN resolution).
+    pub(crate) fn exchange(&self) -> &dyn Exchange {
+        &*self.exchange
+    }
+
     /// The wall clock (request expiry, absolute TTLs).
     pub(crate) fn clock(&self) -> &dyn Clock {
         &*self.clock

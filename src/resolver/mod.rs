@@ -37,6 +37,9 @@
 //! resolution), `flight` (single flight), `cache`, `srtt`, `hedging`, `sites`, `settings`,
 //! `query`, `record`, `error`, `target`, `clock`; `bootstrap` and `bootstrap_json` read
 //! root files; `loc` selects `10320/loc` locations.
+//!
+//! Apart from them, [`urn`]: RFC 2169 resolution of `urn:fdc` and `urn-3` URNs over HTTP
+//! ([`Resolver::resolve_urn`]).
 
 mod attempter;
 mod bootstrap;
@@ -61,6 +64,7 @@ mod sites;
 mod srtt;
 mod target;
 mod trace;
+pub mod urn;
 
 pub use bootstrap::{
     builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
@@ -82,3 +86,4 @@ pub use settings::{
 };
 pub use sites::{server_record, Site, UNKNOWN_SERIAL};
 pub use target::{Resolvable, Target};
+pub use urn::{AsUrn, UrnAnswer, UrnError, UrnService, DEFAULT_URN3_RESOLVER_URL};

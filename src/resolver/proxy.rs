@@ -93,7 +93,6 @@ impl Proxy {
             return Err(error("a query, fragment or white space has no place in it"));
         }
         let base = url.trim_end_matches('/').to_string();
-        // `http://` alone loses its slashes to the trim: no authority then, not a panic.
         let rest = base.get(scheme_len..).unwrap_or_default();
         let authority = rest.split('/').next().unwrap_or_default();
         if authority.is_empty() || authority.contains('@') {

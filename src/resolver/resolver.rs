@@ -36,6 +36,7 @@ use super::settings::{Settings, TransportPreference};
 use super::sites::{query_addr, text_of, Site};
 use super::target::{Resolvable, Target};
 use super::trace::Trace;
+use super::urn::{self, AsUrn, UrnAnswer, UrnError};
 
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
 /// RTT table and the transport.
@@ -173,6 +174,27 @@ impl Resolver {
         ResolveMany { inner }
     }
 
+    /// Resolves a `urn:fdc` or `urn-3` URN over HTTP (RFC 2169): `N2Ls` at its resolver
+    /// (the ProviderId for `urn:fdc`, the HUL resolver for `urn-3`, or
+    /// [`ResolverBuilder::urn_resolver`]), with `N2L` as the fallback, the URN in its
+    /// canonical form. A redirect is a result, not followed. Under the resolver's deadline,
+    /// through [`Exchange::fetch`]. See [the module](super::urn) for the details.
+    ///
+    /// ```no_run
+    /// # async fn demo(resolver: handle_resolver::Resolver) {
+    /// match resolver.resolve_urn("urn-3:HUL.OIS:Home").await {
+    ///     Ok(answer) => answer.urls.iter().for_each(|url| println!("{url}")),
+    ///     Err(e) if e.is_not_found() => println!("the resolver does not know it"),
+    ///     Err(e) => println!("failed: {e}"),
+    /// }
+    /// # }
+    /// ```
+    pub async fn resolve_urn<U: AsUrn + ?Sized>(&self, urn: &U) -> Result<UrnAnswer, UrnError> {
+        let urn = urn.to_urn()?;
+        let exchange = self.core.locator.attempter().exchange();
+        urn::resolve(exchange, &self.core.settings, &urn).await
+    }
+
     /// Asks every server of every site of the handle's service (a mirror-drift check),
     /// without hedging, caching or referrals.
     pub async fn resolve_all_sites<T: Resolvable + ?Sized>(
@@ -287,11 +309,18 @@ impl Resolver {
 
     /// The handle to resolve, or why there is none (nothing is sent then).
     fn target<T: Resolvable + ?Sized>(&self, id: &T) -> Result<Target, ResolveError> {
-        let target = id.to_target()?;
-        if self.core.settings.strict_cordra && !target.cordra {
-            return Err(ResolveError::NotCordra {
-                input: target.input,
-            });
+        let mut target = id.to_target()?;
+        if self.core.settings.strict_cordra {
+            // The CORDRA profile: its ids only, in their CORDRA form. Otherwise the handle
+            // goes out as written (handles are case sensitive).
+            match target.cordra.clone() {
+                Some(cordra) => target.handle = cordra,
+                None => {
+                    return Err(ResolveError::NotCordra {
+                        input: target.input,
+                    })
+                }
+            }
         }
         Ok(target)
     }
@@ -582,9 +611,26 @@ impl ResolverBuilder {
         self
     }
 
-    /// Accept CORDRA identifiers only (default off).
+    /// The CORDRA profile (default off): accept CORDRA identifiers only, and send them in
+    /// their CORDRA form (32-hex-digit suffix upper-cased). Without it every handle is sent as
+    /// written, also one whose suffix looks like a CORDRA GUID (handles are case sensitive).
     pub fn strict_cordra(mut self, on: bool) -> Self {
         self.settings.strict_cordra = on;
+        self
+    }
+
+    /// Resolves every URN at this RFC 2169 resolver (`http(s)://host[:port][/path]`)
+    /// instead of its namespace's (`resolve --urn-resolver`); default none.
+    pub fn urn_resolver(mut self, url: impl Into<String>) -> Self {
+        self.settings.urn.resolver = Some(url.into());
+        self
+    }
+
+    /// The RFC 2169 resolver of `urn-3` URNs (default
+    /// [`DEFAULT_URN3_RESOLVER_URL`](super::DEFAULT_URN3_RESOLVER_URL), Harvard's HUL
+    /// resolver).
+    pub fn urn3_resolver(mut self, url: impl Into<String>) -> Self {
+        self.settings.urn.urn3_resolver = url.into();
         self
     }
 

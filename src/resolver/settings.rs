@@ -6,6 +6,8 @@ use std::time::Duration;
 use crate::transport::TransportKind;
 use crate::wire::Limits;
 
+use super::urn::UrnSettings;
+
 /// Which transports to use on a server, in which order (each is used only when the server's
 /// site record offers it; the next is tried when one fails in a way the next may not:
 /// silence, a refused or reset connection, a request too large for UDP).
@@ -83,7 +85,7 @@ pub(crate) struct Settings {
     pub(crate) max_parallel: usize,
     /// Follow HS_ALIAS values.
     pub(crate) follow_aliases: bool,
-    /// Accept CORDRA identifiers only.
+    /// The CORDRA profile: CORDRA identifiers only, sent in their CORDRA form.
     pub(crate) strict_cordra: bool,
     /// Ask for a request digest (RD) and check it.
     pub(crate) request_digest: bool,
@@ -91,6 +93,8 @@ pub(crate) struct Settings {
     pub(crate) limits: Limits,
     /// Least time between two automatic root refreshes.
     pub(crate) root_refresh_interval: Duration,
+    /// Where URNs are resolved (RFC 2169).
+    pub(crate) urn: UrnSettings,
 }
 
 impl Default for Settings {
@@ -109,6 +113,7 @@ impl Default for Settings {
             request_digest: false,
             limits: Limits::default(),
             root_refresh_interval: DEFAULT_ROOT_REFRESH_INTERVAL,
+            urn: UrnSettings::default(),
         }
     }
 }

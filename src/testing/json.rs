@@ -16,6 +16,9 @@
 //!   },
 //!   "referrals": {
 //!     "20.500.1/moved": {"code": 302, "handle": "0.NA/20.500.2"}
+//!   },
+//!   "urns": {
+//!     "urn:fdc:example.org:2024:img-1": ["http://example.org/img/1", "http://mirror.example.net/img/1"]
 //!   }
 //! }
 //! ```
@@ -25,6 +28,9 @@
 //! `permissions` to 14 (0x0E: admin read+write, public read; 12 = not public),
 //! `timestamp` to 0. `homed_prefixes` (optional): when present, other prefixes get 301.
 //! Referral `code` is 302 or 303; `handle` is the referral handle (may be empty).
+//! `urns` (optional): `urn:fdc` and `urn-3` URNs and their URLs in order of preference, served
+//! by the RFC 2169 resolver of the server's HTTP side ([`uri_res`](super::uri_res)); a URN
+//! is found in any lexically equivalent spelling.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +38,8 @@ use bytes::Bytes;
 use serde::Deserialize;
 
 use super::store::{Referral, Store};
+use super::uri_res::Urns;
+use crate::ident::{IdentError, Urn};
 use crate::wire::{HandleValue, Permissions, ReferralBody, ResponseCode, Ttl};
 
 /// The JSON document.
@@ -50,6 +58,9 @@ pub struct StoreFile {
     /// Handle → referral answer.
     #[serde(default)]
     pub referrals: BTreeMap<String, ReferralSpec>,
+    /// URN → its URLs (RFC 2169 `N2L` / `N2Ls`), in order of preference.
+    #[serde(default)]
+    pub urns: BTreeMap<String, Vec<String>>,
 }
 
 /// One value in the JSON document.
@@ -114,6 +125,14 @@ pub enum StoreFileError {
     /// A referral code other than 302/303.
     #[error("{0}: referral code must be 302 or 303")]
     ReferralCode(String),
+    /// A key of `urns` that is not a `urn:fdc` or `urn-3` URN.
+    #[error("urns: {urn:?}: {error}")]
+    Urn {
+        /// The key as written.
+        urn: String,
+        /// Why it is not a URN.
+        error: IdentError,
+    },
 }
 
 impl StoreFile {
@@ -129,6 +148,19 @@ impl StoreFile {
         } else {
             Store::new()
         }
+    }
+
+    /// The `urns` section, keyed by canonical URN.
+    pub fn urns(&self) -> Result<Urns, StoreFileError> {
+        let mut urns = Urns::new();
+        for (text, urls) in &self.urns {
+            let urn = Urn::parse(text).map_err(|error| StoreFileError::Urn {
+                urn: text.clone(),
+                error,
+            })?;
+            urns.insert(&urn, urls.clone());
+        }
+        Ok(urns)
     }
 
     /// Fills `store`; `self_site` values get `site_record` as their data.

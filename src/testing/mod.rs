@@ -7,7 +7,8 @@
 //! - [`faults`]: [`Faults`], what a server does wrong on purpose;
 //! - [`key`]: the RSA test key and answer signing;
 //! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
-//! - [`json`]: the JSON handle file of `examples/testserver.rs`.
+//! - [`json`]: the JSON handle file of `examples/testserver.rs`;
+//! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -33,6 +34,7 @@ mod patch;
 mod respond;
 pub mod server;
 pub mod store;
+pub mod uri_res;
 
 pub use faults::Faults;
 pub use http_reply::HttpReply;
@@ -41,3 +43,4 @@ pub use key::{TestKey, TEST_KEY_2048_DER, TEST_KEY_DER};
 pub use network::{TestNetwork, TestNetworkBuilder, TestSite};
 pub use server::{TestServer, TestServerConfig};
 pub use store::{Lookup, Referral, Store, StoredHandle};
+pub use uri_res::Urns;

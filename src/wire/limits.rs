@@ -5,8 +5,9 @@
 pub const MAX_MESSAGE_LENGTH: usize = 256 * 1024;
 /// Default cap on the number of values in one message.
 pub const MAX_VALUES: usize = 2048;
-/// Default cap on a handle's length in bytes.
-pub const MAX_HANDLE_LENGTH: usize = 2048;
+/// Default cap on a handle's length in bytes: the identifier layer's limit, so that what
+/// `ident` accepts is what the wire carries.
+pub const MAX_HANDLE_LENGTH: usize = crate::ident::MAX_HANDLE_LENGTH;
 /// Default cap on any other array or string (the reference library's `MAX_ARRAY_SIZE`).
 pub const MAX_ARRAY: usize = 1024 * 1024;
 

@@ -11,7 +11,8 @@
 //! - [`limits`]: the caps applied to every length and count;
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
 //!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
-//! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks.
+//! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks;
+//! - [`uri_list`]: `text/uri-list` bodies (RFC 2483), the answers of RFC 2169 URN resolvers.
 #![warn(unreachable_pub)]
 
 pub mod admin;
@@ -32,6 +33,7 @@ pub mod reader;
 pub mod signature;
 pub mod site;
 pub mod typed;
+pub mod uri_list;
 pub mod value;
 mod writer;
 

@@ -185,17 +185,30 @@ fn percent_encoding_in_both_directions() {
 #[test]
 fn strict_and_lenient() {
     let lenient = ParseOptions::default().lenient(true);
+    let strict = ParseOptions::default().strict(true);
     for (s, suffix) in [
         ("hdl:10.1000/a/b", "a/b"),
         ("hdl://10.1000/a/b/c", "a/b/c"),
         ("http://hdl.handle.net/10.1000/a/b", "a/b"),
         ("http://host/hdl/10.1000/a/b", "a/b"),
     ] {
-        let err = HandleUri::parse(s).unwrap_err();
+        let err = HandleUri::parse_with(s, strict).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::ExtraPathSegment, "{s}");
         assert!(err.to_string().contains("%2F"));
         let uri = HandleUri::parse_with(s, lenient).unwrap();
         assert_eq!(uri.handle().suffix(), suffix, "{s}");
+        // By default hdl: URIs keep the URI grammar; resolver URLs are read as the proxies
+        // read them.
+        match HandleUri::parse(s) {
+            Ok(uri) => {
+                assert!(s.starts_with("http"), "{s}");
+                assert_eq!(uri.handle().suffix(), suffix, "{s}");
+            }
+            Err(e) => {
+                assert!(s.starts_with("hdl"), "{s}");
+                assert_eq!(e.kind(), ErrorKind::ExtraPathSegment, "{s}");
+            }
+        }
     }
     // IRIs: non-ASCII is accepted even when strict; ASCII outside the grammar only leniently.
     let uri = HandleUri::parse("https://hdl.handle.net/10.1045/café?é=1").unwrap();

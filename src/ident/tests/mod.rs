@@ -2,6 +2,7 @@
 
 mod handles;
 mod invalid;
+mod pasted;
 mod props;
 mod spec;
 mod urns;

@@ -200,7 +200,8 @@ proptest! {
     fn every_scheme_survives_junk_and_what_parses_prints_back(
         scheme in prop::sample::select(vec![
             "hdl:", "hdl://", "HDL:", "doi:", "http://", "https://", "http://[::1]:80/",
-            "urn:fdc:", "urn:urn-3:", "urn-3:", "URN:FDC:a.b:2002:",
+            "urn:fdc:", "urn:urn-3:", "urn-3:", "URN:FDC:a.b:2002:", "doi.org/",
+            "https://doi.org/api/handles/",
         ]),
         rest in "\\PC{0,32}|[%0-9a-fA-F:/.?#@\\[\\]\\- ]{0,40}",
     ) {
@@ -225,7 +226,8 @@ proptest! {
 fn check_no_panic(s: &str) {
     let lenient = ParseOptions::default().lenient(true);
     let cordra = ParseOptions::default().cordra_only(true);
-    for options in [ParseOptions::default(), lenient, cordra] {
+    let strict = ParseOptions::default().strict(true);
+    for options in [ParseOptions::default(), lenient, cordra, strict] {
         match Identifier::parse_with(s, options) {
             Ok(id) => {
                 let d = id.describe(s);

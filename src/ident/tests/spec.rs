@@ -23,12 +23,17 @@ fn cordra_examples_in_every_uri_form_name_the_same_id() {
     for form in forms {
         let id = cordra(form);
         assert_eq!(id, first, "{form}");
-        let handle = id.to_handle().unwrap();
+        let handle = id.normalized_handle().unwrap();
         assert_eq!(handle.prefix(), "100.102");
         assert_eq!(
             handle.suffix(),
             CORDRA_SUFFIX,
             "suffix normalized to upper case"
+        );
+        // What is sent is the handle as written (handles are case sensitive).
+        assert_eq!(
+            id.to_handle().unwrap().suffix(),
+            "F58FB49EB1F848f0A606E84CEF294BE5"
         );
     }
 }
