@@ -108,6 +108,7 @@ async fn serve(args: &Args) -> Result<(), String> {
         .map_err(|e| format!("cannot serve on 127.0.0.1:{}: {e}", args.port))?;
     file.fill(&store, &server.site_value(1).data)
         .map_err(|e| format!("{file_name}: {e}"))?;
+    server.set_urns(file.urns().map_err(|e| format!("{file_name}: {e}"))?);
     match server.http_addr() {
         Some(http) => println!(
             "serving {} handles from {file_name} on {} (UDP and TCP) and http://{http}",

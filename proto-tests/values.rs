@@ -1,6 +1,7 @@
 //! Typed values, the server hash and signatures against the reference captures
 //! (`fixtures/reference/...`) and `hash-vectors.json`.
 
+mod json;
 mod props;
 mod signatures;
 

@@ -6,7 +6,8 @@
 //! ## Layout
 //! The layers, each using only those before it:
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
-//! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values.
+//! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values, and
+//!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
 //! - [`blocking`]: the resolver for callers without an async runtime.

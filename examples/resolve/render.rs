@@ -406,25 +406,11 @@ pub fn record_text(rec: &HandleRecord, raw: bool) -> Vec<String> {
     lines
 }
 
-fn timestamp(ts: u32) -> Json {
-    time::OffsetDateTime::from_unix_timestamp(i64::from(ts))
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .map_or(Json::Null, Json::String)
-}
-
-/// One value in the REST API shape; `raw` adds the hex of the data bytes.
+/// One value in the handle.net REST API shape (`wire::json`: permissions when unusual, an
+/// absolute TTL as an RFC 3339 instant, references when there are some); `raw` adds the hex
+/// of the data bytes.
 pub fn value_json(v: &HandleValue, raw: bool) -> Json {
-    let mut value = json!({
-        "index": v.index,
-        "type": v.type_str(),
-        "data": v.typed().to_json(),
-        "ttl": v.ttl.value(),
-        "timestamp": timestamp(v.timestamp),
-    });
+    let mut value = handle_resolver::wire::json::value_to_json(v);
     if raw {
         value["raw"] = Json::String(hex::encode(&v.data));
     }

@@ -474,3 +474,50 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
     );
     let _ = std::fs::remove_file(&bad_root_file);
 }
+
+/// `--json` prints each value as `wire::json` encodes it (the REST API shape: unusual
+/// permissions, an absolute TTL as an RFC 3339 instant, references, no zero timestamp), and
+/// that JSON reads back to the value the server holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_cli_json_values_are_the_codec_s() {
+    use handle_resolver::wire::{json, HandleValue, Limits, Permissions, Ttl, ValueReference};
+    let Some(bin) = resolve_binary() else {
+        eprintln!("resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let mut odd = HandleValue::new(8, "URL", "http://example.org/absolute-ttl");
+    odd.ttl = Ttl::Absolute(1_893_456_000);
+    odd.timestamp = 1_767_225_600;
+    odd.permissions = Permissions(0x0F);
+    odd.references.push(ValueReference {
+        handle: bytes::Bytes::from_static(b"20.500.1/1"),
+        index: 1,
+    });
+    let plain = HandleValue::new(9, "DESC", "timestamp 0");
+    let store = Arc::new(handle_resolver::testing::Store::new());
+    store.insert("20.500.1/rest", vec![odd.clone(), plain.clone()]);
+    let server = TestServer::start(TestServerConfig::new(store))
+        .await
+        .unwrap();
+    let addr = server.addr().to_string();
+    let out = run(&bin, args(&["--server", &addr, "--json", "20.500.1/rest"])).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values = doc["values"].as_array().unwrap();
+    assert_eq!(values[0]["ttl"], "2030-01-01T00:00:00Z");
+    assert_eq!(values[0]["permissions"], "1111");
+    assert_eq!(values[0]["references"][0]["handle"], "20.500.1/1");
+    assert!(values[1].get("timestamp").is_none());
+    for (got, want) in values.iter().zip([&odd, &plain]) {
+        assert_eq!(got, &json::value_to_json(want));
+        assert_eq!(
+            &json::value_from_json(got, &Limits::default()).unwrap(),
+            want
+        );
+    }
+}

@@ -242,12 +242,17 @@ async fn roots_from_root_info_and_bootstrap_handles_files() {
     let mut root_info = (values.len() as u32).to_be_bytes().to_vec();
     root_info.extend_from_slice(&values);
     std::fs::write(dir.join("root_info"), root_info).unwrap();
-    // bootstrap_handles: the root's HS_SITE in the REST API shape.
-    let doc = serde_json::json!([{
-        "handle": "0.NA/0.NA",
-        "values": [{"index": 1, "type": "HS_SITE",
-            "data": {"format": "site", "value": net.root_site().to_json()}}],
-    }]);
+    // bootstrap_handles in the reference client's shape: the root's values in the REST API
+    // shape, under its handle.
+    let values: Vec<serde_json::Value> = net
+        .root_values()
+        .iter()
+        .map(handle_resolver::wire::json::value_to_json)
+        .collect();
+    let doc = serde_json::json!({
+        "lastUpdate": 1_767_225_600_000u64,
+        "handles": {"0.NA/0.NA": {"handle": "0.NA/0.NA", "values": values}},
+    });
     std::fs::write(dir.join("bootstrap_handles"), doc.to_string()).unwrap();
     let transport = NetTransport::new();
     for builder in [
@@ -273,4 +278,45 @@ async fn roots_from_root_info_and_bootstrap_handles_files() {
         "{missing}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The reference client's own root files (`fixtures/reference/root-files`), as `--root FILE`
+/// hands them to the builder: built, not contacted.
+#[test]
+fn reference_root_files_through_the_builder() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/reference/root-files");
+    let sites = |b: handle_resolver::resolver::ResolverBuilder| {
+        let r = b.exchange(Arc::new(NetTransport::new())).build().unwrap();
+        let mut addrs: Vec<String> = r
+            .root_sites()
+            .iter()
+            .map(|s| s.info.servers[0].address.to_string())
+            .collect();
+        addrs.sort();
+        addrs
+    };
+    // `resolve --root FILE` tells the files apart by their first byte.
+    let bootstrap = dir.join("bootstrap_handles");
+    assert_eq!(std::fs::read(&bootstrap).unwrap().first(), Some(&b'{'));
+    let from_json = sites(Resolver::builder().bootstrap_handles_file(&bootstrap));
+    assert_eq!(from_json.len(), 13, "{from_json:?}");
+    // The built-in root is the same file.
+    assert_eq!(sites(Resolver::builder()), from_json);
+    // root_info holds the HS_SITE values of 0.NA/0.NA only (not the 0.GHR/... services).
+    let from_binary = sites(Resolver::builder().root_info_file(dir.join("root_info")));
+    assert_eq!(
+        from_binary,
+        [
+            "132.151.1.179",
+            "134.76.10.100",
+            "196.12.152.22",
+            "212.193.120.1",
+            "38.100.138.131",
+            "38.100.138.153",
+            "41.231.118.2",
+            "86.111.195.107"
+        ]
+    );
+    assert!(from_binary.iter().all(|a| from_json.contains(a)));
 }

@@ -73,10 +73,9 @@ async fn the_json_becomes_the_record() {
     let r = resolver(&script);
     let q = Query::new().types(["URL"]).indexes([1]).authoritative(true);
     let rec = r.resolve_with("20.500.1/x", &q).await.unwrap();
-    assert_eq!(
-        rec.values,
-        vec![HandleValue::new(1, "URL", "https://example.org/x")]
-    );
+    let mut expected = HandleValue::new(1, "URL", "https://example.org/x");
+    expected.timestamp = 1_704_164_645; // 2024-01-02T03:04:05Z
+    assert_eq!(rec.values, vec![expected]);
     assert_eq!(rec.source.transport, TransportKind::Rest);
     assert_eq!(rec.source.server, "127.0.0.1:8000".parse().unwrap());
     let url = "http://127.0.0.1:8000/api/handles/20.500.1/x?type=URL&index=1&auth=true";
@@ -227,4 +226,78 @@ async fn a_certified_query_asks_the_proxy_to_check() {
         "the resolver verified nothing itself"
     );
     assert!(script.asked.lock()[0].ends_with("?cert=true"));
+}
+
+/// Every sample handle of the test server's file reads the same through the proxy's REST API
+/// as natively: the same values, byte for byte (TTLs, timestamps, permissions, references).
+#[tokio::test]
+async fn rest_and_native_give_the_same_records_for_every_sample_handle() {
+    use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/testserver/handles.json"
+    ))
+    .unwrap();
+    let file = StoreFile::parse(&text).unwrap();
+    let store = Arc::new(file.new_store());
+    let mut config = TestServerConfig::new(store.clone());
+    config.http = true;
+    let server = TestServer::start(config).await.unwrap();
+    file.fill(&store, &server.site_value(1).data).unwrap();
+    let native = Resolver::builder().server(server.addr()).build().unwrap();
+    let proxy = Resolver::builder()
+        .proxy(format!("http://{}", server.http_addr().unwrap()))
+        .build()
+        .unwrap();
+    let mut compared = 0;
+    for handle in file.handles.keys() {
+        let n = native.resolve(handle.as_str()).await;
+        let p = proxy.resolve(handle.as_str()).await;
+        match (n, p) {
+            (Ok(n), Ok(p)) => {
+                assert_eq!(n.values, p.values, "{handle}");
+                assert_eq!(n.handle, p.handle, "{handle}");
+                assert_eq!(p.source.transport, TransportKind::Rest);
+                compared += 1;
+            }
+            (Err(n), Err(p)) => assert_eq!(
+                std::mem::discriminant(&n),
+                std::mem::discriminant(&p),
+                "{handle}: {n} / {p}"
+            ),
+            (n, p) => panic!("{handle}: native {n:?}, proxy {p:?}"),
+        }
+    }
+    assert!(compared >= 8, "only {compared} handles compared");
+}
+
+/// The test server's REST side refuses the first request with 429 and `Retry-After: 1`: the
+/// proxy resolution waits a second and gets the answer on the second GET.
+#[tokio::test]
+async fn a_429_from_the_test_server_is_waited_out() {
+    use handle_resolver::testing::{Faults, TestServer, TestServerConfig};
+    let config = TestServerConfig {
+        http: true,
+        ..TestServerConfig::default()
+    };
+    let server = TestServer::start(config).await.unwrap();
+    server.store().insert(
+        "20.500.1/busy",
+        vec![HandleValue::new(1, "URL", "https://example.org/")],
+    );
+    server.set_faults(Faults {
+        rest_429: Some(1),
+        rest_retry_after: 1,
+        ..Faults::default()
+    });
+    let r = Resolver::builder()
+        .proxy(format!("http://{}", server.http_addr().unwrap()))
+        .build()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let rec = r.resolve("20.500.1/busy").await.unwrap();
+    assert!(t0.elapsed() >= Duration::from_secs(1));
+    assert_eq!(rec.attempts.len(), 2);
+    assert_eq!(rec.values.len(), 1);
+    assert_eq!(server.http_requests(), 2);
 }

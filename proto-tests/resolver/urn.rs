@@ -413,3 +413,35 @@ async fn resolve_cli_resolves_urns() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must start with http://"));
 }
+
+/// The test server's own HTTP side serves the URNs of the JSON handle file.
+#[tokio::test]
+async fn the_test_server_resolves_the_urns_of_its_handle_file() {
+    use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/testserver/handles.json"
+    ))
+    .unwrap();
+    let file = StoreFile::parse(&text).unwrap();
+    let mut config = TestServerConfig::new(std::sync::Arc::new(file.new_store()));
+    config.http = true;
+    config.urns = file.urns().unwrap();
+    let server = TestServer::start(config).await.unwrap();
+    let http = server.http_addr().unwrap();
+    let r = resolver(http, Duration::from_secs(5));
+    let answer = r
+        .resolve_urn("URN:FDC:example.com:20010527:img089322-038")
+        .await
+        .unwrap();
+    assert_eq!(answer.urls, ["https://example.com/img/089322-038"]);
+    assert!(answer
+        .resolver
+        .starts_with(&format!("http://{http}/uri-res/N2Ls?")));
+    let e = r
+        .resolve_urn("urn:fdc:example.com:2001:nothing")
+        .await
+        .unwrap_err();
+    assert_eq!(e.response_code(), 100, "{e}");
+    assert!(server.http_requests() >= 2);
+}

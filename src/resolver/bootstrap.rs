@@ -1,22 +1,21 @@
-//! Root (global) service information: the built-in GHR sites, the reference client's binary
-//! `root_info` file and its JSON `bootstrap_handles` file (PROTOCOL.md §11.4).
+//! Root (global) service information: the built-in GHR sites (the reference client's own
+//! `bootstrap_handles` file, built in), its binary `root_info` file and its JSON
+//! `bootstrap_handles` file (PROTOCOL.md §11.4).
 //!
 //! The global sites are the HS_SITE / HS_SITE.6 values of `0.NA/0.NA`, plus, recursively, the
 //! sites of every HS_SERV service handle listed there.
 
 use std::collections::{BTreeMap, HashSet};
-use std::net::IpAddr;
+use std::sync::LazyLock;
 
 use bytes::Bytes;
 use thiserror::Error;
 
 use crate::wire::value::decode_values;
-use crate::wire::{
-    DecodeError, EncodeError, HandleValue, HashOption, Interface, InterfaceType, Limits, Protocol,
-    ProtocolVersion, Reader, SiteInfo,
-};
+use crate::wire::{DecodeError, EncodeError, HandleValue, JsonError, Limits, Reader};
 
-use super::sites::{extend_unique, server_record, Site, UNKNOWN_SERIAL};
+use super::bootstrap_json::read_bootstrap_handles;
+use super::sites::{extend_unique, Site};
 
 /// The root handle, whose HS_SITE values are the global service information.
 pub const ROOT_HANDLE: &str = "0.NA/0.NA";
@@ -46,9 +45,10 @@ pub enum BootstrapError {
         /// The bytes after the length field.
         actual: usize,
     },
-    /// The JSON file is not JSON, or not in a shape this reader knows.
+    /// The JSON file is not JSON, or not in the `bootstrap_handles` shape (the error names
+    /// the field).
     #[error("bootstrap_handles: {0}")]
-    Json(String),
+    Json(#[from] JsonError),
     /// A site given in JSON could not be encoded.
     #[error("bootstrap_handles: {0}")]
     Encode(#[from] EncodeError),
@@ -57,58 +57,31 @@ pub enum BootstrapError {
     NoSites,
 }
 
-/// One row of the built-in table: description, IPv4 address, primary.
-const BUILTIN: [(&str, [u8; 4], bool); 13] = [
-    ("CNRI", [38, 100, 138, 131], true),
-    ("East coast root mirror", [132, 151, 1, 179], false),
-    ("GWDG", [134, 76, 10, 100], false),
-    ("IDF GHR", [38, 100, 138, 153], true),
-    ("ATI MPA", [41, 231, 118, 2], true),
-    ("Saudi Arabia GHR", [86, 111, 195, 107], true),
-    ("Smart Africa - RURA", [196, 12, 152, 22], true),
-    ("Russia MPA 77", [212, 193, 120, 1], true),
-    ("GWDG MPA21", [134, 76, 30, 197], true),
-    ("CHC MPA", [119, 90, 34, 34], true),
-    ("86.ARS.HK", [47, 90, 103, 77], false),
-    ("ARS@CIC", [124, 193, 169, 170], false),
-    ("ITU MPA GHR 11", [156, 106, 193, 155], true),
-];
+/// The reference client's `bootstrap_handles` file of 2019-07-26 (Handle.Net 9.2.0), the
+/// built-in root.
+const BUILTIN_BOOTSTRAP: &str = include_str!("root/bootstrap_handles");
 
-/// The global root sites as of the reference client's 2019 snapshot (PROTOCOL.md §11.4):
-/// single-server sites, protocol 2.10, hash by handle, TCP 2641 (admin + query), UDP 2641
-/// (query), HTTP 8000. Their keys are not built in (so certified resolution needs a root
-/// given by file or a refresh), alternate IPv6 addresses are left out, and the serial is sent
-/// as unknown. The resolver refreshes them from `0.NA/0.NA` when a server says they are out
-/// of date.
+/// The built-in root sites, read from [`BUILTIN_BOOTSTRAP`] once.
+static BUILTIN_SITES: LazyLock<Vec<Site>> = LazyLock::new(|| {
+    let limits = Limits::default();
+    match read_bootstrap_handles(BUILTIN_BOOTSTRAP.as_bytes(), &limits) {
+        Ok(b) => root_sites_from_handles(&b.handles, &limits),
+        Err(e) => {
+            // Not reachable with the file shipped (a test reads it); the builder then
+            // reports that the root holds no site.
+            tracing::error!(error = %e, "the built-in bootstrap_handles does not read");
+            Vec::new()
+        }
+    }
+});
+
+/// The global root sites of the reference client's `bootstrap_handles` file as shipped with
+/// Handle.Net 9.2.0 (`lastUpdate` 2019-07-26; PROTOCOL.md §11.4): the HS_SITE values of
+/// `0.NA/0.NA` and of the `0.GHR/...` service handles it names, with their DSA server keys
+/// and site serials. The resolver refreshes them from `0.NA/0.NA` on first use (a root site
+/// announcing a newer serial) and when a server answers that they are out of date (300).
 pub fn builtin_root_sites() -> Vec<Site> {
-    BUILTIN
-        .iter()
-        .map(|(desc, ip, primary)| {
-            let mut server = server_record(1, IpAddr::from(*ip), Bytes::new(), 2641, 2641);
-            server.interfaces.push(Interface {
-                kind: InterfaceType::AdminAndQuery,
-                protocol: Protocol::Http,
-                port: 8000,
-            });
-            let mut site = Site::new(SiteInfo {
-                data_format_version: 1,
-                protocol_version: ProtocolVersion::V2_10,
-                serial: 0,
-                primary: *primary,
-                multi_primary: true,
-                primary_mask: if *primary { 0xC0 } else { 0x40 },
-                hash_option: HashOption::ByHandle,
-                hash_filter: Bytes::new(),
-                attributes: vec![(
-                    Bytes::from_static(b"desc"),
-                    Bytes::from_static(desc.as_bytes()),
-                )],
-                servers: vec![server],
-            });
-            site.request_serial = UNKNOWN_SERIAL;
-            site
-        })
-        .collect()
+    BUILTIN_SITES.clone()
 }
 
 /// Reads the reference client's binary `root_info`: `int4 totalLen (= file size − 4) ‖ int4
@@ -172,23 +145,43 @@ pub fn root_sites_from_handles(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Protocol;
     use bytes::{BufMut, BytesMut};
 
     #[test]
-    fn builtin_table_has_the_documented_sites() {
+    fn builtin_root_is_the_shipped_bootstrap_file() {
+        let shipped = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/reference/root-files/bootstrap_handles"
+        ))
+        .unwrap();
+        assert_eq!(
+            BUILTIN_BOOTSTRAP.as_bytes(),
+            &shipped[..],
+            "the two copies differ"
+        );
         let sites = builtin_root_sites();
+        // PROTOCOL.md §11.4: 13 single-server sites, 4 of them not primary.
         assert_eq!(sites.len(), 13);
-        let cnri = &sites[0];
-        assert_eq!(cnri.description().as_deref(), Some("CNRI"));
+        assert_eq!(sites.iter().filter(|s| !s.is_primary()).count(), 4);
+        let cnri = sites
+            .iter()
+            .find(|s| s.description().as_deref() == Some("CNRI"))
+            .unwrap();
         assert!(cnri.is_primary());
+        assert_eq!(
+            cnri.request_serial, 15,
+            "the file's serial, so a newer one triggers a refresh"
+        );
         let server = cnri.server_for(b"0.NA/10.1045").unwrap();
         assert_eq!(server.address.to_string(), "38.100.138.131");
         assert_eq!(
             server.socket_addr(Protocol::Udp, false).unwrap().port(),
             2641
         );
-        assert_eq!(sites.iter().filter(|s| !s.is_primary()).count(), 4);
-        assert!(sites.iter().all(|s| s.request_serial == UNKNOWN_SERIAL));
+        assert!(sites
+            .iter()
+            .all(|s| s.info.servers[0].public_key().is_ok_and(|k| k.is_some())));
     }
 
     fn root_info_file(values: &[HandleValue]) -> Vec<u8> {

@@ -13,7 +13,8 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use tokio::time::Instant;
 
 use crate::transport::{Exchange, Fetched, HttpGet, TransportError, TransportKind};
-use crate::wire::{HandleValue, ProtocolVersion, ResponseCode};
+use crate::wire::json::RestAnswer;
+use crate::wire::{HandleValue, Limits, ProtocolVersion, ResponseCode};
 
 use super::error::ResolveError;
 use super::record::{Attempt, AttemptOutcome, Source};
@@ -56,6 +57,8 @@ pub(crate) struct Proxy {
     /// The proxy's address when the URL names one (for the trace), else unspecified.
     addr: SocketAddr,
     exchange: Arc<dyn Exchange>,
+    /// Bounds on what one answer may hold.
+    limits: Limits,
 }
 
 impl std::fmt::Debug for Proxy {
@@ -77,7 +80,11 @@ pub struct ProxyUrlError {
 impl Proxy {
     /// A proxy at `url` (`http://` or `https://`, host, optional port and path; no query or
     /// fragment).
-    pub(crate) fn new(url: &str, exchange: Arc<dyn Exchange>) -> Result<Self, ProxyUrlError> {
+    pub(crate) fn new(
+        url: &str,
+        exchange: Arc<dyn Exchange>,
+        limits: Limits,
+    ) -> Result<Self, ProxyUrlError> {
         let error = |reason| ProxyUrlError {
             url: url.to_string(),
             reason,
@@ -104,6 +111,7 @@ impl Proxy {
             base,
             addr,
             exchange,
+            limits,
         })
     }
 
@@ -234,7 +242,9 @@ impl Proxy {
                 )),
             ));
         }
-        let answer = interim_decode(&fetched.body).map_err(|e| {
+        // The values as the native answer carries them; the proxy's own cap on the body
+        // (`MAX_REST_BODY`) is below the codec's.
+        let answer = RestAnswer::from_slice(&fetched.body, &self.limits).map_err(|e| {
             self.failure(
                 url,
                 TransportError::Http(format!("status {}, body: {e}", fetched.status)),
@@ -315,10 +325,10 @@ mod tests {
     #[test]
     fn proxy_urls_are_checked() {
         let ex: Arc<dyn Exchange> = Arc::new(crate::transport::NetTransport::new());
-        let p = Proxy::new("http://127.0.0.1:8000/", ex.clone()).unwrap();
+        let p = Proxy::new("http://127.0.0.1:8000/", ex.clone(), Limits::default()).unwrap();
         assert_eq!(p.base, "http://127.0.0.1:8000");
         assert_eq!(p.addr, "127.0.0.1:8000".parse().unwrap());
-        let p = Proxy::new("https://hdl.handle.net", ex.clone()).unwrap();
+        let p = Proxy::new("https://hdl.handle.net", ex.clone(), Limits::default()).unwrap();
         assert!(p.addr.ip().is_unspecified());
         assert_eq!(p.addr.port(), 443);
         for bad in [
@@ -328,48 +338,10 @@ mod tests {
             "http://u@x",
             "hdl.handle.net",
         ] {
-            assert!(Proxy::new(bad, ex.clone()).is_err(), "{bad}");
+            assert!(
+                Proxy::new(bad, ex.clone(), Limits::default()).is_err(),
+                "{bad}"
+            );
         }
     }
-}
-
-// INTERIM (replaced by the wire JSON codec before commit).
-struct InterimAnswer {
-    response_code: u32,
-    handle: Option<String>,
-    values: Vec<HandleValue>,
-    message: Option<String>,
-}
-fn interim_decode(b: &[u8]) -> Result<InterimAnswer, String> {
-    let v: serde_json::Value = serde_json::from_slice(b).map_err(|e| e.to_string())?;
-    let code = v
-        .get("responseCode")
-        .and_then(|c| c.as_u64())
-        .ok_or("responseCode")? as u32;
-    let mut values = Vec::new();
-    for x in v
-        .get("values")
-        .and_then(|x| x.as_array())
-        .cloned()
-        .unwrap_or_default()
-    {
-        let i = x.get("index").and_then(|i| i.as_u64()).unwrap_or(0) as u32;
-        let t = x
-            .get("type")
-            .and_then(|i| i.as_str())
-            .unwrap_or("")
-            .to_string();
-        let d = x
-            .pointer("/data/value")
-            .and_then(|i| i.as_str())
-            .unwrap_or("")
-            .to_string();
-        values.push(HandleValue::new(i, bytes::Bytes::from(t.into_bytes()), d));
-    }
-    Ok(InterimAnswer {
-        response_code: code,
-        handle: v.get("handle").and_then(|h| h.as_str()).map(String::from),
-        values,
-        message: v.get("message").and_then(|h| h.as_str()).map(String::from),
-    })
 }

@@ -477,7 +477,8 @@ impl ResolverBuilder {
         self
     }
 
-    /// Root service information from a reference-client `bootstrap_handles` JSON file.
+    /// Root service information from a reference-client `bootstrap_handles` JSON file (read by
+    /// `build`): the sites of `0.NA/0.NA` and of the service handles it names.
     pub fn bootstrap_handles_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.root = RootSource::BootstrapFile(path.into());
         self
@@ -520,11 +521,13 @@ impl ResolverBuilder {
     /// keys of the sites' HS_SITE values (default off). A [`Query`](super::Query) cannot
     /// turn it off.
     ///
-    /// The chain of keys starts at the root sites: give a root file that carries their keys
-    /// ([`root_info_file`](Self::root_info_file)), or take the root's keys from its own
-    /// answer with [`Resolver::refresh_root`]`(false)` before resolving (trust on first
-    /// use). The built-in root list and a bare [`root_server`](Self::root_server) or
-    /// [`server`](Self::server) carry no key: a certified resolution then fails with
+    /// The chain of keys starts at the root sites. The built-in root (the reference client's
+    /// `bootstrap_handles` of 2019-07-26) and the root files
+    /// ([`root_info_file`](Self::root_info_file),
+    /// [`bootstrap_handles_file`](Self::bootstrap_handles_file)) carry their keys. A bare
+    /// [`root_server`](Self::root_server) or [`server`](Self::server) carries none: take the
+    /// root's keys from its own answer with [`Resolver::refresh_root`]`(false)` before
+    /// resolving (trust on first use), else a certified resolution fails with
     /// [`ResolveError::Signature`]; it never returns an unverified answer.
     pub fn certify(mut self, on: bool) -> Self {
         self.settings.certify = on;
@@ -686,8 +689,7 @@ impl ResolverBuilder {
             }
             RootSource::BootstrapFile(path) => {
                 let bytes = read_file(&path)?;
-                let text = String::from_utf8_lossy(&bytes);
-                root_sites_from_handles(&read_bootstrap_handles(&text)?, &limits)
+                root_sites_from_handles(&read_bootstrap_handles(&bytes, &limits)?.handles, &limits)
             }
         };
         if root.is_empty() && self.server.is_none() {
@@ -719,7 +721,11 @@ impl ResolverBuilder {
             if core.settings.certify {
                 return Err(BuildError::CertifyOverProxy);
             }
-            core.proxy = Some(super::proxy::Proxy::new(url, exchange_for_proxy)?);
+            core.proxy = Some(super::proxy::Proxy::new(
+                url,
+                exchange_for_proxy,
+                core.settings.limits,
+            )?);
         }
         Ok(Resolver::from_core(core))
     }

@@ -45,6 +45,15 @@ pub struct Faults {
     pub slow_tcp: Option<Duration>,
     /// UDP: datagrams are ignored as if a firewall dropped them (still counted as received).
     pub block_udp: bool,
+    /// HTTP REST API: the next `n` requests are answered `429 Too Many Requests` with
+    /// `Retry-After:` [`rest_retry_after`](Self::rest_retry_after), counted down as they come
+    /// (`None` once spent).
+    pub rest_429: Option<u32>,
+    /// HTTP REST API: share (0.0..=1.0) of requests answered 429, drawn from the server's
+    /// seeded RNG (after [`rest_429`](Self::rest_429) is spent).
+    pub rest_429_ratio: f64,
+    /// HTTP REST API: the `Retry-After` seconds of the 429 answers.
+    pub rest_retry_after: u32,
     /// TCP (native): connections are closed at once, unread, as where a firewall resets
     /// them (still counted as requests).
     pub block_tcp: bool,
@@ -90,6 +99,29 @@ impl FaultState {
         Some(self.faults.lock().clone())
     }
 
+    /// Whether this REST request is refused with 429, and the `Retry-After` seconds if so:
+    /// spends one of [`Faults::rest_429`], else draws [`Faults::rest_429_ratio`].
+    pub(crate) fn rest_throttle(&self) -> Option<u32> {
+        if !self.active.load(Ordering::Acquire) {
+            return None;
+        }
+        let (counted, ratio, retry_after) = {
+            let mut f = self.faults.lock();
+            let counted = match f.rest_429 {
+                Some(n) if n > 0 => {
+                    f.rest_429 = n.checked_sub(1).filter(|left| *left > 0);
+                    if f.is_healthy() {
+                        self.active.store(false, Ordering::Release);
+                    }
+                    true
+                }
+                _ => false,
+            };
+            (counted, f.rest_429_ratio, f.rest_retry_after)
+        };
+        (counted || self.chance(ratio)).then_some(retry_after)
+    }
+
     fn rng(&self) -> MutexGuard<'_, ChaCha8Rng> {
         self.rng.lock()
     }
@@ -119,5 +151,55 @@ pub(crate) fn other_id(id: u32) -> u32 {
     match id ^ 0x5A5A_5A5A {
         0 | u32::MAX => id ^ 0x0F0F_0F0F,
         x => x,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rest_429_counts_down_then_heals() {
+        let state = FaultState::new(
+            Faults {
+                rest_429: Some(2),
+                rest_retry_after: 7,
+                ..Faults::default()
+            },
+            1,
+        );
+        assert_eq!(state.rest_throttle(), Some(7));
+        assert_eq!(state.current().and_then(|f| f.rest_429), Some(1));
+        assert_eq!(state.rest_throttle(), Some(7));
+        assert_eq!(state.rest_throttle(), None);
+        // Only the Retry-After value is left: not healthy, but nothing is refused.
+        assert_eq!(state.current().map(|f| f.rest_429), Some(None));
+        state.set(Faults {
+            rest_429: Some(1),
+            ..Faults::default()
+        });
+        assert_eq!(state.rest_throttle(), Some(0));
+        assert!(state.current().is_none(), "healthy again once spent");
+        assert_eq!(state.rest_throttle(), None);
+    }
+
+    #[test]
+    fn rest_429_ratio_is_seeded() {
+        let draws = |seed| {
+            let state = FaultState::new(
+                Faults {
+                    rest_429_ratio: 0.5,
+                    ..Faults::default()
+                },
+                seed,
+            );
+            (0..64)
+                .map(|_| state.rest_throttle().is_some())
+                .collect::<Vec<_>>()
+        };
+        let a = draws(3);
+        assert_eq!(a, draws(3));
+        let refused = a.iter().filter(|r| **r).count();
+        assert!((16..=48).contains(&refused), "{refused} of 64");
     }
 }

@@ -1,6 +1,9 @@
-//! The test server's HTTP side (and HTTPS side), each on a port of its own: the native protocol over HTTP
-//! (`POST /<handle>`, PROTOCOL.md §8.3), with the same answers and faults as UDP and TCP. The
-//! routes are pure functions returning [`HttpReply`], so each is tested without a socket.
+//! The test server's HTTP side (and HTTPS side), each on a port of its own: the native
+//! protocol over HTTP (`POST /<handle>`, PROTOCOL.md §8.3) with the same answers and faults
+//! as UDP and TCP, the handle.net REST API (`GET /api/handles/...`, [`super::rest`]), and
+//! RFC 2169 URN resolution (`GET /uri-res/...`, [`super::uri_res`]).
+//! The routes are pure functions returning [`HttpReply`], so each is tested without a
+//! socket.
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
@@ -112,12 +115,23 @@ async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes
             tokio::time::sleep(f.delay).await;
         }
     }
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
     let reply = if request.method() == Method::POST {
         let cap = ENVELOPE_LEN + state.limits.max_message_length;
         match Limited::new(request.into_body(), cap).collect().await {
             Ok(body) => native(state, body.to_bytes()),
             Err(_) => HttpReply::new(413, "text/plain", "request body too large"),
         }
+    } else if request.method() != Method::GET {
+        HttpReply::new(405, "text/plain", "GET or POST")
+    } else if target.starts_with("/api/") {
+        super::rest::respond_or_throttle(&state.store, &state.faults, &target)
+    } else if target.starts_with("/uri-res/") {
+        super::uri_res::respond(&state.urns.read(), &target)
     } else {
         HttpReply::new(404, "text/plain", "not served here")
     };

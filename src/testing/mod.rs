@@ -8,7 +8,9 @@
 //! - [`key`]: the RSA test key and answer signing;
 //! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
 //! - [`json`]: the JSON handle file of `examples/testserver.rs`;
-//! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure.
+//! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure;
+//! - `rest`: the handle.net REST API (`GET /api/handles/...`) as a pure function of the
+//!   store, for the server's HTTP side.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -32,6 +34,7 @@ pub mod key;
 pub mod network;
 mod patch;
 mod respond;
+mod rest;
 pub mod server;
 pub mod store;
 pub mod uri_res;

@@ -21,6 +21,7 @@ use super::key::TestKey;
 use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
 use super::respond::{protocol_error, Responder, SiteRole};
 use super::store::Store;
+use super::uri_res::Urns;
 use crate::wire::{
     fragment, Envelope, HandleValue, HashOption, Interface, InterfaceType, Limits, Message,
     Protocol, ProtocolVersion, Reader, Reassembler, ReassemblerConfig, ServerInfo, SiteInfo,
@@ -36,6 +37,8 @@ pub struct TestServerConfig {
     pub key: TestKey,
     /// Faults in force from the start.
     pub faults: Faults,
+    /// URNs the HTTP side resolves (RFC 2169 `/uri-res/N2L`, `/uri-res/N2Ls`).
+    pub urns: Urns,
     /// Seed of the fault RNG (drops, garbage).
     pub seed: u64,
     /// UDP worker tasks on the shared socket; 0 = the number of CPUs.
@@ -74,6 +77,7 @@ impl TestServerConfig {
             store,
             key: TestKey::embedded(),
             faults: Faults::default(),
+            urns: Urns::new(),
             seed: 0x5eed,
             udp_workers: 0,
             server_id: 1,
@@ -98,7 +102,7 @@ impl Default for TestServerConfig {
 }
 
 pub(super) struct State {
-    store: Arc<Store>,
+    pub(super) store: Arc<Store>,
     key: TestKey,
     pub(super) limits: Limits,
     addr: SocketAddr,
@@ -108,6 +112,7 @@ pub(super) struct State {
     https_addr: Option<SocketAddr>,
     server_id: u32,
     pub(super) faults: FaultState,
+    pub(super) urns: RwLock<Urns>,
     role: RwLock<Arc<SiteRole>>,
     udp: Arc<UdpSocket>,
     spoof: Arc<UdpSocket>,
@@ -224,6 +229,7 @@ impl TestServer {
             https_addr,
             server_id: config.server_id,
             faults: FaultState::new(config.faults, config.seed),
+            urns: RwLock::new(config.urns),
             role: RwLock::new(Arc::new(role)),
             udp: Arc::new(udp),
             spoof: Arc::new(spoof),
@@ -312,6 +318,11 @@ impl TestServer {
     /// The store served.
     pub fn store(&self) -> &Arc<Store> {
         &self.state.store
+    }
+
+    /// Replaces the URNs the HTTP side resolves.
+    pub fn set_urns(&self, urns: Urns) {
+        *self.state.urns.write() = urns;
     }
 
     /// The signing key.

@@ -48,8 +48,6 @@ impl Urns {
 }
 
 /// The answer to `GET <path_and_query>` (the request target as sent: `/uri-res/N2Ls?urn:...`).
-// Until the HTTP listener serves `/uri-res/`, only tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn respond(urns: &Urns, path_and_query: &str) -> HttpReply {
     let (path, query) = path_and_query
         .split_once('?')
@@ -81,7 +79,6 @@ pub(crate) fn respond(urns: &Urns, path_and_query: &str) -> HttpReply {
 }
 
 /// The URN of a query: as written, or percent-decoded when a client escaped it.
-#[cfg_attr(not(test), allow(dead_code))]
 fn parse_urn(query: &str) -> Option<Urn> {
     if let Ok(urn) = Urn::parse(query) {
         return Some(urn);
@@ -92,7 +89,6 @@ fn parse_urn(query: &str) -> Option<Urn> {
     Urn::parse(&decoded).ok()
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn text(status: u16, body: &'static str) -> HttpReply {
     HttpReply::new(status, "text/plain; charset=utf-8", body)
 }

@@ -7,7 +7,7 @@
 //! permission field as an int4 but wrote an int2 there).
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use super::error::{DecodeError, EncodeError};
 use super::limits::Limits;
@@ -120,13 +120,10 @@ impl AdminRecord {
         Ok(out.freeze())
     }
 
-    /// The handle.net REST API shape: `{"handle": ..., "index": ..., "permissions": "0111…"}`.
+    /// The handle.net REST API shape: `{"handle": ..., "index": ..., "permissions": "0111…"}`;
+    /// see [`json::admin_to_json`](super::json::admin_to_json).
     pub fn to_json(&self) -> Json {
-        json!({
-            "handle": String::from_utf8_lossy(&self.admin.handle),
-            "index": self.admin.index,
-            "permissions": self.permissions.as_bits(),
-        })
+        super::json::admin_to_json(self)
     }
 }
 
@@ -147,11 +144,7 @@ pub fn encode_vlist(refs: &[ValueReference]) -> Result<Bytes, EncodeError> {
 
 /// The handle.net REST API shape of an HS_VLIST: `[{"handle": ..., "index": ...}, ...]`.
 pub fn vlist_to_json(refs: &[ValueReference]) -> Json {
-    Json::Array(
-        refs.iter()
-            .map(|r| json!({"handle": String::from_utf8_lossy(&r.handle), "index": r.index}))
-            .collect(),
-    )
+    super::json::vlist_to_json(refs)
 }
 
 #[cfg(test)]

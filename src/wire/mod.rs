@@ -12,7 +12,9 @@
 //! - [`typed`]: typed views of value data, built on [`site`] (HS_SITE and the server hash of
 //!   [`hash`]), [`pubkey`] (HS_PUBKEY), [`admin`] (HS_ADMIN, HS_VLIST) and [`loc`] (10320/loc);
 //! - [`signature`]: the signed bytes of a response and DSA / RSA signature checks;
-//! - [`uri_list`]: `text/uri-list` bodies (RFC 2483), the answers of RFC 2169 URN resolvers.
+//! - [`uri_list`]: `text/uri-list` bodies (RFC 2483), the answers of RFC 2169 URN resolvers;
+//! - [`json`]: the JSON shape of handle values and records (REST API answers,
+//!   `bootstrap_handles`), both ways.
 #![warn(unreachable_pub)]
 
 pub mod admin;
@@ -25,6 +27,7 @@ pub mod error;
 pub mod fragments;
 pub mod hash;
 pub mod header;
+pub mod json;
 pub mod limits;
 pub mod loc;
 pub mod message;
@@ -53,6 +56,7 @@ pub use fragments::{
 };
 pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
+pub use json::{JsonError, JsonErrorKind, RestAnswer};
 pub use limits::Limits;
 pub use loc::{LocError, Location, Locations};
 pub use message::Message;

@@ -6,9 +6,8 @@
 //! with a leading zero byte). The magnitudes are kept exactly as received so a key encodes
 //! back to the same bytes.
 
-use base64ct::{Base64UrlUnpadded, Encoding};
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use thiserror::Error;
 
 use super::error::{DecodeError, EncodeError};
@@ -113,10 +112,6 @@ fn magnitude(b: &[u8]) -> Result<&[u8], KeyError> {
 fn strip_zeros(b: &[u8]) -> &[u8] {
     let start = b.iter().position(|&x| x != 0).unwrap_or(b.len());
     b.get(start..).unwrap_or_default()
-}
-
-fn b64(b: &[u8]) -> String {
-    Base64UrlUnpadded::encode_string(strip_zeros(b))
 }
 
 impl PublicKey {
@@ -249,23 +244,16 @@ impl PublicKey {
         })
     }
 
-    /// The key in the handle.net REST API's JSON shape, a JWK-like object
-    /// (`{"format": "key", "value": {"kty": "RSA", "n": ..., "e": ...}}`, base64url without
-    /// padding, leading zero bytes dropped).
+    /// A JSON view of the key: `{"format": "key", "value": ...}` with the JWK-like object of
+    /// [`json::key_to_json`](super::json::key_to_json) (RSA and DSA as the handle.net REST
+    /// API writes them). A view: for the exact REST shape of an HS_PUBKEY value, which falls
+    /// back to `base64` for keys the JWK cannot carry byte for byte, see
+    /// [`json::data_to_json`](super::json::data_to_json).
     pub fn to_json(&self) -> Json {
-        let value = match self {
-            PublicKey::Dsa(k) => json!({
-                "kty": "DSA", "y": b64(&k.y), "p": b64(&k.p), "q": b64(&k.q), "g": b64(&k.g),
-            }),
-            PublicKey::Rsa(k) => json!({"kty": "RSA", "n": b64(&k.modulus), "e": b64(&k.exponent)}),
-            PublicKey::Dh { y, p, g, .. } => json!({
-                "kty": "DH", "y": b64(y), "p": b64(p), "g": b64(g),
-            }),
-            PublicKey::Other { key_type, data, .. } => json!({
-                "kty": String::from_utf8_lossy(key_type), "hex": hex::encode(data),
-            }),
-        };
-        json!({"format": "key", "value": value})
+        let mut o = serde_json::Map::new();
+        o.insert("format".into(), Json::from("key"));
+        o.insert("value".into(), super::json::key_to_json(self));
+        Json::Object(o)
     }
 }
 

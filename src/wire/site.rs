@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use super::envelope::ProtocolVersion;
 use super::error::{DecodeError, EncodeError};
@@ -292,32 +292,9 @@ impl ServerInfo {
     }
 
     /// The record in the handle.net REST API's JSON shape (`serverId`, `address`,
-    /// `publicKey`, `interfaces`).
+    /// `publicKey`, `interfaces`); see [`json::server_to_json`](super::json::server_to_json).
     pub fn to_json(&self) -> Json {
-        let mut o = serde_json::Map::new();
-        o.insert("serverId".into(), json!(self.server_id));
-        o.insert("address".into(), json!(self.address.to_string()));
-        if !self.public_key.is_empty() {
-            let key = match PublicKey::decode_bytes(&self.public_key) {
-                Ok(k) => k.to_json(),
-                Err(_) => json!({"format": "hex", "value": hex::encode(&self.public_key)}),
-            };
-            o.insert("publicKey".into(), key);
-        }
-        let interfaces: Vec<Json> = self
-            .interfaces
-            .iter()
-            .map(|i| {
-                json!({
-                    "query": i.kind.allows_query(),
-                    "admin": i.kind.allows_admin(),
-                    "protocol": i.protocol.name(),
-                    "port": i.port,
-                })
-            })
-            .collect();
-        o.insert("interfaces".into(), Json::Array(interfaces));
-        Json::Object(o)
+        super::json::server_to_json(self)
     }
 }
 
@@ -464,27 +441,10 @@ impl SiteInfo {
         text.trim().parse().ok()
     }
 
-    /// The record in the handle.net REST API's JSON shape (the `value` of a `site` value).
+    /// The record in the handle.net REST API's JSON shape (the `value` of a `site` value);
+    /// see [`json::site_to_json`](super::json::site_to_json).
     pub fn to_json(&self) -> Json {
-        let attributes: Vec<Json> = self
-            .attributes
-            .iter()
-            .map(|(n, v)| {
-                json!({
-                    "name": String::from_utf8_lossy(n),
-                    "value": String::from_utf8_lossy(v),
-                })
-            })
-            .collect();
-        json!({
-            "version": self.data_format_version,
-            "protocolVersion": self.protocol_version.to_string(),
-            "serialNumber": self.serial,
-            "primarySite": self.primary,
-            "multiPrimary": self.multi_primary,
-            "attributes": attributes,
-            "servers": self.servers.iter().map(ServerInfo::to_json).collect::<Vec<_>>(),
-        })
+        super::json::site_to_json(self)
     }
 }
 

@@ -249,11 +249,12 @@ impl TypedValue {
         }
     }
 
-    /// The handle.net REST API's JSON view of the data: `{"format": ..., "value": ...}`
-    /// (`string` text; `admin` `{"handle", "index", "permissions"}`; `vlist`
-    /// `[{"handle", "index"}]`; `site` with `servers` and `interfaces`; `key` JWK-like;
-    /// `locations` (not in the REST API, which shows the XML as a string) with the parsed list
-    /// and the XML; `hex` for other bytes).
+    /// A JSON view of the data for people: `{"format": ..., "value": ...}` with the REST API's
+    /// shapes where it has them (`string` text; `admin`, `vlist`, `site` and `key` as
+    /// [`wire::json`](super::json) writes them), plus `locations` (the parsed list and the
+    /// XML; the REST API shows the XML as a string) and `hex` for other bytes. The exact REST
+    /// shape of a value, which always reads back to the same bytes, is
+    /// [`json::data_to_json`](super::json::data_to_json).
     ///
     /// ```
     /// use handle_resolver::wire::HandleValue;
