@@ -10,11 +10,13 @@
 //!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
+//! - [`blocking`]: the resolver for callers without an async runtime.
 //! - `testing` (feature `testing`): a loopback test server and test network.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod blocking;
 pub mod ident;
 pub mod resolver;
 #[cfg(feature = "testing")]
