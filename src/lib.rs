@@ -7,6 +7,8 @@
 //! The layers, each using only those before it:
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
 //! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values.
+//! - [`trust`]: the trust chain of signed records (HS_SIGNATURE, HS_CERT), verified
+//!   offline against the trust root; sans-IO.
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
 //! - `testing` (feature `testing`): a loopback test server and test network.
@@ -19,6 +21,7 @@ pub mod resolver;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod transport;
+pub mod trust;
 pub mod wire;
 
 pub use ident::{Handle, Identifier};

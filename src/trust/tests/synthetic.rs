@@ -1,0 +1,1 @@
+//! Chains signed here with test keys.
