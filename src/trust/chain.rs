@@ -165,10 +165,10 @@ fn lookup(
     let (name, values) = store
         .get(&target.handle)
         .ok_or_else(|| TrustErrorKind::NoIssuerRecord(target.handle.clone()))?;
-    let not_found = |others| TrustErrorKind::NoCertificate {
-        handle: name.to_string(),
-        subject: subject.to_string(),
-        others,
+    let not_found = |others: Vec<u32>| TrustErrorKind::NoCertificate {
+        handle: name.into(),
+        subject: subject.into(),
+        others: others.into(),
     };
     if target.index != 0 {
         let v = values
@@ -218,7 +218,9 @@ pub(crate) fn check(
         let s = &link.statement;
         let wrap = |k: TrustErrorKind| if i == 0 { k } else { k.in_cert(&s.at) };
         let signer = s.claims.iss.clone().unwrap_or_default();
-        s.jws.verify(&link.issuer_key, &signer).map_err(wrap)?;
+        s.jws
+            .verify(&link.issuer_key, &signer, &link.grant)
+            .map_err(wrap)?;
         check_period(&s.claims, now).map_err(wrap)?;
         if !authorized(&link.perms, handle) {
             return Err(TrustErrorKind::NotAuthorized {

@@ -4,6 +4,8 @@ use std::fmt;
 
 use thiserror::Error;
 
+use super::digest::DigestAlgorithm;
+use super::jws::JwsAlgorithm;
 use super::names::ValueId;
 use crate::wire::{EncodeError, JsonError, KeyError};
 
@@ -92,19 +94,32 @@ pub enum TrustErrorKind {
     #[error("no issuer (iss)")]
     NoIssuer,
     /// The algorithm does not fit the issuer's key (RS256 needs RSA, DS256 DSA).
-    #[error("{alg} signature, but the issuer's key is {key}")]
+    #[error("{} signature, but the issuer's key (from {key_from}) is {key}", alg.name())]
     KeyType {
         /// The JWS algorithm.
-        alg: &'static str,
+        alg: JwsAlgorithm,
         /// The key type.
-        key: String,
+        key: Box<str>,
+        /// The certificate (or key value) the key comes from.
+        key_from: ValueId,
     },
     /// The issuer's key cannot be used.
-    #[error("unusable issuer key: {0}")]
-    UnusableKey(KeyError),
-    /// The signature does not verify with the issuer's key.
-    #[error("signature does not verify with the key of {0}")]
-    BadSignature(String),
+    #[error("unusable issuer key (from {key_from}): {error}")]
+    UnusableKey {
+        /// What is wrong with it.
+        error: KeyError,
+        /// The certificate (or key value) the key comes from.
+        key_from: ValueId,
+    },
+    /// The signature does not verify with the issuer's key: the statement or the key's
+    /// certificate has changed.
+    #[error("signature does not verify with the key of {issuer} (from {key_from})")]
+    BadSignature {
+        /// The issuer (`iss`).
+        issuer: String,
+        /// The certificate (or key value) the key comes from.
+        key_from: ValueId,
+    },
     /// `nbf` is later than the time of the check.
     #[error("not valid before {} (checked at {})", instant(*nbf), instant(*now))]
     NotYetValid {
@@ -128,12 +143,12 @@ pub enum TrustErrorKind {
     #[error("unsupported digest algorithm {0:?}")]
     DigestAlgorithm(String),
     /// The value's digest differs from the one signed.
-    #[error("its {alg} digest differs from the one signed in value {signature}")]
+    #[error("its {} digest differs from the one signed in value {signature}", alg.name())]
     DigestMismatch {
         /// The value holding the signed digests.
         signature: u32,
         /// The digest algorithm.
-        alg: String,
+        alg: DigestAlgorithm,
     },
     /// A digest is signed for this index, but the record has no such value.
     #[error("signed in value {signature} but absent from the record")]
@@ -151,11 +166,11 @@ pub enum TrustErrorKind {
     #[error("no HS_CERT of {handle} is about {subject}")]
     NoCertificate {
         /// The record searched.
-        handle: String,
+        handle: Box<str>,
         /// The issuer the certificate must be about.
-        subject: String,
+        subject: Box<str>,
         /// The HS_CERT values of that record, all about other subjects.
-        others: Vec<u32>,
+        others: Box<[u32]>,
     },
     /// A certificate of the chain fails.
     #[error("certificate {cert}: {reason}")]
@@ -276,10 +291,13 @@ impl TrustError {
                     continue;
                 }
                 TrustErrorKind::NoCertificate { handle, others, .. } => {
-                    out.extend(others.iter().map(|&i| ValueId::new(handle.clone(), i)));
+                    out.extend(others.iter().map(|&i| ValueId::new(&**handle, i)));
                 }
                 TrustErrorKind::UntrustedRoot { cert, .. } => out.push(cert.clone()),
                 TrustErrorKind::NotAuthorized { grant, .. } => out.push(grant.clone()),
+                TrustErrorKind::BadSignature { key_from, .. }
+                | TrustErrorKind::KeyType { key_from, .. }
+                | TrustErrorKind::UnusableKey { key_from, .. } => out.push(key_from.clone()),
                 TrustErrorKind::Legacy(LegacyError::BadSignature { digests }) => {
                     out.push(ValueId::new(self.handle.clone(), *digests));
                 }

@@ -8,6 +8,7 @@ use base64ct::{Base64UrlUnpadded, Encoding};
 use serde_json::Value as Json;
 
 use super::error::{JwsError, TrustErrorKind};
+use super::names::ValueId;
 use crate::wire::json::{need, object, text, At, JsonErrorKind};
 use crate::wire::signature::{verify_signature, SignatureError};
 use crate::wire::PublicKey;
@@ -89,16 +90,23 @@ impl Jws {
         &self.payload
     }
 
-    /// Checks the signature with `key`, whose holder `signer` names in the error.
-    pub fn verify(&self, key: &PublicKey, signer: &str) -> Result<(), TrustErrorKind> {
+    /// Checks the signature with `key`, the key of `issuer` found in `key_from` (both named
+    /// in the error).
+    pub fn verify(
+        &self,
+        key: &PublicKey,
+        issuer: &str,
+        key_from: &ValueId,
+    ) -> Result<(), TrustErrorKind> {
         let fits = matches!(
             (self.alg, key),
             (JwsAlgorithm::Rs256, PublicKey::Rsa(_)) | (JwsAlgorithm::Ds256, PublicKey::Dsa(_))
         );
         if !fits {
             return Err(TrustErrorKind::KeyType {
-                alg: self.alg.name(),
-                key: String::from_utf8_lossy(key.key_type()).into_owned(),
+                alg: self.alg,
+                key: String::from_utf8_lossy(key.key_type()).into(),
+                key_from: key_from.clone(),
             });
         }
         verify_signature(
@@ -108,8 +116,14 @@ impl Jws {
             self.signing_input.as_bytes(),
         )
         .map_err(|e| match e {
-            SignatureError::Key(k) => TrustErrorKind::UnusableKey(k),
-            _ => TrustErrorKind::BadSignature(signer.to_string()),
+            SignatureError::Key(error) => TrustErrorKind::UnusableKey {
+                error,
+                key_from: key_from.clone(),
+            },
+            _ => TrustErrorKind::BadSignature {
+                issuer: issuer.to_string(),
+                key_from: key_from.clone(),
+            },
         })
     }
 

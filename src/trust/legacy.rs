@@ -85,10 +85,13 @@ fn read_xml(text: &str, root: &str) -> Result<Element, String> {
             Event::Empty(e) => (start(&e)?, true),
             Event::Text(t) => {
                 let t = t.unescape().map_err(|_| format!("<{root}> text"))?;
+                let depth = stack.len();
                 match stack.last_mut() {
-                    Some(top) => top.text.push_str(&t),
-                    None if t.trim().is_empty() => {}
-                    None => return Err(format!("<{root}>: text outside it")),
+                    // The text of a child (`<sig>`'s hex).
+                    Some(top) if depth == 2 => top.text.push_str(&t),
+                    // Between elements, only XML white space.
+                    _ if t.chars().all(is_xml_space) => {}
+                    _ => return Err(format!("<{root}>: text between elements")),
                 }
                 continue;
             }
@@ -124,6 +127,11 @@ fn read_xml(text: &str, root: &str) -> Result<Element, String> {
         (Some(el), true) => Ok(el),
         _ => Err(format!("<{root}> XML")),
     }
+}
+
+/// XML's white space (`S` of XML 1.0 §2.3): space, tab, CR, LF.
+fn is_xml_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
 /// The trust test of a signer's key value.
@@ -194,12 +202,17 @@ pub(crate) fn verify(
         let alg = s.attr("alg").unwrap_or("SHA1withDSA");
         let digest_name =
             algorithm(alg, &key).ok_or_else(|| at_sig(LegacyError::Algorithm(alg.into())))?;
-        let bytes = hex::decode(s.text.trim())
+        let bytes = hex::decode(s.text.trim_matches(is_xml_space))
             .map_err(|_| at_sig(LegacyError::Xml("<sig>: not hex".into())))?;
         verify_signature(&key, digest_name, &bytes, &signed).map_err(|e| match e {
-            SignatureError::Key(k) => {
-                TrustError::value(handle, sig, TrustErrorKind::UnusableKey(k))
-            }
+            SignatureError::Key(error) => TrustError::value(
+                handle,
+                sig,
+                TrustErrorKind::UnusableKey {
+                    error,
+                    key_from: signer.clone(),
+                },
+            ),
             _ => at_sig(LegacyError::BadSignature {
                 digests: digests_value.index,
             }),
@@ -233,12 +246,12 @@ pub(crate) fn verify(
         for (name, hex_digest) in val.attrs.iter().filter(|(k, _)| k != "index") {
             let alg = DigestAlgorithm::from_name(name)
                 .ok_or_else(|| at_digests(LegacyError::Algorithm(name.clone())))?;
-            let want = hex::decode(hex_digest.trim())
+            let want = hex::decode(hex_digest)
                 .map_err(|_| at_digests(LegacyError::Xml(format!("<val {name}>: not hex"))))?;
             if alg.digest(&bytes) != want {
                 return Err(at_value(TrustErrorKind::DigestMismatch {
                     signature: digests_value.index,
-                    alg: alg.name().to_string(),
+                    alg,
                 }));
             }
             sha |= alg != DigestAlgorithm::Md5;
@@ -315,6 +328,9 @@ mod tests {
             "<digests/><digests/>",
             "text<digests/>",
             "<digests a=\"1\" a=\"2\"/>",
+            "<digests/>\u{b}",
+            "<digests>x<val/></digests>",
+            "<digests>\u{b}<val/></digests>",
         ] {
             assert!(read_xml(bad, "digests").is_err(), "{bad}");
         }

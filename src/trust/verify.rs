@@ -274,7 +274,7 @@ fn verify_signature(
         if value_digest(v, alg).map_err(|e| at_value(e.into()))? != *digest {
             return Err(at_value(TrustErrorKind::DigestMismatch {
                 signature: sig.index,
-                alg: alg.name().to_string(),
+                alg,
             }));
         }
         covered.push(*index);
