@@ -8,5 +8,6 @@ mod resolver;
 mod support;
 #[cfg(feature = "testing")]
 mod transport;
+mod trust;
 mod values;
 mod zero_copy;

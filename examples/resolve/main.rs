@@ -5,6 +5,7 @@
 //! cargo run --example resolve -- --root 127.0.0.1:2641 --trace 20.500.1/1
 //! cargo run --example resolve -- --json --type URL hdl:20.500.1/1
 //! cargo run --example resolve -- --check 10.1045/april2006-paskin urn-3:HBS.Baker.TC:1923
+//! cargo run --example resolve -- --check-root fixtures/reference/root-files/bootstrap_handles --at file
 //! ```
 //!
 //! `--check` works offline. Exit status: 0 all resolved (or valid), 1 some not found / no
@@ -12,6 +13,7 @@
 //! highest wins. Messages on stderr say what failed and where.
 
 mod check;
+mod check_root;
 mod out;
 mod render;
 mod urn;
@@ -56,8 +58,11 @@ identifiers the highest status wins. Errors go to stderr as `error: <id>: <reaso
 struct Args {
     /// Identifiers (PREFIX/SUFFIX, hdl:..., doi:..., http(s)://..., urn:...); `-` reads one
     /// per line from stdin.
-    #[arg(required = true, value_name = "ID")]
+    #[arg(required_unless_present = "check_root", value_name = "ID")]
     ids: Vec<String>,
+
+    #[command(flatten)]
+    root_file: check_root::CheckRootArgs,
 
     /// Only validate and normalize, without any network access.
     #[arg(long, help_heading = "Input")]
@@ -190,6 +195,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let mut args = Args::parse();
+    if let Some(status) = check_root::run_if_asked(&args.root_file, args.json) {
+        return ExitCode::from(status);
+    }
     let bad_lines = match expand_stdin(&args.ids) {
         Ok((ids, bad)) => {
             args.ids = ids;

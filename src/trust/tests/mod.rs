@@ -24,4 +24,3 @@ pub(super) fn reference_records() -> BTreeMap<String, Vec<HandleValue>> {
 /// period its signatures and certificates state (the latest `nbf` is 2019-07-17, the
 /// earliest `exp` 2019-11-10).
 pub(super) const LAST_UPDATE: u64 = 1_564_164_940;
-
