@@ -23,6 +23,7 @@ use super::clock::Clock;
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::health::{Admission, Health};
 use super::hedging::race;
+use super::limiter::Limiter;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
@@ -41,6 +42,7 @@ pub(crate) struct Attempter {
     clock: Arc<dyn Clock>,
     srtt: SrttTable,
     health: Health,
+    limiter: Limiter,
     rng: Mutex<StdRng>,
 }
 
@@ -71,6 +73,7 @@ impl Attempter {
             clock,
             srtt: SrttTable::new(),
             health: Health::new(),
+            limiter: Limiter::new(),
             rng: Mutex::new(rng),
         }
     }
@@ -278,6 +281,12 @@ impl Attempter {
         trace: &Trace,
     ) -> Result<Answer, ResolveError> {
         let request = spec.to_message(site, self.request_expiration());
+        let key = srtt_key(server);
+        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
+        let permit = match kind {
+            TransportKind::Udp => Some(self.limiter.acquire(key).await),
+            _ => None,
+        };
         let mut record = Recorded::start(
             trace,
             Attempt {
@@ -294,7 +303,13 @@ impl Attempter {
         let result = self.send(site, server, addr, kind, &request).await;
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
-        let key = srtt_key(server);
+        if let Some(permit) = permit {
+            match &result {
+                Ok(e) => permit.answered(rtt, e.transmissions),
+                Err(TransportError::Timeout) => permit.lost(),
+                Err(_) => drop(permit),
+            }
+        }
         let exchanged = match result {
             Ok(e) => e,
             Err(error) => {
