@@ -3,6 +3,7 @@
 mod conformance;
 mod ident;
 mod inspect;
+mod resolve_parts;
 #[cfg(feature = "testing")]
 mod resolver;
 mod support;
