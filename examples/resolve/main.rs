@@ -79,9 +79,6 @@ struct Args {
     #[arg(required_unless_present_any = ["demo", "completions", "check_root"], value_name = "ID")]
     ids: Vec<String>,
 
-    #[command(flatten)]
-    root_file: check_root::CheckRootArgs,
-
     /// Resolve through a test network started in-process on loopback (a root, and a service
     /// of 2 sites of 3 servers each), with the trace; IDs default to 20.500.1/demo.
     #[arg(long)]
@@ -182,6 +179,9 @@ struct Args {
     /// Ask every server of every site of the service and show where they differ.
     #[arg(long, conflicts_with_all = ["short", "trace", "follow_aliases"], help_heading = "Network")]
     all_sites: bool,
+
+    #[command(flatten)]
+    root_file: check_root::CheckRootArgs,
 }
 
 /// The longest `--timeout`: one day.
