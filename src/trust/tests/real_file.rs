@@ -355,3 +355,46 @@ fn handle_case_follows_the_reference_rules() {
     let v = check(&records, LAST_UPDATE);
     assert!(v.all_verified(), "{:?}", v.errors().next());
 }
+
+mod any_change {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any byte of any value a JWS signature covers, changed to any other byte: its
+        /// record fails, and the error names the value.
+        #[test]
+        fn fails_the_record(pick in any::<prop::sample::Index>(), at in any::<prop::sample::Index>(), xor in 1u8..) {
+            let records = reference_records();
+            let signed: Vec<(&String, &HandleValue)> = records
+                .iter()
+                .flat_map(|(h, vs)| vs.iter().map(move |v| (h, v)))
+                .filter(|(_, v)| {
+                    !v.is_type("HS_SIGNATURE")
+                        && !v.is_type(LEGACY_SIGNATURE_TYPE)
+                        && !v.is_type(LEGACY_DIGESTS_TYPE)
+                })
+                .collect();
+            let (handle, value) = signed[pick.index(signed.len())];
+            let mut changed = records.clone();
+            let v = changed
+                .get_mut(handle)
+                .unwrap()
+                .iter_mut()
+                .find(|v| v.index == value.index)
+                .unwrap();
+            let mut data = v.data.to_vec();
+            let i = at.index(data.len());
+            data[i] ^= xor;
+            v.data = Bytes::from(data);
+            let result = check(&changed, LAST_UPDATE);
+            match result.get(handle) {
+                Some(Err(e)) => prop_assert!(e.names(handle, value.index), "{}", e),
+                other => prop_assert!(false, "{} {} byte {}: {:?}", handle, value.index, i, other),
+            }
+        }
+    }
+}
