@@ -13,6 +13,7 @@ mod flight;
 mod health;
 mod hedge;
 mod http;
+mod ipv6;
 mod loopback;
 mod mock;
 mod proxy;

@@ -164,10 +164,63 @@ impl Attempter {
         self.ask_server(site, server, spec, trace).await
     }
 
-    /// Asks one server of `site`: the transports in order (those it learned to fail last),
-    /// the next on the same server when one fails in a way the next may not ([`moves_on`]);
-    /// at once an error when the server's breaker is open ([`Health`]).
+    /// Asks one server of `site`. A server with an address of the other family too (the
+    /// site's `alt_addr` attributes) is asked at both, as RFC 8305 races them: the family
+    /// that answered last time (IPv6 when none has yet) first, the other
+    /// [`HAPPY_EYEBALLS_DELAY`] later or as soon as the first fails; the first answer wins
+    /// and the other attempt is cancelled.
     pub(crate) async fn ask_server(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        spec: &RequestSpec,
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let alt = site
+            .info
+            .alt_addr(server.server_id)
+            .filter(|a| a.is_ipv6() != server.address.is_ipv6());
+        let Some(alt) = alt else {
+            return self.ask_address(site, server, spec, trace).await;
+        };
+        let mut other = server.clone();
+        other.address = alt;
+        let key = srtt_key(server);
+        let v6_first = self.health.prefers_ipv6(key).unwrap_or(true);
+        let candidates = if server.address.is_ipv6() == v6_first {
+            [server, &other]
+        } else {
+            [&other, server]
+        };
+        let result = race(
+            2,
+            2,
+            |i| self.ask_address(site, candidates[i], spec, trace),
+            |_| HAPPY_EYEBALLS_DELAY,
+        )
+        .await;
+        match result {
+            Ok((i, answer)) => {
+                self.health
+                    .answered_over(key, candidates[i].address.is_ipv6());
+                Ok(answer)
+            }
+            Err(errors) => Err(errors
+                .into_iter()
+                .map(|(_, e)| e)
+                .min_by_key(telling)
+                .unwrap_or(ResolveError::Protocol {
+                    sites_asked: 1,
+                    server: key,
+                    violation: ProtocolViolation::NoUsableServer,
+                })),
+        }
+    }
+
+    /// Asks one server at one address: the transports in order (those it learned to fail
+    /// last), the next on the same server when one fails in a way the next may not
+    /// ([`moves_on`]); at once an error when the server's breaker is open ([`Health`]).
+    async fn ask_address(
         &self,
         site: &Site,
         server: &ServerInfo,
@@ -463,6 +516,10 @@ impl Attempter {
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
+/// How long the first address family of a server has before the other is tried too (the
+/// reference client's 300 ms; RFC 8305 recommends 250 ms).
+pub const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(300);
+
 /// Silence or refusal: no sign that the server is there (what [`Health`] counts).
 fn is_silence(error: &ResolveError) -> bool {
     matches!(
