@@ -115,6 +115,11 @@ struct Args {
     /// The built-in server waits this long before every answer.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     delay_ms: u64,
+    /// Failover instead: a test network whose primary site is silent and whose mirror
+    /// answers; N cold resolutions (a new resolver each, so nothing is learned between them),
+    /// printing the time to the first answer (p50, p99).
+    #[arg(long, value_name = "N")]
+    failover: Option<usize>,
 }
 
 /// Adds up the counts and latencies of the client tasks of one measurement; a task that
@@ -596,8 +601,61 @@ fn report(
     );
 }
 
+/// `--failover N`: cold resolutions against a network whose primary site is silent.
+fn failover(args: &Args, n: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use handle_resolver::testing::{Faults, TestNetwork};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.client_threads.max(1))
+        .enable_all()
+        .build()?;
+    let (p50, p99, errors) = rt.block_on(async {
+        let net = TestNetwork::builder()
+            .sites(2)
+            .servers_per_site(1)
+            .build()
+            .await?;
+        net.insert("20.500.1/failover", values_for(0));
+        net.sites[0].set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+        let transport = NetTransport::new();
+        let mut took = Vec::with_capacity(n);
+        let mut errors = 0;
+        for _ in 0..n {
+            let r = Resolver::builder()
+                .root_sites([net.root_site()])
+                .exchange(Arc::new(transport.clone()))
+                .build()?;
+            let t0 = Instant::now();
+            match r.resolve("20.500.1/failover").await {
+                Ok(_) => took.push(t0.elapsed()),
+                Err(_) => errors += 1,
+            }
+        }
+        took.sort();
+        let at = |q: f64| {
+            took.get(((took.len() as f64 * q) as usize).min(took.len().saturating_sub(1)))
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        };
+        Ok::<_, Box<dyn std::error::Error>>((at(0.5), at(0.99), errors))
+    })?;
+    if args.json {
+        println!(
+            "{}",
+            json!({"failover": n, "first_answer_ms_p50": p50, "first_answer_ms_p99": p99, "errors": errors})
+        );
+    } else {
+        println!("failover: {n} cold resolutions, primary site silent: first answer p50 {p50:.1} ms, p99 {p99:.1} ms, errors {errors}");
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if let Some(n) = args.failover {
+        return failover(&args, n);
+    }
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.server_threads.max(1))
         .thread_name("testserver")
