@@ -115,6 +115,9 @@ struct Args {
     /// The built-in server waits this long before every answer.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     delay_ms: u64,
+    /// Share (0.0 to 1.0) of UDP requests the built-in server drops (a soak with loss).
+    #[arg(long, default_value_t = 0.0, value_name = "R")]
+    server_drop: f64,
     /// Failover instead: a test network whose primary site is silent and whose mirror
     /// answers; N cold resolutions (a new resolver each, so nothing is learned between them),
     /// printing the time to the first answer (p50, p99).
@@ -686,6 +689,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             config.udp_workers = args.server_threads.max(1);
             config.capacity = args.server_capacity;
             config.faults.delay = Duration::from_millis(args.delay_ms);
+            config.faults.drop_ratio = args.server_drop.clamp(0.0, 1.0);
             let ts = server_rt.block_on(TestServer::start(config))?;
             (ts.addr(), handles, Some(ts))
         }
@@ -725,6 +729,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             args.client_threads
         );
     }
+    let rss_start = rss_kb();
     for &kind in &args.transport {
         for &c in &args.concurrency {
             let c = c.max(1);
@@ -764,5 +769,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    // Resident memory of the whole process (client and built-in server) before the first
+    // run and after the last: flat when nothing leaks or grows with the number of requests.
+    let rss_end = rss_kb();
+    if args.json {
+        println!("{}", json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end}));
+    } else {
+        println!("resident memory: {rss_start} kB before the runs, {rss_end} kB after");
+    }
     Ok(())
+}
+
+/// Resident set size of this process in kB (`VmRSS` of `/proc/self/status`; 0 if unknown).
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
 }
