@@ -22,5 +22,6 @@ mod refresh;
 mod replay;
 mod rtt;
 mod trace;
+mod trusted_root;
 mod urn;
 mod world;

@@ -235,6 +235,13 @@ pub enum ResolveError {
         /// several; 1 otherwise.
         sites_asked: usize,
     },
+    /// A root refresh read root records that do not verify against the trust root: the old
+    /// root information stays in use.
+    #[error("the refreshed root information does not verify: {reason}")]
+    UntrustedRoot {
+        /// Which record, which value and why (`crate::trust::TrustError`'s text).
+        reason: String,
+    },
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]
     ServiceNotFound {

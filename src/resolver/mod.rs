@@ -61,6 +61,7 @@ mod request;
 mod resolution;
 #[allow(clippy::module_inception)]
 mod resolver;
+mod root_refresh;
 mod settings;
 mod sites;
 mod srtt;
@@ -87,7 +88,7 @@ pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
 pub use resolver::{BuildError, ResolveMany, Resolver, ResolverBuilder, SiteAnswer};
 pub use settings::{
     TransportPreference, DEFAULT_ROOT_REFRESH_INTERVAL, MAX_ALIAS_DEPTH, MAX_REFERRALS,
-    MAX_SERVICE_DEPTH,
+    MAX_SERVICE_DEPTH, ROOT_MAX_AGE,
 };
 pub use sites::{server_record, Site, UNKNOWN_SERIAL};
 pub use target::{Resolvable, Target};

@@ -60,6 +60,9 @@ pub const MAX_SERVICE_DEPTH: usize = 20;
 pub const MAX_ALIAS_DEPTH: usize = 10;
 /// Request expiration: now + 12 h, like the reference client.
 pub(crate) const REQUEST_LIFETIME_SECS: u64 = 43_200;
+/// With a trust root, root information older than this is refreshed (in the background, on
+/// the next request), as the reference client does.
+pub const ROOT_MAX_AGE: Duration = Duration::from_secs(23 * 3600);
 /// Least time between two automatic root refreshes of one resolver (default).
 pub const DEFAULT_ROOT_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -95,6 +98,10 @@ pub(crate) struct Settings {
     pub(crate) root_refresh_interval: Duration,
     /// Where URNs are resolved (RFC 2169).
     pub(crate) urn: UrnSettings,
+    /// The key(s) a refreshed root must chain up to (`None`: refreshes are not verified).
+    pub(crate) trust_root: Option<crate::trust::TrustRoot>,
+    /// Where a verified refresh writes the root records.
+    pub(crate) persist_root: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -114,6 +121,8 @@ impl Default for Settings {
             limits: Limits::default(),
             root_refresh_interval: DEFAULT_ROOT_REFRESH_INTERVAL,
             urn: UrnSettings::default(),
+            trust_root: None,
+            persist_root: None,
         }
     }
 }
