@@ -78,9 +78,7 @@ impl Responder<'_> {
                         self.generic(
                             request,
                             ResponseCode::AuthenticationNeeded,
-                            Body::Challenge(ChallengeBody {
-                                nonce: Bytes::copy_from_slice(&nonce),
-                            }),
+                            Body::Challenge(ChallengeBody::new(Bytes::copy_from_slice(&nonce))),
                             out,
                         )
                     }
