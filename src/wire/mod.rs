@@ -7,6 +7,7 @@
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages; [`challenge`]: the
 //!   layouts of a challenge answer's MAC or signature;
+//! - [`encryption`]: session-encrypted messages (envelope flag EC, AES-128-CBC);
 //! - [`fragments`]: UDP fragmentation and reassembly (the one reassembly rule: [`Collector`]);
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
@@ -24,6 +25,7 @@ pub mod challenge;
 pub mod codes;
 pub mod credential;
 pub mod digest;
+pub mod encryption;
 pub mod envelope;
 pub mod error;
 pub mod fragments;
@@ -52,6 +54,7 @@ pub use challenge::{PublicKeyProof, SecretKeyProof};
 pub use codes::{OpCode, OpFlags, ResponseCode};
 pub use credential::Credential;
 pub use digest::{request_digest, DigestAlgorithm, RequestDigest};
+pub use encryption::CryptError;
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use fragments::{

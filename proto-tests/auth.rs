@@ -1,0 +1,6 @@
+//! Authentication and administration against the captures-auth reference set
+//! (`fixtures/reference/captures-auth/`): every message decodes and re-encodes exactly, and
+//! every captured challenge is answered as the reference library answered it.
+
+mod captures;
+mod compare;
