@@ -2,5 +2,6 @@
 //! (`fixtures/reference/captures-auth/`): every message decodes and re-encodes exactly, and
 //! every captured challenge is answered as the reference library answered it.
 
+mod answers;
 mod captures;
 mod compare;

@@ -7,6 +7,7 @@
 //! The layers, each using only those before it:
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
 //! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values.
+//! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
 //! - `testing` (feature `testing`): a loopback test server and test network.
@@ -14,6 +15,7 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod auth;
 pub mod ident;
 pub mod resolver;
 #[cfg(feature = "testing")]

@@ -5,7 +5,6 @@
 //! bytes with the captured IV; server signatures verify with the server key; session MACs
 //! verify with the session key over the MAC input the reference printed.
 
-use bytes::Bytes;
 use handle_resolver::wire::{
     fragment, signature::signed_data, verify_message, Limits, Message, PublicKey,
 };
@@ -252,12 +251,4 @@ fn every_scenario_folder_has_its_test_and_every_message_is_compared() {
     assert_eq!(ALL.len(), 52);
     let total: usize = ALL.iter().map(|n| check_scenario(n)).sum();
     assert_eq!(total, 214);
-}
-
-/// The bytes of one captured message by scenario and `decoded.json` label.
-pub fn captured(name: &str, label: &str) -> Bytes {
-    scenario("captures-auth", name)
-        .message(label)
-        .unwrap_or_else(|| panic!("{name}: no message {label}"))
-        .frame()
 }
