@@ -85,8 +85,8 @@ impl fmt::Display for Identity {
 pub enum Credentials {
     /// A shared secret.
     SecretKey(SecretKey),
-    /// A private RSA or DSA key.
-    PrivateKey(PrivateKey),
+    /// A private RSA or DSA key (boxed: the key types are large).
+    PrivateKey(Box<PrivateKey>),
 }
 
 /// A challenge checked against the request it answers: the nonce and the request digest to
@@ -230,7 +230,7 @@ impl Authenticator {
 
     /// Authenticates with a private key (HS_PUBKEY).
     pub fn private_key(identity: Identity, key: PrivateKey) -> Self {
-        Self::new(identity, Credentials::PrivateKey(key))
+        Self::new(identity, Credentials::PrivateKey(Box::new(key)))
     }
 
     /// Authenticates with the given credentials.

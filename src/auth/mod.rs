@@ -40,3 +40,6 @@ pub use secret::{
     pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, SecretKey, SecretKeyMac,
     MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, PBKDF2_KEY_BITS, PBKDF2_SALT_LEN,
 };
+
+#[cfg(test)]
+mod tests;
