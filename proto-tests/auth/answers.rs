@@ -11,11 +11,14 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use handle_resolver::auth::{
-    pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, AuthError, Authenticator, Challenge,
-    Identity, PrivateKey, SecretKey,
+    pbkdf2_derive, pbkdf2_password, verify_answer, verify_secret_key_proof, AuthError,
+    Authenticator, Challenge, Identity, PrivateKey, SecretKey, VerifyError,
 };
+use handle_resolver::wire::json::values_from_json;
 use handle_resolver::wire::signature::verify_signature;
-use handle_resolver::wire::{Body, Limits, Message, PublicKey, PublicKeyProof, SecretKeyProof};
+use handle_resolver::wire::{
+    Body, HandleValue, Limits, Message, PublicKey, PublicKeyProof, SecretKeyProof,
+};
 use serde_json::Value;
 
 use super::captures::auth_dir;
@@ -320,4 +323,68 @@ fn every_captured_challenge_is_answered_as_the_reference_did() {
         challenges > answers && answers >= 45,
         "{challenges} challenges, {answers} answers"
     );
+}
+
+/// The value the server stores for an identity (`handles.json`, the state when the run
+/// started), or `None` when the identity's handle or index does not exist.
+fn stored_value(handle: &[u8], index: u32) -> Option<HandleValue> {
+    let text = std::fs::read_to_string(auth_dir().join("handles.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let record = doc.get(std::str::from_utf8(handle).unwrap())?;
+    let values = values_from_json(&record["values"], &Limits::default()).unwrap();
+    values.into_iter().find(|v| v.index == index)
+}
+
+/// The server's side: every captured answer checked against the identity's stored value
+/// agrees with what the reference server answered (1, 403, or 400 for a valid answer from
+/// an identity without rights).
+#[test]
+fn every_captured_answer_verifies_as_the_reference_server_decided() {
+    let mut outcomes = BTreeSet::new();
+    for entry in std::fs::read_dir(auth_dir()).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("auth.json").is_file() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let sc = scenario("captures-auth", &name);
+        let auth: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("auth.json")).unwrap()).unwrap();
+        for ex in auth["exchanges"].as_array().unwrap() {
+            let Some(answer_file) = ex["answerFile"].as_str() else {
+                continue;
+            };
+            let request = message(&sc, ex["originalRequestFile"].as_str().unwrap());
+            let challenge = message(&sc, ex["challengeFile"].as_str().unwrap());
+            let checked = Challenge::verify(&challenge, &request).unwrap();
+            let answer = message(&sc, answer_file);
+            let Body::ChallengeAnswer(body) = &answer.body else {
+                panic!("{name}")
+            };
+            let code = ex["finalResponseCode"].as_u64().unwrap();
+            let who = recompute_name(ex);
+            let result = stored_value(&body.identity.handle, body.identity.index)
+                .map(|v| verify_answer(body, &checked, &v, &Limits::default()));
+            match (who.as_str(), code, &result) {
+                // Authenticated: the operation's own outcome followed (1, or 100, 200, 201
+                // for the admin error cases); or valid but without rights (norights).
+                (_, c, Some(Ok(()))) if c != 400 && c != 403 => {}
+                ("norights", 400, Some(Ok(()))) => {}
+                ("seckey_wrong", 403, Some(Err(VerifyError::Mismatch))) => {}
+                ("rsa_wrongkey", 403, Some(Err(VerifyError::Signature(_)))) => {}
+                // No such identity: nothing to verify against.
+                ("ghost", 403, None) | ("unknown", 400, None) => {}
+                other => panic!("{name} {answer_file}: {other:?}"),
+            }
+            outcomes.insert((who, code));
+        }
+    }
+    assert!(outcomes.len() >= 11, "{outcomes:?}");
+}
+
+fn recompute_name(ex: &Value) -> String {
+    ex["recompute"]["clientIdentity"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }

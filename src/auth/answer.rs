@@ -107,6 +107,23 @@ pub struct Challenge {
 }
 
 impl Challenge {
+    /// A challenge as a server issues it (the server side: [`super::verify_answer`]).
+    pub fn issued(
+        nonce: impl Into<Bytes>,
+        request_digest: RequestDigest,
+        version: ProtocolVersion,
+        suggested: ProtocolVersion,
+        session_id: u32,
+    ) -> Self {
+        Self {
+            nonce: nonce.into(),
+            request_digest,
+            version,
+            suggested,
+            session_id,
+        }
+    }
+
     /// Checks that `challenge` is a 402 to `request` (same request id and op code, a 16-byte
     /// nonce, a request digest of a known algorithm) and that its request digest is the
     /// digest of `request`'s header and body as sent ([`Message::header_and_body`]). Only

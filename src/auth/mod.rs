@@ -12,7 +12,8 @@
 //! - [`Challenge::verify`]: the challenge's request digest is checked against our own request
 //!   before anything is signed;
 //! - [`Authenticator`]: signs the checked challenge with the algorithm the protocol version
-//!   calls for and builds the answer.
+//!   calls for and builds the answer;
+//! - [`verify_answer`]: the server's side, an answer checked against the stored key value.
 //!
 //! Secrets are zeroized when dropped and never appear in `Debug` output or errors.
 //!
@@ -32,6 +33,7 @@ mod answer;
 mod error;
 mod keys;
 mod secret;
+mod verify;
 
 pub use answer::{answer_message, Authenticator, Challenge, Credentials, Identity, NONCE_LEN};
 pub use error::{AuthError, IdentityError, KeyFileError};
@@ -40,6 +42,7 @@ pub use secret::{
     pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, SecretKey, SecretKeyMac,
     MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, PBKDF2_KEY_BITS, PBKDF2_SALT_LEN,
 };
+pub use verify::{verify_answer, VerifyError};
 
 #[cfg(test)]
 mod tests;
