@@ -3,7 +3,7 @@
 //!
 //! The reference library's file (`*_privkey.bin` in captures-auth `keys/`): `int4 scheme`
 //! (1 = not encrypted; 0, 2, 3, 4 = passphrase-encrypted with DES, DES-CBC, PBKDF2+DESede,
-//! PBKDF2+AES) then, unencrypted, the key encoding:
+//! PBKDF2+AES; scheme 4 is read with a passphrase) then, unencrypted, the key encoding:
 //! - `UTF8 "RSA_PRIVCRT_KEY" ‖ n ‖ e ‖ d ‖ p ‖ q ‖ dP ‖ dQ ‖ qInv` (each `int4 len ‖ big-endian
 //!   magnitude`, Java's `BigInteger.toByteArray`, so maybe a leading zero byte);
 //! - `UTF8 "DSA_PRIV_KEY" ‖ x ‖ p ‖ q ‖ g`.
@@ -29,12 +29,20 @@ use sha2::Sha256;
 use zeroize::Zeroizing;
 
 use super::error::KeyFileError;
+use super::secret::{pbkdf2_derive, MAX_PBKDF2_ITERATIONS};
 use crate::wire::pubkey::DsaKey;
 use crate::wire::signature::HashAlgorithm;
 use crate::wire::{ProtocolVersion, PublicKey, Reader};
+use cbc::cipher::block_padding::Pkcs7;
+use cbc::cipher::{BlockDecryptMut, KeyIvInit};
 
 /// Key-file scheme: not encrypted (reference `Common.ENCRYPT_NONE`).
 pub const KEY_FILE_NOT_ENCRYPTED: u32 = 1;
+/// Key-file scheme: PBKDF2-HMAC-SHA1 + AES-128-CBC (reference
+/// `Common.ENCRYPT_PBKDF2_AES_CBC_PKCS5`), what the reference library writes for a passphrase.
+pub const KEY_FILE_PBKDF2_AES: u32 = 4;
+/// Largest ciphertext accepted in a key file.
+const MAX_KEY_FILE: usize = 64 * 1024;
 /// Largest key component accepted from a key file: 16384 bits.
 const MAX_COMPONENT: usize = 2048 + 1;
 
@@ -94,7 +102,8 @@ impl PrivateKey {
     }
 
     /// Reads the reference library's private-key file: `int4 scheme ‖ …`. Only scheme 1
-    /// (not encrypted) is read; an encrypted file is a [`KeyFileError::EncryptedScheme`].
+    /// (not encrypted) is read without a passphrase; an encrypted file is a
+    /// [`KeyFileError::NeedsPassphrase`].
     ///
     /// ```
     /// use handle_resolver::auth::PrivateKey;
@@ -102,18 +111,83 @@ impl PrivateKey {
     ///
     /// // int4 4 (PBKDF2 + AES, passphrase-encrypted) and nothing else.
     /// let e = PrivateKey::from_reference_file(&[0, 0, 0, 4]).unwrap_err();
-    /// assert_eq!(e, KeyFileError::EncryptedScheme(4));
+    /// assert_eq!(e, KeyFileError::NeedsPassphrase(4));
     /// ```
     pub fn from_reference_file(bytes: &[u8]) -> Result<Self, KeyFileError> {
+        Self::read_reference_file(bytes, None)
+    }
+
+    /// Reads the reference library's private-key file, decrypting it with `passphrase`
+    /// (its UTF-8 bytes) when it is encrypted with scheme 4, what the reference library
+    /// writes today: `int4 4 ‖ bytes salt ‖ int4 iterations ‖ int4 key bits ‖ bytes IV ‖
+    /// bytes ciphertext`, AES-128-CBC/PKCS#5 under PBKDF2-HMAC-SHA1 of the passphrase (after
+    /// the same byte-to-char step as HS_SECKEY answers, [`super::pbkdf2_password`]). The
+    /// older DES and DESede schemes (0, 2, 3) are [`KeyFileError::EncryptedScheme`]. An
+    /// unencrypted file ignores the passphrase.
+    pub fn from_reference_file_with_passphrase(
+        bytes: &[u8],
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        Self::read_reference_file(bytes, Some(passphrase))
+    }
+
+    fn read_reference_file(bytes: &[u8], passphrase: Option<&[u8]>) -> Result<Self, KeyFileError> {
         let mut r = Reader::new(Bytes::copy_from_slice(bytes));
         let scheme = r.u32("key_file.scheme")?;
-        match scheme {
-            KEY_FILE_NOT_ENCRYPTED => {
+        match (scheme, passphrase) {
+            (KEY_FILE_NOT_ENCRYPTED, _) => {
                 let key = Zeroizing::new(r.rest().to_vec());
                 Self::from_reference_encoding(&key)
             }
-            0 | 2..=4 => Err(KeyFileError::EncryptedScheme(scheme)),
-            other => Err(KeyFileError::UnknownScheme(other)),
+            (KEY_FILE_PBKDF2_AES, Some(passphrase)) => {
+                let salt = r.bytes("key_file.salt", 1024)?;
+                let iterations = r.u32("key_file.iterations")?;
+                let key_bits = r.u32("key_file.key_bits")?;
+                let iv = r.bytes("key_file.iv", 16)?;
+                let ciphertext = r.bytes("key_file.ciphertext", MAX_KEY_FILE)?;
+                r.finish("key_file")?;
+                if iterations == 0
+                    || iterations > MAX_PBKDF2_ITERATIONS
+                    || !(128..=512).contains(&key_bits)
+                {
+                    return Err(KeyFileError::InvalidKey("key file encryption parameters"));
+                }
+                let derived = pbkdf2_derive(passphrase, &salt, iterations, key_bits);
+                // The reference cuts a longer derived key to AES-128's 16 bytes.
+                let aes_key = derived.get(..16).ok_or(KeyFileError::WrongPassphrase)?;
+                let plain = cbc::Decryptor::<aes::Aes128>::new_from_slices(aes_key, &iv)
+                    .map_err(|_| KeyFileError::InvalidKey("key file IV"))?
+                    .decrypt_padded_vec_mut::<Pkcs7>(&ciphertext)
+                    .map(Zeroizing::new)
+                    .map_err(|_| KeyFileError::WrongPassphrase)?;
+                // Under a wrong passphrase the padding can still look right by chance; then
+                // the decrypted bytes are no key encoding.
+                Self::from_reference_encoding(&plain).map_err(|e| match e {
+                    KeyFileError::Decode(_) | KeyFileError::UnsupportedKeyType(_) => {
+                        KeyFileError::WrongPassphrase
+                    }
+                    other => other,
+                })
+            }
+            (0 | 2..=4, None) => Err(KeyFileError::NeedsPassphrase(scheme)),
+            (0 | 2 | 3, Some(_)) => Err(KeyFileError::EncryptedScheme(scheme)),
+            (other, _) => Err(KeyFileError::UnknownScheme(other)),
+        }
+    }
+
+    /// Reads a key file with a passphrase for an encrypted reference key file (see
+    /// [`PrivateKey::from_reference_file_with_passphrase`]); PKCS#8 files are read as by
+    /// [`PrivateKey::from_file`].
+    pub fn from_file_with_passphrase(
+        path: impl AsRef<Path>,
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        let bytes = Zeroizing::new(
+            std::fs::read(path).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
+        );
+        match bytes.trim_ascii_start().first() {
+            Some(b'-') | Some(0x30) => Self::from_bytes(&bytes),
+            _ => Self::from_reference_file_with_passphrase(&bytes, passphrase),
         }
     }
 

@@ -37,7 +37,7 @@ mod verify;
 
 pub use answer::{answer_message, Authenticator, Challenge, Credentials, Identity, NONCE_LEN};
 pub use error::{AuthError, IdentityError, KeyFileError};
-pub use keys::{PrivateKey, KEY_FILE_NOT_ENCRYPTED};
+pub use keys::{PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
 pub use secret::{
     pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, SecretKey, SecretKeyMac,
     MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, PBKDF2_KEY_BITS, PBKDF2_SALT_LEN,

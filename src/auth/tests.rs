@@ -358,14 +358,21 @@ fn key_files_that_do_not_parse_are_typed_errors() {
         panic!()
     };
     assert_eq!(e.field, "private_key");
-    // Schemes: encrypted ones, unknown ones.
+    // Schemes: encrypted ones (without a passphrase, with one for the DES schemes),
+    // unknown ones.
     for scheme in [0u32, 2, 3, 4] {
         let mut f = scheme.to_be_bytes().to_vec();
         f.extend_from_slice(&good[4..]);
         assert_eq!(
             PrivateKey::from_reference_file(&f).unwrap_err(),
-            KeyFileError::EncryptedScheme(scheme)
+            KeyFileError::NeedsPassphrase(scheme)
         );
+        if scheme != 4 {
+            assert_eq!(
+                PrivateKey::from_reference_file_with_passphrase(&f, b"x").unwrap_err(),
+                KeyFileError::EncryptedScheme(scheme)
+            );
+        }
     }
     assert_eq!(
         PrivateKey::from_reference_file(&[0, 0, 0, 9]).unwrap_err(),
@@ -444,4 +451,51 @@ fn identities_parse_strictly() {
         "0.NA/1".parse::<Identity>(),
         Err(IdentityError::Form(_))
     ));
+}
+
+/// `fixtures/auth/dsa1024_privkey_encrypted.bin`: the captures' dsa1024 key encrypted by the
+/// JDK (`fixtures/auth/MakeEncryptedKey.java`: PBKDF2WithHmacSHA1 over the passphrase's UTF-8
+/// bytes turned into chars, AES/CBC/PKCS5Padding) in the reference library's scheme-4 layout,
+/// passphrase "grüße-päss-ß-3", salt 00..0f, IV f0 e0 .. 00.
+#[test]
+fn a_passphrase_encrypted_key_file_decrypts_with_its_passphrase_only() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/auth/dsa1024_privkey_encrypted.bin");
+    let file = std::fs::read(&path).unwrap();
+    assert_eq!(&file[..4], &[0, 0, 0, 4]);
+    let key = PrivateKey::from_file_with_passphrase(&path, "grüße-päss-ß-3".as_bytes()).unwrap();
+    assert_eq!(key.public_key(), dsa1024_key().public_key());
+    assert_eq!(
+        PrivateKey::from_file(&path).unwrap_err(),
+        KeyFileError::NeedsPassphrase(4)
+    );
+    // Other passphrases.
+    for wrong in [
+        &b"gr\xc3\xbc\xc3\x9fe-p\xc3\xa4ss-\xc3\x9f-4"[..],
+        b"",
+        b"grusse-pass-ss-3",
+    ] {
+        assert_eq!(
+            PrivateKey::from_reference_file_with_passphrase(&file, wrong).unwrap_err(),
+            KeyFileError::WrongPassphrase
+        );
+    }
+    // Without the byte-to-char step (PBKDF2 over the plain UTF-8 bytes) the JDK's file does
+    // not decrypt: the step is what the JDK did.
+    use cbc::cipher::{block_padding::Pkcs7, BlockDecryptMut, KeyIvInit};
+    let salt: Vec<u8> = (0u8..16).collect();
+    let mut plain_key = [0u8; 16];
+    pbkdf2::pbkdf2_hmac::<Sha1>("grüße-päss-ß-3".as_bytes(), &salt, 10_000, &mut plain_key);
+    let (iv, ct) = (&file[36..52], &file[56..]);
+    let without_step = cbc::Decryptor::<aes::Aes128>::new_from_slices(&plain_key, iv)
+        .unwrap()
+        .decrypt_padded_vec_mut::<Pkcs7>(ct);
+    assert!(without_step.map_or(true, |p| PrivateKey::from_reference_encoding(&p).is_err()));
+    // Truncated: a typed decode error, not a panic.
+    for cut in [8, 30, file.len() - 1] {
+        assert!(matches!(
+            PrivateKey::from_reference_file_with_passphrase(&file[..cut], b"x"),
+            Err(KeyFileError::Decode(_))
+        ));
+    }
 }
