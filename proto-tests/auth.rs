@@ -5,3 +5,5 @@
 mod answers;
 mod captures;
 mod compare;
+#[cfg(feature = "testing")]
+mod loopback;

@@ -11,7 +11,7 @@ pub enum AuthError {
     /// The message is not an RC 402 AUTHENTICATION_NEEDED with a challenge body.
     #[error("not a challenge: response code {0}")]
     NotAChallenge(u32),
-    /// The challenge answers another request (op code, request id or session differ).
+    /// The challenge answers another kind of request (the op codes differ).
     #[error("the challenge is for {field} {theirs}, our request has {ours}")]
     OtherRequest {
         /// The field that differs.

@@ -286,13 +286,13 @@ fn bad_challenges_are_never_signed() {
         auth.answer(&e, &req, 1, 2).unwrap_err(),
         AuthError::NotAChallenge(403)
     );
-    // A 402 to another request id.
+    // A 402 to another operation.
     let mut c = good.clone();
-    c.envelope.request_id ^= 1;
+    c.header.op_code = crate::wire::OpCode::DeleteHandle;
     assert!(matches!(
         auth.answer(&c, &req, 1, 2).unwrap_err(),
         AuthError::OtherRequest {
-            field: "request id",
+            field: "op code",
             ..
         }
     ));

@@ -4,11 +4,12 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
+use super::admin::{self, AuthState};
 use super::key::{sign_encoded, TestKey};
 use super::patch::{patch_u32, REQUEST_ID_AT};
 use super::store::{Lookup, Store};
 use crate::wire::{
-    Body, ChallengeBody, DigestAlgorithm, Envelope, ErrorBody, Header, Message, OpCode, OpFlags,
+    Body, DigestAlgorithm, Envelope, ErrorBody, Header, Limits, Message, OpCode, OpFlags,
     ProtocolVersion, RequestDigest, ResponseCode, SiteInfo, SiteInfoResponse, ENVELOPE_LEN,
     HEADER_LEN,
 };
@@ -27,6 +28,8 @@ pub(crate) struct Responder<'a> {
     pub(crate) store: &'a Store,
     pub(crate) role: &'a SiteRole,
     pub(crate) key: &'a TestKey,
+    pub(crate) auth: &'a AuthState,
+    pub(crate) limits: &'a Limits,
 }
 
 impl Responder<'_> {
@@ -73,15 +76,7 @@ impl Responder<'_> {
                         Body::Error(ErrorBody::default()),
                         out,
                     ),
-                    Lookup::AuthenticationNeeded => {
-                        let nonce: [u8; 16] = rand::random();
-                        self.generic(
-                            request,
-                            ResponseCode::AuthenticationNeeded,
-                            Body::Challenge(ChallengeBody::new(Bytes::copy_from_slice(&nonce))),
-                            out,
-                        )
-                    }
+                    Lookup::AuthenticationNeeded => self.message(self.auth.challenge(request), out),
                     Lookup::AllPublic(stored) => {
                         self.success(request, &r.handle, &stored.public_encoded, out)
                     }
@@ -107,6 +102,15 @@ impl Responder<'_> {
                     }
                 }
             }
+            (OpCode::ChallengeResponse, Body::ChallengeAnswer(answer)) => {
+                for m in admin::answer(self.auth, self.store, self.limits, request, answer) {
+                    self.message(m, out);
+                }
+            }
+            (op, _) if admin::is_admin(*op) => match admin::precheck(self.store, request) {
+                Some(m) => self.message(m, out),
+                None => self.message(self.auth.challenge(request), out),
+            },
             (OpCode::GetSiteInfo, _) => self.generic(
                 request,
                 ResponseCode::Success,
@@ -158,7 +162,12 @@ impl Responder<'_> {
 
     /// Any other answer, through the wire codec.
     fn generic(&self, request: &Message, code: ResponseCode, body: Body, out: &mut BytesMut) {
-        let mut m = Message::response_to(request, code, body);
+        self.message(Message::response_to(request, code, body), out);
+    }
+
+    /// Appends `m` with the server's site serial (several messages follow each other in
+    /// `out`, as a TCP stream carries a list of handles).
+    fn message(&self, mut m: Message, out: &mut BytesMut) {
         m.header.site_info_serial = self.role.site.serial;
         match m.encode() {
             Ok(b) => out.put_slice(&b),

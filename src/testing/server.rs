@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
+use super::admin::AuthState;
 use super::faults::{other_id, patched, FaultState, Faults};
 use super::key::TestKey;
 use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
@@ -103,6 +104,7 @@ impl Default for TestServerConfig {
 
 pub(super) struct State {
     pub(super) store: Arc<Store>,
+    auth: AuthState,
     key: TestKey,
     pub(super) limits: Limits,
     addr: SocketAddr,
@@ -222,6 +224,7 @@ impl TestServer {
         let role = make_role(site, 0)?;
         let state = Arc::new(State {
             store: config.store,
+            auth: AuthState::new(),
             key: config.key,
             limits: config.limits,
             addr,
@@ -438,6 +441,8 @@ impl State {
             store: &self.store,
             role: &role,
             key: &self.key,
+            auth: &self.auth,
+            limits: &self.limits,
         }
         .respond(request, out);
     }
