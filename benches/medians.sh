@@ -8,7 +8,7 @@ dir=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp -d)
 i=1
 while [ "$i" -le "$runs" ]; do
-    cargo bench --manifest-path "$dir/Cargo.toml" --bench wire -- \
+    cargo bench --manifest-path "$dir/Cargo.toml" -p handle-resolver-benches --bench wire -- \
         --warm-up-time 1 --measurement-time 3 --noplot >/dev/null 2>&1
     for f in "$dir"/target/criterion/*/*/new/estimates.json; do
         name=$(echo "$f" | sed 's|.*/criterion/||; s|/new/estimates.json||')

@@ -1,6 +1,6 @@
 //! Criterion benches of the sans-IO wire codec on the reference captures (issue 5).
 //!
-//! Run: `cargo bench --bench wire -- --warm-up-time 1 --measurement-time 3`.
+//! Run: `cargo bench -p handle-resolver-benches --bench wire -- --warm-up-time 1 --measurement-time 3`.
 //! Every input is read once, before timing, from `fixtures/reference/captures`.
 
 use std::hint::black_box;
@@ -18,6 +18,7 @@ use handle_resolver::wire::{
 fn capture(scenario: &str, file: &str) -> Bytes {
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
+        "..",
         "fixtures/reference/captures",
         scenario,
         file,
@@ -32,6 +33,7 @@ fn capture(scenario: &str, file: &str) -> Bytes {
 fn s2c_datagrams(scenario: &str) -> Vec<Bytes> {
     let dir: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
+        "..",
         "fixtures/reference/captures",
         scenario,
     ]

@@ -108,6 +108,13 @@ struct Args {
     /// One JSON object per line instead of text.
     #[arg(long)]
     json: bool,
+    /// The built-in server's UDP overload model: at most N requests wait, one more is
+    /// dropped (as a full receive buffer drops it).
+    #[arg(long, value_name = "N")]
+    server_capacity: Option<usize>,
+    /// The built-in server waits this long before every answer.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    delay_ms: u64,
 }
 
 /// Adds up the counts and latencies of the client tasks of one measurement; a task that
@@ -196,18 +203,30 @@ impl Stats {
     }
 }
 
-/// User + system CPU seconds of this process (all threads), from `/proc/self/stat`.
+/// User + system CPU seconds of the client: every thread of this process but the built-in
+/// server's (named `testserver`), from `/proc/self/task/*/stat`.
 fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0.0;
     };
-    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-        return 0.0;
-    };
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
+    let mut total = 0.0;
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ...`: the name is between the first '(' and the last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if stat[open + 1..close].starts_with("testserver") {
+            continue;
+        }
+        // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+        total += (tick(11) + tick(12)) / 100.0;
+    }
+    total
 }
 
 /// Times `work` and fills in the elapsed time and CPU used.
@@ -548,7 +567,8 @@ fn report(
     ratio: Option<f64>,
 ) {
     let [lib, transport, raw] = stats;
-    let with_cpu = args.server.is_some();
+    // The client's own CPU (the built-in server's threads are left out).
+    let with_cpu = true;
     if args.json {
         let line = json!({
             "run": label,
@@ -606,6 +626,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let mut config = TestServerConfig::new(store);
             config.udp_workers = args.server_threads.max(1);
+            config.capacity = args.server_capacity;
+            config.faults.delay = Duration::from_millis(args.delay_ms);
             let ts = server_rt.block_on(TestServer::start(config))?;
             (ts.addr(), handles, Some(ts))
         }

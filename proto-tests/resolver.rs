@@ -1,15 +1,19 @@
 //! Resolver tests: the policy on tokio's paused clock with a scripted exchange (`mock`), the
 //! capture replay, and the whole stack against the loopback test server.
 
+mod blocking;
 mod cache;
 mod cancel;
 mod certified;
 mod chain;
 mod cli;
+mod cli_bulk;
 mod cordra_case;
 mod flight;
+mod health;
 mod hedge;
 mod http;
+mod ipv6;
 mod loopback;
 mod mock;
 mod proxy;

@@ -6,16 +6,19 @@
 //! ## Layout
 //! The layers, each using only those before it:
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
-//! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values.
+//! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values, and
+//!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
 //! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
+//! - [`blocking`]: the resolver for callers without an async runtime.
 //! - `testing` (feature `testing`): a loopback test server and test network.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
 pub mod auth;
+pub mod blocking;
 pub mod ident;
 pub mod resolver;
 #[cfg(feature = "testing")]

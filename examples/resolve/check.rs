@@ -2,13 +2,29 @@
 
 use handle_resolver::ident::{Description, Identifier, ParseOptions};
 
+use crate::input::Item;
 use crate::out::{self, Out};
 use crate::render::{BAD_INPUT, OK};
 
-/// Prints each identifier's description; returns 0 when all are valid, 2 otherwise.
-pub fn run(ids: &[String], options: ParseOptions, json: bool, o: &mut Out) -> std::io::Result<u8> {
+/// Prints each identifier's description as it is read; returns 0 when all are valid, 2
+/// otherwise.
+pub fn run(
+    items: impl IntoIterator<Item = Item>,
+    options: ParseOptions,
+    json: bool,
+    o: &mut Out,
+) -> std::io::Result<u8> {
     let mut status = OK;
-    for input in ids {
+    for item in items {
+        let input = match item {
+            Item::Id(input) => input,
+            Item::Unreadable { why, .. } => {
+                status = BAD_INPUT;
+                out::error(why);
+                continue;
+            }
+        };
+        let input = &input;
         match Identifier::parse_with(input.trim(), options) {
             Ok(id) => print_description(&id.describe(input), json, o)?,
             Err(err) => {

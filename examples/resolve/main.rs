@@ -1,63 +1,88 @@
 //! `resolve`: check, normalize and resolve identifiers, like `dig` for handles.
 //!
 //! ```sh
+//! cargo run --features testing --example resolve -- --demo
 //! cargo run --example resolve -- 10.1045/april2006-paskin
 //! cargo run --example resolve -- --root 127.0.0.1:2641 --trace 20.500.1/1
-//! cargo run --example resolve -- --json --type URL hdl:20.500.1/1
+//! cargo run --example resolve -- --root 127.0.0.1 --format tsv - < ids.txt
 //! cargo run --example resolve -- --check 10.1045/april2006-paskin urn-3:HBS.Baker.TC:1923
 //! ```
 //!
-//! `--check` works offline. Exit status: 0 all resolved (or valid), 1 some not found / no
-//! values, 2 bad input, 3 network, timeout or protocol failure; with several identifiers the
-//! highest wins. Messages on stderr say what failed and where.
+//! `--check` works offline; `--demo` resolves through a test network it starts on loopback.
+//! The exit status of each outcome is the table in `render.rs` (`--help` prints it); with
+//! several identifiers the highest wins. Messages on stderr say what failed and where.
+//!
+//! Files: `main.rs` the options and the run; `bulk.rs` resolving a stream of identifiers
+//! (order, signals, flushing); `input.rs` reading them; `report.rs` one result in each output
+//! format; `render.rs` text, JSON and the exit status table; `tsv.rs`; `progress.rs`;
+//! `addr.rs` `HOST[:PORT]`; `check.rs` `--check`; `demo.rs` `--demo`; `out.rs` stdout.
 
+mod addr;
+mod bulk;
 mod check;
+#[cfg(feature = "testing")]
+mod demo;
+mod input;
 mod out;
+mod progress;
 mod render;
+mod report;
+mod tsv;
 mod urn;
 
-use std::io::BufRead;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
-use futures::StreamExt;
-use handle_resolver::ident::{Identifier, ParseOptions};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use handle_resolver::ident::ParseOptions;
 use handle_resolver::resolver::{SiteAnswer, TransportPreference};
 use handle_resolver::wire::{HandleValue, ResponseCode};
-use handle_resolver::{
-    Attempt, BuildError, HandleRecord, Query, ResolveError, Resolver, ResolverBuilder,
-};
+use handle_resolver::{BuildError, Query, ResolveError, Resolver, ResolverBuilder};
 use serde_json::json;
 
 use out::Out;
 use render::{Context, SiteRow, BAD_INPUT, NETWORK, NOT_FOUND, OK};
 
-const AFTER_HELP: &str = "\
+const EXAMPLES: &str = "\
 Examples:
+  resolve --demo                                       a whole resolution on a loopback test network
   resolve --root 127.0.0.1:2641 20.500.1/1             resolve through a local root
-  resolve --server 127.0.0.1:2641 --json 20.500.1/1    ask one server; REST API JSON
-  resolve --root 127.0.0.1:2641 --short - < ids.txt    bulk: one identifier per line
+  resolve --server 127.0.0.1 --json 20.500.1/1         ask one server (port 2641); REST API JSON
+  resolve --root 127.0.0.1 --format tsv - < ids.txt    bulk: one identifier per line, one line per value
   resolve --check --cordra 20.500.123/0123456789abcdef0123456789abcdef
 
-Without --root or --server, requests go to the global Handle System root servers.
---type and --index select values matching any of the types OR any of the indexes (the
-protocol's rule). Results of several identifiers print as they complete.
+Without --root or --server (or HANDLE_RESOLVER_ROOT / HANDLE_RESOLVER_SERVER), requests go
+to the global Handle System root servers; an option given on the command line wins over the
+environment. --type and --index select values matching any of the types OR any of the
+indexes (the protocol's rule). Results print as they complete (--keep-order: in input
+order). In stdin (`-`), blank lines and `#` lines are skipped. With several identifiers every
+result carries its input, failures included, a progress bar shows on stderr when it is a
+terminal, and a summary line closes the run; Ctrl-C or SIGTERM stops sending, prints what
+was resolved and the summary, and exits 130. Errors go to stderr as `error: <id>: <reason>`.";
 
-Exit status: 0 all resolved (or valid), 1 some not found or without values, 2 bad input
-(invalid identifier or option), 3 network, timeout or protocol failure. With several
-identifiers the highest status wins. Errors go to stderr as `error: <id>: <reason>`.";
+fn after_help() -> String {
+    format!("{EXAMPLES}\n\n{}", render::exit_table_text())
+}
 
 /// Check, normalize and resolve handles, CORDRA ids, hdl:/doi: URIs, resolver URLs and URNs.
 #[derive(Debug, Parser)]
-#[command(name = "resolve", version, after_help = AFTER_HELP)]
+#[command(name = "resolve", version, after_help = after_help())]
 struct Args {
     /// Identifiers (PREFIX/SUFFIX, hdl:..., doi:..., http(s)://..., urn:...); `-` reads one
     /// per line from stdin.
-    #[arg(required = true, value_name = "ID")]
+    #[arg(required_unless_present_any = ["demo", "completions"], value_name = "ID")]
     ids: Vec<String>,
+
+    /// Resolve through a test network started in-process on loopback (a root, and a service
+    /// of 2 sites of 3 servers each), with the trace; IDs default to 20.500.1/demo.
+    #[arg(long)]
+    demo: bool,
+    /// Print the shell completion script for SHELL and exit.
+    #[arg(long, value_name = "SHELL", exclusive = true)]
+    completions: Option<clap_complete::Shell>,
 
     /// Only validate and normalize, without any network access.
     #[arg(long, help_heading = "Input")]
@@ -78,7 +103,7 @@ struct Args {
     indexes: Vec<u32>,
     /// Ask for signed answers and verify each with the key in the HS_SITE of the server
     /// asked (an unverifiable answer is an error; needs a service lookup, so not --server).
-    #[arg(long, conflicts_with = "server", help_heading = "Query")]
+    #[arg(long, help_heading = "Query")]
     certify: bool,
     /// Ask primary sites only, bypassing caches.
     #[arg(long, help_heading = "Query")]
@@ -87,36 +112,50 @@ struct Args {
     #[arg(long, help_heading = "Query")]
     follow_aliases: bool,
 
-    /// Print one JSON document per identifier (the handle.net REST API shape).
-    #[arg(long, help_heading = "Output")]
+    /// Output format: text, json (one REST-API-shaped document per identifier, with its
+    /// input), tsv (input, handle, responseCode, type, value: one line per value or failure).
+    #[arg(long, value_enum, value_name = "FORMAT", help_heading = "Output")]
+    format: Option<Format>,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format", help_heading = "Output")]
     json: bool,
     /// Print value data as the hex of its bytes (adds "raw" to each JSON value).
     #[arg(long, help_heading = "Output")]
     raw: bool,
-    /// Print only the URL values, one per line.
-    #[arg(long, conflicts_with_all = ["json", "raw"], help_heading = "Output")]
+    /// Print only the URL values, one per line (INPUT<TAB>URL with several identifiers; an
+    /// identifier without one gets INPUT<TAB> alone).
+    #[arg(long, conflicts_with_all = ["json", "raw", "format"], help_heading = "Output")]
     short: bool,
+    /// Print results in input order (at most --concurrency of them wait or run at once).
+    #[arg(long, help_heading = "Output")]
+    keep_order: bool,
     /// Show every request sent: handle, server, transport, round-trip time, response code.
     #[arg(long, help_heading = "Output")]
     trace: bool,
 
-    /// Ask this server only, without service lookup; `http://HOST:PORT` (or `https://`)
-    /// asks its HTTP interface (the native protocol over HTTP).
-    #[arg(long, value_name = "HOST:PORT|URL", help_heading = "Network")]
-    server: Option<String>,
-    /// Root to start from: HOST:PORT, http://HOST:PORT (its HTTP interface), or a
-    /// reference-client `root_info` or `bootstrap_handles` file [default: the global root
-    /// servers].
+    /// Ask this server only, without service lookup: HOST[:PORT] (port 2641 unless given);
+    /// `http://HOST:PORT` (or `https://`) asks its HTTP interface (the native protocol over
+    /// HTTP).
     #[arg(
         long,
-        value_name = "HOST:PORT|URL|FILE",
-        conflicts_with = "server",
+        value_name = "HOST[:PORT]|URL",
+        env = "HANDLE_RESOLVER_SERVER",
+        help_heading = "Network"
+    )]
+    server: Option<String>,
+    /// Root to start from: HOST[:PORT] (port 2641 unless given), http://HOST:PORT (its HTTP
+    /// interface), or a reference-client `root_info` or `bootstrap_handles` file [default:
+    /// the global root servers].
+    #[arg(
+        long,
+        value_name = "HOST[:PORT]|URL|FILE",
+        env = "HANDLE_RESOLVER_ROOT",
         help_heading = "Network"
     )]
     root: Option<String>,
     /// Resolve through the REST API of this handle proxy (e.g. https://hdl.handle.net:
     /// `GET URL/api/handles/ID`) instead of the native protocol.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "root", "certify", "all_sites"], help_heading = "Network")]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["certify", "all_sites", "demo"], help_heading = "Network")]
     proxy: Option<String>,
     /// Transports: `udp` tries UDP, then TCP, then HTTP(S) on each server, moving on when one
     /// gets no answer or a refused connection; `tcp` only TCP; `http` only the native
@@ -139,12 +178,27 @@ struct Args {
     all_sites: bool,
 }
 
-/// `--timeout`: a positive, finite number of seconds.
+/// The longest `--timeout`: one day.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--timeout`: a positive, finite number of seconds, at most [`MAX_TIMEOUT_SECS`].
 fn seconds(text: &str) -> Result<Duration, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= MAX_TIMEOUT_SECS => {
+            Ok(Duration::from_secs_f64(s))
+        }
+        Ok(s) if s > MAX_TIMEOUT_SECS => Err(format!(
+            "at most {MAX_TIMEOUT_SECS} seconds (one day) per identifier"
+        )),
         _ => Err("expected a number of seconds above 0 (e.g. 2 or 0.5)".into()),
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Tsv,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -180,7 +234,63 @@ impl Args {
         Context {
             first_hop,
             filtered: !(self.types.is_empty() && self.indexes.is_empty()),
+            one_server: self.server.is_some(),
         }
+    }
+
+    fn format(&self) -> Format {
+        match self.format {
+            Some(f) => f,
+            None if self.json => Format::Json,
+            None => Format::Text,
+        }
+    }
+
+    /// Several identifiers, or stdin: every result then carries its input.
+    fn bulk(&self) -> bool {
+        self.ids.len() > 1 || self.ids.iter().any(|id| id == "-")
+    }
+
+    /// Settles what clap cannot: options that exclude each other when given on the command
+    /// line, while a value from the environment gives way to the command line.
+    fn settle(&mut self, matches: &ArgMatches) -> Result<(), String> {
+        let on_line = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+        let (root_line, server_line) = (on_line("root"), on_line("server"));
+        if root_line && server_line {
+            return Err("--root and --server cannot be used together".into());
+        }
+        if self.proxy.is_some() {
+            if root_line || server_line {
+                return Err(
+                    "--proxy resolves through the proxy: leave out --root and --server".into(),
+                );
+            }
+            self.root = None;
+            self.server = None;
+        } else if self.demo {
+            if root_line || server_line {
+                return Err("--demo starts its own root: leave out --root and --server".into());
+            }
+            self.root = None;
+            self.server = None;
+        } else if root_line {
+            self.server = None;
+        } else if server_line {
+            self.root = None;
+        } else if self.root.is_some() && self.server.is_some() {
+            return Err(
+                "HANDLE_RESOLVER_ROOT and HANDLE_RESOLVER_SERVER are both set: unset one".into(),
+            );
+        }
+        if self.certify && self.server.is_some() {
+            return Err(
+                "--certify needs the service lookup that --server skips (use --root)".into(),
+            );
+        }
+        if self.trace && self.format() == Format::Tsv {
+            return Err("--trace does not fit --format tsv (use --format json --trace)".into());
+        }
+        Ok(())
     }
 }
 
@@ -189,34 +299,34 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let mut args = Args::parse();
-    let bad_lines = match expand_stdin(&args.ids) {
-        Ok((ids, bad)) => {
-            args.ids = ids;
-            bad
-        }
-        Err(e) => {
-            out::error(format!("cannot read identifiers from stdin: {e}"));
-            return ExitCode::from(BAD_INPUT);
-        }
+    let matches = Args::command().get_matches();
+    let mut args = match Args::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
     };
+    if let Some(shell) = args.completions {
+        let mut command = Args::command();
+        clap_complete::generate(shell, &mut command, "resolve", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = args.settle(&matches) {
+        out::error(e);
+        return ExitCode::from(BAD_INPUT);
+    }
     let mut o = Out::new();
     let result = if args.check {
-        check::run(&args.ids, args.parse_options(), args.json, &mut o)
+        check::run(
+            input::Items::new(args.ids.clone()),
+            args.parse_options(),
+            args.format() == Format::Json,
+            &mut o,
+        )
     } else {
         match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         {
-            Ok(runtime) => runtime.block_on(async {
-                // URNs resolve over HTTP (RFC 2169), the rest as handles.
-                let urns = urn::take_urns(&mut args);
-                let status = urn::run(&args, &urns, &mut o).await?;
-                match args.ids.is_empty() {
-                    true => Ok(status),
-                    false => Ok(status.max(run(&args, &mut o).await?)),
-                }
-            }),
+            Ok(runtime) => runtime.block_on(run(args, &mut o)),
             Err(e) => {
                 out::error(format!("cannot start the async runtime: {e}"));
                 Ok(NETWORK)
@@ -225,7 +335,6 @@ fn main() -> ExitCode {
     };
     // A reader that went away (`resolve ... | head`) is not an error of ours: exit quietly.
     let status = match result.and_then(|s| o.finish().map(|()| s)) {
-        Ok(s) if bad_lines > 0 => s.max(BAD_INPUT),
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => OK,
         Err(e) => {
@@ -236,36 +345,9 @@ fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
-/// Replaces each `-` by the non-empty lines of stdin (surrounding blanks trimmed). A line that
-/// is not UTF-8 is reported with its number and skipped; the second value counts them.
-fn expand_stdin(ids: &[String]) -> std::io::Result<(Vec<String>, usize)> {
-    let mut out = Vec::new();
-    let mut bad = 0;
-    for id in ids {
-        if id != "-" {
-            out.push(id.clone());
-            continue;
-        }
-        for (n, line) in std::io::stdin().lock().split(b'\n').enumerate() {
-            match String::from_utf8(line?) {
-                Ok(line) if line.trim().is_empty() => {}
-                Ok(line) => out.push(line.trim().to_string()),
-                Err(e) => {
-                    bad += 1;
-                    out::error(format!(
-                        "stdin line {}: not UTF-8 (invalid byte at {})",
-                        n + 1,
-                        e.utf8_error().valid_up_to()
-                    ));
-                }
-            }
-        }
-    }
-    Ok((out, bad))
-}
-
-fn socket_addr(text: &str) -> Option<SocketAddr> {
-    text.to_socket_addrs().ok()?.next()
+/// An address option: `HOST[:PORT]`.
+fn address(option: &str, text: &str) -> Result<SocketAddr, String> {
+    addr::resolve_host_port(text).map_err(|e| format!("{option} {text}: {e}"))
 }
 
 /// `--server` or `--root` `http://HOST[:PORT][/]` or `https://...`: the address, the host name to send
@@ -296,8 +378,7 @@ fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>,
             format!("{authority}:{default_port}"),
         ),
     };
-    let addr = socket_addr(&with_port)
-        .ok_or_else(|| format!("{text:?}: cannot find the address of {host:?}"))?;
+    let addr = addr::resolve_host_port(&with_port).map_err(|e| format!("{text:?}: {e}"))?;
     let name = host
         .parse::<std::net::IpAddr>()
         .is_err()
@@ -320,12 +401,7 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     if let Some(server) = &args.server {
         b = match http_server(server)? {
             Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),
-            None => {
-                let addr = socket_addr(server).ok_or_else(|| {
-                    format!("--server {server:?}: not a HOST:PORT address (e.g. 127.0.0.1:2641)")
-                })?;
-                b.server(addr)
-            }
+            None => b.server(address("--server", server)?),
         };
     }
     if let Some(proxy) = &args.proxy {
@@ -346,10 +422,11 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         } else if let Some((addr, host, tls)) = http_server(root)? {
             b = b.root_server_http(addr, host.as_deref(), tls);
         } else {
-            let addr = socket_addr(root).ok_or_else(|| {
-                format!(
-                    "--root {root:?}: neither a HOST:PORT address (e.g. 127.0.0.1:2641) nor a readable file"
-                )
+            let addr = addr::resolve_host_port(root).map_err(|e| match e {
+                addr::AddrError::Syntax(_) => {
+                    format!("--root {root}: neither a readable file nor a HOST[:PORT] address: {e}")
+                }
+                addr::AddrError::Lookup { .. } => format!("--root {root}: {e}"),
             })?;
             b = b.root_server(addr);
         }
@@ -357,7 +434,28 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     Ok(b)
 }
 
-async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
+async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
+    // The test network of --demo runs on this thread's runtime until the run ends.
+    #[cfg(feature = "testing")]
+    let mut args = args;
+    #[cfg(feature = "testing")]
+    let _network = if args.demo {
+        match demo::start(&mut args).await {
+            Ok(network) => Some(network),
+            Err(e) => {
+                out::error(format!("--demo: cannot start the test network: {e}"));
+                return Ok(NETWORK);
+            }
+        }
+    } else {
+        None
+    };
+    #[cfg(not(feature = "testing"))]
+    if args.demo {
+        out::error("--demo runs the bundled test server: build with `--features testing`");
+        return Ok(BAD_INPUT);
+    }
+    let args = &args;
     let built = builder(args).and_then(|b| {
         b.build().map_err(|e| match (&e, &args.root) {
             (BuildError::Bootstrap(b), Some(root)) => {
@@ -397,106 +495,21 @@ async fn run(args: &Args, o: &mut Out) -> std::io::Result<u8> {
     let query = args.query();
     if args.all_sites {
         let mut status = OK;
-        for id in &args.ids {
-            status = status.max(all_sites(&resolver, id, &query, args, &ctx, o).await?);
+        for item in input::Items::new(args.ids.clone()) {
+            let id = match item {
+                input::Item::Id(id) => id,
+                input::Item::Unreadable { why, .. } => {
+                    out::error(why);
+                    status = status.max(BAD_INPUT);
+                    continue;
+                }
+            };
+            status = status.max(all_sites(&resolver, &id, &query, args, &ctx, o).await?);
             o.done()?;
         }
         return Ok(status);
     }
-    let options = args.parse_options();
-    let mut results = futures::stream::iter(args.ids.iter())
-        .map(|input| {
-            let (resolver, query) = (&resolver, &query);
-            async move {
-                match Identifier::parse_with(input.trim(), options) {
-                    Ok(id) => {
-                        // What is sent: as written, or a CORDRA id's CORDRA form (--cordra).
-                        let sent = if args.cordra {
-                            id.normalized_handle()
-                        } else {
-                            id.to_handle().ok()
-                        };
-                        let asked = sent.map(|h| h.normalized().to_string());
-                        (input, asked, resolver.resolve_traced(&id, query).await)
-                    }
-                    Err(e) => (
-                        input,
-                        None,
-                        (Err(ResolveError::InvalidIdentifier(e)), Vec::new()),
-                    ),
-                }
-            }
-        })
-        .buffer_unordered(args.concurrency as usize);
-    let mut status = OK;
-    while let Some((input, asked, (result, attempts))) = results.next().await {
-        let asked = asked.as_deref().unwrap_or(input);
-        status = status.max(report(input, asked, &result, &attempts, args, &ctx, o)?);
-        o.done()?;
-    }
-    Ok(status)
-}
-
-/// Prints one outcome; returns its exit status.
-#[allow(clippy::too_many_arguments)]
-fn report(
-    input: &str,
-    asked: &str,
-    result: &Result<HandleRecord, ResolveError>,
-    attempts: &[Attempt],
-    args: &Args,
-    ctx: &Context,
-    o: &mut Out,
-) -> std::io::Result<u8> {
-    if args.json {
-        o.line(render::json_document(
-            asked, result, attempts, ctx, args.trace, args.raw,
-        ))?;
-    } else {
-        if args.trace {
-            o.line(format!(";; {input}"))?;
-            for line in render::attempts_text(attempts) {
-                o.line(line)?;
-            }
-        }
-        match result {
-            Ok(rec) if args.short => {
-                let urls = rec.urls();
-                if urls.is_empty() {
-                    o.done()?;
-                    out::note(format!("{input}: no URL values"));
-                }
-                for url in urls {
-                    o.line(url)?;
-                }
-            }
-            Ok(rec) => {
-                for line in render::record_text(rec, args.raw) {
-                    o.line(line)?;
-                }
-            }
-            Err(_) => {}
-        }
-    }
-    // On a terminal, this identifier's lines show before its notes and errors on stderr.
-    o.done()?;
-    if let Ok(rec) = result {
-        if !args.follow_aliases {
-            for alias in rec.values.iter().filter(|v| v.type_str() == "HS_ALIAS") {
-                out::note(format!(
-                    "{input}: an alias of {} (--follow-aliases follows it)",
-                    String::from_utf8_lossy(&alias.data)
-                ));
-            }
-        }
-    }
-    Ok(match result {
-        Ok(_) => OK,
-        Err(e) => {
-            out::error(render::error_line(input, e, attempts, ctx));
-            render::exit_status(e)
-        }
-    })
+    bulk::run(&resolver, args, &ctx, o).await
 }
 
 /// The comparable part of one server's answer: its values, or its response code.
@@ -544,7 +557,7 @@ async fn all_sites(
             Ok(_) => 1,
             Err(e) => e.response_code().map_or(2, |c| c.code()),
         };
-        if args.json {
+        if args.format() == Format::Json {
             let mut doc = json!({
                 "site": a.site,
                 "server": a.server.to_string(),
@@ -575,8 +588,8 @@ async fn all_sites(
             });
         }
     }
-    if args.json {
-        o.line(json!({"handle": input, "drift": drift, "servers": docs}))?;
+    if args.format() == Format::Json {
+        o.line(json!({"input": input, "handle": input, "drift": drift, "servers": docs}))?;
     } else {
         o.line(format!(
             ";; {input}: {} server{} asked (* = the one its site's hash picks)",

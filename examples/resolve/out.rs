@@ -2,8 +2,9 @@
 //! on stderr.
 //!
 //! Stdout is flushed after each identifier only when it is a terminal (so a person sees each
-//! answer as it arrives); into a pipe or file it is flushed when the buffer fills and at the
-//! end, so bulk output costs no syscall per line. A closed pipe (`resolve ... | head`) is an
+//! answer as it arrives); into a pipe or file it is flushed when the buffer fills, at least
+//! once a second during a bulk run ([`Out::flush`] from its timer) and at the end, so bulk
+//! output costs no syscall per line and an interrupted run loses nothing it printed. A closed pipe (`resolve ... | head`) is an
 //! `io::ErrorKind::BrokenPipe` error that `main` turns into a quiet exit.
 
 use std::fmt::Display;
@@ -40,6 +41,16 @@ impl Out {
         }
     }
 
+    /// True when stdout is a terminal (flushed after each identifier).
+    pub fn is_terminal(&self) -> bool {
+        self.flush_each
+    }
+
+    /// Flushes what is buffered (the bulk run's once-a-second timer).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+
     /// Flushes everything.
     pub fn finish(&mut self) -> std::io::Result<()> {
         self.w.flush()
@@ -58,4 +69,11 @@ pub fn note(message: impl Display) {
     let _ = std::io::stderr()
         .lock()
         .write_all(format!("note: {message}\n").as_bytes());
+}
+
+/// Writes `message` on stderr as it is (the summary line of a bulk run).
+pub fn note_plain(message: impl Display) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{message}\n").as_bytes());
 }

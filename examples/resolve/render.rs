@@ -4,29 +4,203 @@
 use std::net::SocketAddr;
 
 use handle_resolver::transport::TransportKind;
-use handle_resolver::wire::HandleValue;
+use handle_resolver::wire::{HandleValue, ResponseCode};
 use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError};
 use serde_json::{json, Value as Json};
 
 /// Exit statuses, most severe last (with several identifiers the highest wins).
 pub const OK: u8 = 0;
-/// Some identifier not found or without (matching) values.
+/// Some identifier not found, without (matching) values, or not served.
 pub const NOT_FOUND: u8 = 1;
 /// Bad input: an invalid identifier or option; nothing was sent for it.
 pub const BAD_INPUT: u8 = 2;
 /// Network, timeout or protocol failure.
 pub const NETWORK: u8 = 3;
+/// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+pub const INTERRUPTED: u8 = 130;
+
+/// How one identifier's resolution ended: the rows of [`EXIT_TABLE`], in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Values came back.
+    Resolved,
+    /// 100 from the server of the handle.
+    NotFound,
+    /// 200: the handle exists, no value matches (or none is public).
+    NoValues,
+    /// No service information for the prefix (its prefix handle not found or without
+    /// HS_SITE/HS_SERV values).
+    UnknownPrefix,
+    /// 301 from every site of the service, or from the one `--server`.
+    NotServed,
+    /// 402.
+    AuthenticationNeeded,
+    /// The identifier does not parse (or is not a CORDRA id under `--cordra`); nothing sent.
+    Invalid,
+    /// No usable answer: timeout, network, protocol or signature failure, loops.
+    Failed,
+    /// A server answered another error code (2 ERROR, 3 SERVER_TOO_BUSY, ...).
+    OtherCode,
+    /// A mistake in the options or the root file: nothing is resolved.
+    Usage,
+    /// Ctrl-C or SIGTERM during the run.
+    Interrupted,
+}
+
+/// The `responseCode` an outcome carries in JSON and TSV output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// Always this code.
+    Fixed(u32),
+    /// The code the server answered.
+    Server,
+    /// No per-identifier document is printed.
+    Absent,
+}
+
+/// One row of the exit status table.
+#[derive(Debug, Clone, Copy)]
+pub struct StatusRow {
+    /// Which outcome (the row's index in [`EXIT_TABLE`] is its discriminant).
+    pub outcome: Outcome,
+    /// What happened, as the README and `--help` say it.
+    pub what: &'static str,
+    /// The JSON/TSV `responseCode`.
+    pub code: Code,
+    /// The exit status (with several identifiers the highest wins).
+    pub exit: u8,
+}
+
+const fn row(outcome: Outcome, what: &'static str, code: Code, exit: u8) -> StatusRow {
+    StatusRow {
+        outcome,
+        what,
+        code,
+        exit,
+    }
+}
+
+/// Outcome -> `responseCode` -> exit status: the one table, printed by `--help` and copied in
+/// the README (a test checks that both agree with it).
+pub const EXIT_TABLE: [StatusRow; 11] = [
+    row(Outcome::Resolved, "resolved", Code::Fixed(1), OK),
+    row(
+        Outcome::NotFound,
+        "handle not found",
+        Code::Fixed(100),
+        NOT_FOUND,
+    ),
+    row(
+        Outcome::NoValues,
+        "no (matching) values",
+        Code::Fixed(200),
+        NOT_FOUND,
+    ),
+    row(
+        Outcome::UnknownPrefix,
+        "unknown prefix (no service information)",
+        Code::Fixed(100),
+        NOT_FOUND,
+    ),
+    row(
+        Outcome::NotServed,
+        "prefix not served (301, also from --server)",
+        Code::Fixed(301),
+        NOT_FOUND,
+    ),
+    row(
+        Outcome::AuthenticationNeeded,
+        "values need authentication",
+        Code::Fixed(402),
+        NOT_FOUND,
+    ),
+    row(
+        Outcome::Invalid,
+        "invalid identifier (nothing sent)",
+        Code::Fixed(2),
+        BAD_INPUT,
+    ),
+    row(
+        Outcome::Failed,
+        "timeout, network, protocol or signature failure, loop",
+        Code::Fixed(2),
+        NETWORK,
+    ),
+    row(
+        Outcome::OtherCode,
+        "other server error (2 ERROR, 3 SERVER_TOO_BUSY, ...)",
+        Code::Server,
+        NETWORK,
+    ),
+    row(
+        Outcome::Usage,
+        "usage error: bad option or root file (nothing sent)",
+        Code::Absent,
+        BAD_INPUT,
+    ),
+    row(
+        Outcome::Interrupted,
+        "interrupted by Ctrl-C or SIGTERM",
+        Code::Absent,
+        INTERRUPTED,
+    ),
+];
+
+impl Outcome {
+    /// The outcome of a failed resolution.
+    pub fn of(e: &ResolveError) -> Outcome {
+        match e {
+            _ if e.is_input_error() => Outcome::Invalid,
+            ResolveError::NotFound { .. } => Outcome::NotFound,
+            ResolveError::NoMatchingValues { .. } => Outcome::NoValues,
+            ResolveError::ServiceNotFound { .. } => Outcome::UnknownPrefix,
+            ResolveError::PrefixNotServed { .. } => Outcome::NotServed,
+            ResolveError::AuthenticationNeeded { .. } => Outcome::AuthenticationNeeded,
+            ResolveError::Server { code, .. } => match code {
+                ResponseCode::HandleNotFound => Outcome::NotFound,
+                ResponseCode::ValuesNotFound => Outcome::NoValues,
+                ResponseCode::ServerNotResponsible => Outcome::NotServed,
+                ResponseCode::AuthenticationNeeded => Outcome::AuthenticationNeeded,
+                _ => Outcome::OtherCode,
+            },
+            _ => Outcome::Failed,
+        }
+    }
+
+    /// Its row of [`EXIT_TABLE`].
+    pub fn row(self) -> &'static StatusRow {
+        let row = &EXIT_TABLE[self as usize];
+        debug_assert_eq!(row.outcome, self, "EXIT_TABLE is in the order of Outcome");
+        row
+    }
+}
 
 /// The exit status of one failed resolution.
 pub fn exit_status(e: &ResolveError) -> u8 {
-    match e {
-        _ if e.is_input_error() => BAD_INPUT,
-        ResolveError::NotFound { .. }
-        | ResolveError::NoMatchingValues { .. }
-        | ResolveError::ServiceNotFound { .. }
-        | ResolveError::AuthenticationNeeded { .. } => NOT_FOUND,
-        _ => NETWORK,
+    Outcome::of(e).row().exit
+}
+
+/// The `responseCode` of one failed resolution in JSON and TSV output.
+pub fn response_code(e: &ResolveError) -> u32 {
+    match Outcome::of(e).row().code {
+        Code::Fixed(c) => c,
+        Code::Server => e.response_code().map_or(2, |c| c.code()),
+        Code::Absent => 2,
     }
+}
+
+/// The exit status table as `--help` prints it.
+pub fn exit_table_text() -> String {
+    let mut text = String::from("Exit status (with several identifiers the highest wins):\n");
+    for r in &EXIT_TABLE {
+        let code = match r.code {
+            Code::Fixed(c) => format!("responseCode {c}"),
+            Code::Server => "the server's code".to_string(),
+            Code::Absent => "no document".to_string(),
+        };
+        text.push_str(&format!("  {:>3}  {:<55} {code}\n", r.exit, r.what));
+    }
+    text
 }
 
 /// `udp`, `tcp`, `http` or `https`.
@@ -41,6 +215,8 @@ pub struct Context {
     pub first_hop: String,
     /// `--type` or `--index` given.
     pub filtered: bool,
+    /// `--server`: every request goes to one server.
+    pub one_server: bool,
 }
 
 /// ` at 127.0.0.1:2641 udp`, for the last server that answered at all.
@@ -64,6 +240,9 @@ pub fn reason(e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
             format!("no values of the --type/--index asked for (200){from}")
         }
         ResolveError::NoMatchingValues { .. } => format!("no public values (200){from}"),
+        ResolveError::PrefixNotServed { .. } if ctx.one_server => {
+            format!("prefix not served by this server (301){from}")
+        }
         ResolveError::PrefixNotServed { .. } => {
             format!("prefix not served by any site of its service (301){from}")
         }
@@ -71,7 +250,9 @@ pub fn reason(e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
             format!("values need authentication (402){from}")
         }
         ResolveError::ServiceNotFound { prefix_handle } => {
-            format!("no service information: prefix handle {prefix_handle} not found{from}")
+            format!(
+                "unknown prefix: {prefix_handle} not found or without service information{from}"
+            )
         }
         ResolveError::ReferralLoop { at, .. } => {
             format!("referral loop: {at} reached twice (last answer{from})")
@@ -169,7 +350,8 @@ fn one_line(s: &str) -> String {
     }
 }
 
-fn display_data(v: &HandleValue) -> String {
+/// A value's data on one line: its text, or the JSON of its typed view.
+pub fn display_data(v: &HandleValue) -> String {
     let typed = v.typed();
     match typed.as_text() {
         Some(s) => one_line(s),
@@ -285,7 +467,7 @@ pub fn json_document(
             doc
         }
         Err(e) => json!({
-            "responseCode": e.response_code().map_or(2, |c| c.code()),
+            "responseCode": response_code(e),
             "handle": asked,
             "message": reason(e, attempts, ctx),
         }),

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// The `resolve` example built next to this test binary (absent when only this target was
 /// built: the checks are skipped then).
-fn resolve_binary() -> Option<PathBuf> {
+pub(super) fn resolve_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let path = exe
         .parent()?
@@ -21,7 +21,7 @@ fn resolve_binary() -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-async fn server() -> TestServer {
+pub(super) async fn server() -> TestServer {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
     let file = StoreFile::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
     let store = Arc::new(file.new_store());
@@ -32,14 +32,24 @@ async fn server() -> TestServer {
     server
 }
 
-async fn run(bin: &Path, args: Vec<String>) -> Output {
+/// The binary with `args`, without the environment variables it reads (the tests set them
+/// where they test them).
+pub(super) fn command(bin: &Path, args: &[String]) -> Command {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env_remove("HANDLE_RESOLVER_ROOT")
+        .env_remove("HANDLE_RESOLVER_SERVER");
+    c
+}
+
+pub(super) async fn run(bin: &Path, args: Vec<String>) -> Output {
     let bin = bin.to_path_buf();
-    tokio::task::spawn_blocking(move || Command::new(bin).args(args).output().unwrap())
+    tokio::task::spawn_blocking(move || command(&bin, &args).output().unwrap())
         .await
         .unwrap()
 }
 
-fn args(list: &[&str]) -> Vec<String> {
+pub(super) fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
@@ -170,12 +180,11 @@ async fn resolve_cli_output_and_exit_statuses() {
 }
 
 /// Runs the binary with `input` on stdin.
-async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> Output {
+pub(super) async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> Output {
     let input: Vec<u8> = input.into();
     let bin = bin.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(bin)
-            .args(args)
+        let mut child = command(&bin, &args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -191,7 +200,7 @@ async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> 
     .unwrap()
 }
 
-fn stderr(out: &Output) -> String {
+pub(super) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -229,7 +238,19 @@ async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
     let found = docs.iter().filter(|d| d["responseCode"] == 1).count();
     let missing = docs.iter().filter(|d| d["responseCode"] == 100).count();
     assert_eq!((found, missing), (750, 250));
-    assert_eq!(stderr(&out).lines().count(), 250);
+    // Each document carries its input; one error line per failure, then the summary.
+    assert!(docs.iter().all(|d| d["input"] == d["handle"]));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 251, "{err}");
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("error: ")).count(),
+        250
+    );
+    assert!(
+        lines[250].starts_with("summary: 750 resolved, 250 not found, 0 invalid, 0 failed in "),
+        "{err}"
+    );
 
     // One invalid identifier among them: bad input (2) outranks not found (1).
     let out = run_stdin(
@@ -239,7 +260,16 @@ async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
     )
     .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 750);
+    // INPUT<TAB>URL for each URL; INPUT<TAB> alone for the failures, in line.
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let with_url = text
+        .lines()
+        .filter(|l| *l == "20.500.1/1\thttps://example.org/landing/1")
+        .count();
+    let without: Vec<&str> = text.lines().filter(|l| l.ends_with('\t')).collect();
+    assert_eq!(with_url, 750, "{text}");
+    assert_eq!(without.len(), 251, "{text}");
+    assert!(without.contains(&"20.500.1/\t"));
     assert!(
         stderr(&out).contains(r#"error: "20.500.1/": the suffix after '/' is empty (at byte 9)"#)
     );
@@ -252,18 +282,24 @@ async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
     )
     .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "https://example.org/landing/1\n"
+        lines,
+        vec![
+            "20.500.1/1\thttps://example.org/landing/1",
+            "20.500.1/\u{fffd}\t"
+        ]
     );
     assert!(stderr(&out).starts_with("error: stdin line 2: not UTF-8"));
+    assert!(stderr(&out).contains("summary: 1 resolved, 0 not found, 1 invalid, 0 failed"));
 
     // A reader that stops early (`| head -1`): a quiet exit, no panic, no broken-pipe noise.
     let bin2 = bin.clone();
     let root2 = root.clone();
     let out = tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(bin2)
-            .args(["--root", &root2, "-"])
+        let mut child = command(&bin2, &args(&["--root", &root2, "-"]))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -407,7 +443,17 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
         &["--root", &root, "--concurrency", "0", "20.500.1/1"],
         &["--root", &root, "--timeout", "-1", "20.500.1/1"],
         &["--root", &root, "--bogus", "20.500.1/1"],
-        &["--server", "127.0.0.1", "20.500.1/1"],
+        &["--server", "127.0.0.1:port", "20.500.1/1"],
+        &["--server", "127.0.0.1", "--timeout", "86401", "20.500.1/1"],
+        &["--demo", "--root", &root, "20.500.1/1"],
+        &[
+            "--proxy",
+            "http://127.0.0.1:9",
+            "--root",
+            &root,
+            "20.500.1/1",
+        ],
+        &["--format", "tsv", "--trace", "--root", &root, "20.500.1/1"],
         &["--server", &root, "--certify", "20.500.1/1"],
         &["--root", &bad_root_file, "20.500.1/1"],
     ] {

@@ -287,10 +287,12 @@ async fn resolve_cli_resolves_urns() {
         v
     };
 
-    // Text: one URL a line, in order, the URNs in input order.
+    // Text: one URL a line, in order, each URN under its input (several identifiers), the
+    // URNs in input order (--keep-order).
     let out = run(
         &bin,
         args(&[
+            "--keep-order",
             "urn:fdc:example.org:2024:report-7",
             "urn-3:HBS.Baker.TC:1923",
         ]),
@@ -304,7 +306,13 @@ async fn resolve_cli_resolves_urns() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "https://example.org/reports/7.pdf\nhttps://mirror.example.net/reports/7.pdf\nhttps://baker.example.edu/tc/1923\n"
+        ";; urn:fdc:example.org:2024:report-7\nhttps://example.org/reports/7.pdf\nhttps://mirror.example.net/reports/7.pdf\n;; urn-3:HBS.Baker.TC:1923\nhttps://baker.example.edu/tc/1923\n"
+    );
+    // One URN alone: its URLs alone.
+    let out = run(&bin, args(&["urn-3:HBS.Baker.TC:1923"])).await;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "https://baker.example.edu/tc/1923\n"
     );
 
     // JSON: 1, 100 (exit 1), 2 (exit 3); the worst status wins.
@@ -312,6 +320,7 @@ async fn resolve_cli_resolves_urns() {
         &bin,
         args(&[
             "--json",
+            "--keep-order",
             "URN:FDC:example.org:2024:report-7",
             "urn:fdc:example.org:2024:unknown",
             "urn:fdc:example.org:2024:broken",
@@ -325,6 +334,7 @@ async fn resolve_cli_resolves_urns() {
         .collect();
     assert_eq!(docs.len(), 3);
     assert_eq!(docs[0]["urn"], REPORT);
+    assert_eq!(docs[0]["input"], "URN:FDC:example.org:2024:report-7");
     assert_eq!(docs[0]["responseCode"], 1);
     assert_eq!(
         docs[0]["urls"][1],
@@ -346,6 +356,44 @@ async fn resolve_cli_resolves_urns() {
     assert!(
         stderr.contains("error: urn:fdc:example.org:2024:unknown: "),
         "{stderr}"
+    );
+
+    // From stdin, in one stream with the rest: TSV lines carry the input.
+    let mut a = args(&["--format", "tsv", "--keep-order", "-"]);
+    let bin2 = bin.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = Command::new(bin2)
+            .args(std::mem::take(&mut a))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(
+                b"# URNs\nurn:fdc:example.org:2024:report-7\nurn:fdc:example.org:2024:unknown\n",
+            )
+            .unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(
+        lines[1],
+        format!("urn:fdc:example.org:2024:report-7\t{REPORT}\t1\tURL\thttps://example.org/reports/7.pdf")
+    );
+    assert!(
+        lines[3].starts_with(
+            "urn:fdc:example.org:2024:unknown\turn:fdc:example.org:2024:unknown\t100\t\t"
+        ),
+        "{text}"
     );
 
     // Not found alone: exit 1. A bad resolver URL: exit 2, nothing sent.

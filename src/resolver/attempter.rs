@@ -21,7 +21,9 @@ use crate::wire::{verify_message, Message, OpFlags, ResponseCode, ServerInfo};
 
 use super::clock::Clock;
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
+use super::health::{Admission, Health};
 use super::hedging::race;
+use super::limiter::Limiter;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
@@ -39,6 +41,8 @@ pub(crate) struct Attempter {
     max_parallel: usize,
     clock: Arc<dyn Clock>,
     srtt: SrttTable,
+    health: Health,
+    limiter: Limiter,
     rng: Mutex<StdRng>,
 }
 
@@ -68,6 +72,8 @@ impl Attempter {
             max_parallel: settings.max_parallel,
             clock,
             srtt: SrttTable::new(),
+            health: Health::new(),
+            limiter: Limiter::new(),
             rng: Mutex::new(rng),
         }
     }
@@ -158,8 +164,11 @@ impl Attempter {
         self.ask_server(site, server, spec, trace).await
     }
 
-    /// Asks one server of `site`: the transports in order, the next on the same
-    /// server when UDP fails in a way TCP may not ([`moves_on`]).
+    /// Asks one server of `site`. A server with an address of the other family too (the
+    /// site's `alt_addr` attributes) is asked at both, as RFC 8305 races them: the family
+    /// that answered last time (IPv6 when none has yet) first, the other
+    /// [`HAPPY_EYEBALLS_DELAY`] later or as soon as the first fails; the first answer wins
+    /// and the other attempt is cancelled.
     pub(crate) async fn ask_server(
         &self,
         site: &Site,
@@ -167,8 +176,70 @@ impl Attempter {
         spec: &RequestSpec,
         trace: &Trace,
     ) -> Result<Answer, ResolveError> {
+        let alt = site
+            .info
+            .alt_addr(server.server_id)
+            .filter(|a| a.is_ipv6() != server.address.is_ipv6());
+        let Some(alt) = alt else {
+            return self.ask_address(site, server, spec, trace).await;
+        };
+        let mut other = server.clone();
+        other.address = alt;
+        let key = srtt_key(server);
+        let v6_first = self.health.prefers_ipv6(key).unwrap_or(true);
+        let candidates = if server.address.is_ipv6() == v6_first {
+            [server, &other]
+        } else {
+            [&other, server]
+        };
+        let result = race(
+            2,
+            2,
+            |i| self.ask_address(site, candidates[i], spec, trace),
+            |_| HAPPY_EYEBALLS_DELAY,
+        )
+        .await;
+        match result {
+            Ok((i, answer)) => {
+                self.health
+                    .answered_over(key, candidates[i].address.is_ipv6());
+                Ok(answer)
+            }
+            Err(errors) => Err(errors
+                .into_iter()
+                .map(|(_, e)| e)
+                .min_by_key(telling)
+                .unwrap_or(ResolveError::Protocol {
+                    sites_asked: 1,
+                    server: key,
+                    violation: ProtocolViolation::NoUsableServer,
+                })),
+        }
+    }
+
+    /// Asks one server at one address: the transports in order (those it learned to fail
+    /// last), the next on the same server when one fails in a way the next may not
+    /// ([`moves_on`]); at once an error when the server's breaker is open ([`Health`]).
+    async fn ask_address(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        spec: &RequestSpec,
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let key = srtt_key(server);
+        if let Admission::Open(retry_in) = self.health.admit(key) {
+            return Err(ResolveError::ServerUnavailable {
+                server: key,
+                retry_in,
+                sites_asked: 1,
+            });
+        }
+        let kinds = self.health.transports(key, &self.transports);
         let unusable = SocketAddr::new(server.address, 0);
         self.over_transports(
+            &kinds,
+            Some(key),
             |kind| query_addr(server, kind),
             unusable,
             |addr, kind| self.attempt(site, server, addr, kind, spec, trace),
@@ -177,13 +248,15 @@ impl Attempter {
     }
 
     /// Sends `request` to `server` as it is (UDP then TCP, as configured) and returns the
-    /// raw answer: no checks, no trace, no SRTT.
+    /// raw answer: no checks, no trace, no SRTT, nothing learned.
     pub(crate) async fn exchange_raw(
         &self,
         server: SocketAddr,
         request: &Message,
     ) -> Result<Message, ResolveError> {
         self.over_transports(
+            &self.transports,
+            None,
             |kind| matches!(kind, TransportKind::Udp | TransportKind::Tcp).then_some(server),
             server,
             |addr, kind| async move {
@@ -202,11 +275,14 @@ impl Attempter {
         .await
     }
 
-    /// Runs `attempt` over the configured transports of one server, in order, moving on
-    /// only when [`moves_on`] says so. `addr_of` gives the server's address for a
-    /// transport (`None`: not offered); `unusable` names the server when none is offered.
+    /// Runs `attempt` over `kinds` of one server, in order, moving on only when
+    /// [`moves_on`] says so. `addr_of` gives the server's address for a transport (`None`:
+    /// not offered); `unusable` names the server when none is offered. With `learn` (the
+    /// server's key), every silence or refusal and every answer is told to [`Health`].
     async fn over_transports<T, Fut>(
         &self,
+        kinds: &[TransportKind],
+        learn: Option<SocketAddr>,
         addr_of: impl Fn(TransportKind) -> Option<SocketAddr>,
         unusable: SocketAddr,
         attempt: impl Fn(SocketAddr, TransportKind) -> Fut,
@@ -215,11 +291,24 @@ impl Attempter {
         Fut: Future<Output = Result<T, ResolveError>>,
     {
         let mut last = None;
-        for &kind in self.transports.iter() {
+        let mut silent: Vec<TransportKind> = Vec::new();
+        for &kind in kinds {
             let Some(addr) = addr_of(kind) else {
                 continue;
             };
-            match attempt(addr, kind).await {
+            let result = attempt(addr, kind).await;
+            if let Some(key) = learn {
+                match &result {
+                    Err(e) if is_silence(e) => {
+                        self.health.failed(key);
+                        silent.push(kind);
+                    }
+                    Err(ResolveError::Transport { .. }) => {}
+                    // An answer, even a failing one, is a sign of life.
+                    _ => self.health.answered(key, &silent),
+                }
+            }
+            match result {
                 Ok(answer) => return Ok(answer),
                 Err(e) if moves_on(kind, &e) => last = Some(e),
                 Err(e) => return Err(e),
@@ -245,6 +334,12 @@ impl Attempter {
         trace: &Trace,
     ) -> Result<Answer, ResolveError> {
         let request = spec.to_message(site, self.request_expiration());
+        let key = srtt_key(server);
+        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
+        let permit = match kind {
+            TransportKind::Udp => Some(self.limiter.acquire(key).await),
+            _ => None,
+        };
         let mut record = Recorded::start(
             trace,
             Attempt {
@@ -261,7 +356,13 @@ impl Attempter {
         let result = self.send(site, server, addr, kind, &request).await;
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
-        let key = srtt_key(server);
+        if let Some(permit) = permit {
+            match &result {
+                Ok(e) => permit.answered(rtt, e.transmissions),
+                Err(TransportError::Timeout) => permit.lost(),
+                Err(_) => drop(permit),
+            }
+        }
         let exchanged = match result {
             Ok(e) => e,
             Err(error) => {
@@ -415,6 +516,21 @@ impl Attempter {
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
+/// How long the first address family of a server has before the other is tried too (the
+/// reference client's 300 ms; RFC 8305 recommends 250 ms).
+pub const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(300);
+
+/// Silence or refusal: no sign that the server is there (what [`Health`] counts).
+fn is_silence(error: &ResolveError) -> bool {
+    matches!(
+        error,
+        ResolveError::Transport {
+            error: TransportError::Timeout | TransportError::Io(..) | TransportError::Closed,
+            ..
+        }
+    )
+}
+
 fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
     let ResolveError::Transport { error, .. } = error else {
         return false;
@@ -487,6 +603,8 @@ fn telling(e: &ResolveError) -> u8 {
             TransportError::Io(..) => 6,
             TransportError::Unsupported(_) => 7,
         },
+        // Not asked: less telling than any failure of a server that was.
+        ResolveError::ServerUnavailable { .. } => 8,
         _ => 2,
     }
 }

@@ -222,6 +222,19 @@ pub enum ResolveError {
         /// What failed.
         error: TransportError,
     },
+    /// The server has not answered anything lately (silence or refused connections on every
+    /// transport, again and again), so it was not asked: its breaker is open and lets one
+    /// request through as a probe after `retry_in`.
+    #[error("{server} is not answering (not asked; probed again in {:.1} s){}", retry_in.as_secs_f64(), asked(*sites_asked))]
+    ServerUnavailable {
+        /// The server (its query address).
+        server: SocketAddr,
+        /// Until the breaker lets a probe through.
+        retry_in: std::time::Duration,
+        /// How many sites were asked in all when this failure is the one reported for
+        /// several; 1 otherwise.
+        sites_asked: usize,
+    },
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]
     ServiceNotFound {
@@ -293,6 +306,7 @@ impl ResolveError {
             ResolveError::Protocol { sites_asked, .. }
             | ResolveError::Signature { sites_asked, .. }
             | ResolveError::Transport { sites_asked, .. }
+            | ResolveError::ServerUnavailable { sites_asked, .. }
             | ResolveError::Server { sites_asked, .. } => *sites_asked = sites,
             _ => {}
         }

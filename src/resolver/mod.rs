@@ -48,7 +48,9 @@ mod cache;
 mod clock;
 mod error;
 mod flight;
+mod health;
 mod hedging;
+mod limiter;
 mod loc;
 mod locator;
 #[cfg(feature = "http")]
@@ -66,6 +68,7 @@ mod target;
 mod trace;
 pub mod urn;
 
+pub use attempter::HAPPY_EYEBALLS_DELAY;
 pub use bootstrap::{
     builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
     BootstrapError, ROOT_HANDLE,
@@ -74,6 +77,8 @@ pub use bootstrap_json::{read_bootstrap_handles, BootstrapHandles};
 pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
+pub use health::{BREAKER_AFTER, BREAKER_FAILURES, FIRST_COOLDOWN, LEARNED_FOR, MAX_COOLDOWN};
+pub use limiter::{CUT_INTERVAL, INITIAL_LIMIT, MAX_LIMIT, MIN_LIMIT};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
 #[cfg(feature = "http")]
 pub use proxy::{ProxyUrlError, MAX_REST_BODY, MAX_RETRIES, MAX_RETRY_WAIT};

@@ -112,6 +112,9 @@ impl std::fmt::Display for Attempt {
 /// ```no_run
 /// # async fn demo(resolver: handle_resolver::Resolver) -> Result<(), handle_resolver::ResolveError> {
 /// let record = resolver.resolve("10.1045/april2006-paskin").await?;
+/// if let Some(url) = record.url() {
+///     println!("the URL: {url}");
+/// }
 /// for url in record.urls() {
 ///     println!("{url}");
 /// }
@@ -155,6 +158,14 @@ impl HandleRecord {
         type_name: &'a str,
     ) -> impl Iterator<Item = &'a HandleValue> + 'a {
         self.values.iter().filter(move |v| v.is_type(type_name))
+    }
+
+    /// The data of the first `URL` value (in the server's order), as text; `None` when
+    /// there is none.
+    pub fn url(&self) -> Option<String> {
+        self.values_of_type("URL")
+            .next()
+            .map(|v| String::from_utf8_lossy(&v.data).into_owned())
     }
 
     /// The data of every `URL` value, as text.

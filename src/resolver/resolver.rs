@@ -366,6 +366,9 @@ pub enum BuildError {
     /// The root (bootstrap) information given could not be read or holds no site.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] BootstrapError),
+    /// The runtime of a [`crate::blocking::Resolver`] could not be started.
+    #[error("cannot start the blocking resolver's runtime: {0}")]
+    Runtime(String),
     /// The proxy URL is not an `http(s)://host[:port][/path]` URL.
     #[cfg(feature = "http")]
     #[error(transparent)]

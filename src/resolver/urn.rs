@@ -40,21 +40,33 @@ pub enum UrnService {
     N2Ls,
     /// `N2L`: URN to URL, a redirect.
     N2L,
+    /// The PURL-like form of `urn-3` at the HUL resolver: `GET /urn-3:<authority path>:<name>`,
+    /// a redirect (asked when neither RFC 2169 service is offered).
+    Path,
 }
 
 impl UrnService {
-    /// `"N2Ls"` or `"N2L"`, as in the request path.
+    /// `"N2Ls"`, `"N2L"` (as in the request path) or `"path"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             UrnService::N2Ls => "N2Ls",
             UrnService::N2L => "N2L",
+            UrnService::Path => "path",
         }
     }
 
     fn accept(self) -> &'static str {
         match self {
             UrnService::N2Ls => URI_LIST_MEDIA_TYPE,
-            UrnService::N2L => "*/*",
+            UrnService::N2L | UrnService::Path => "*/*",
+        }
+    }
+
+    /// The URL asking this service about `urn` (canonical) at `base`.
+    fn url(self, base: &str, urn: &str) -> String {
+        match self {
+            UrnService::N2Ls | UrnService::N2L => format!("{base}/uri-res/{self}?{urn}"),
+            UrnService::Path => format!("{base}/{}", urn.strip_prefix("urn:").unwrap_or(urn)),
         }
     }
 }
@@ -303,7 +315,11 @@ pub(crate) async fn resolve(
     let canonical = urn.canonical();
     let base = resolver_base(&settings.urn, urn)?;
     let after = settings.timeout;
-    let work = ask_services(exchange, &base, &canonical, settings.urn.max_body);
+    let services: &[UrnService] = match urn {
+        Urn::Urn3(_) => &[UrnService::N2Ls, UrnService::N2L, UrnService::Path],
+        _ => &[UrnService::N2Ls, UrnService::N2L],
+    };
+    let work = ask_services(exchange, &base, &canonical, services, settings.urn.max_body);
     tokio::time::timeout(after, work).await.unwrap_or_else(|_| {
         Err(UrnError::Timeout {
             urn: canonical.clone(),
@@ -358,16 +374,18 @@ enum Failed {
     Fatal(UrnError),
 }
 
-/// N2Ls, then N2L when N2Ls is not offered.
+/// The services in order (N2Ls, then N2L, then for `urn-3` the path form), the next when one
+/// is not offered.
 async fn ask_services(
     exchange: &dyn Exchange,
     base: &str,
     urn: &str,
+    services: &[UrnService],
     max_body: usize,
 ) -> Result<UrnAnswer, UrnError> {
     let mut not_offered = None;
-    for service in [UrnService::N2Ls, UrnService::N2L] {
-        let url = format!("{base}/uri-res/{service}?{urn}");
+    for &service in services {
+        let url = service.url(base, urn);
         match ask(exchange, service, &url, urn, max_body).await {
             Ok(urls) => {
                 return Ok(UrnAnswer {
@@ -690,10 +708,34 @@ mod tests {
             .unwrap();
         assert_eq!(r.resolve_urn(FDC).await.unwrap().resolver, over);
         let err = r.resolve_urn("urn-3:HUL.OIS:Home").await.unwrap_err();
+        // The last service asked (for urn-3, the path form) is the one the error names.
+        assert_eq!(err.url(), Some("http://127.0.0.1:9/urn-3:hul.ois:home"));
+    }
+
+    #[tokio::test]
+    async fn urn3_falls_back_to_the_path_form_of_the_hul_resolver() {
+        let n2ls = "http://nrs.harvard.edu/uri-res/N2Ls?urn:urn-3:hbs.baker.tc:1923";
+        let n2l = "http://nrs.harvard.edu/uri-res/N2L?urn:urn-3:hbs.baker.tc:1923";
+        let path = "http://nrs.harvard.edu/urn-3:hbs.baker.tc:1923";
+        let script = Script::default()
+            .with(n2ls, status(501))
+            .with(n2l, status(404))
+            .with(path, redirect("https://baker.example.edu/1923"));
+        let (out, asked) = resolve(script, "urn-3:HBS.Baker.TC:1923").await;
+        let answer = out.unwrap();
+        assert_eq!(answer.urls, ["https://baker.example.edu/1923"]);
         assert_eq!(
-            err.url(),
-            Some("http://127.0.0.1:9/uri-res/N2L?urn:urn-3:hul.ois:home")
+            (answer.service, answer.resolver.as_str()),
+            (UrnService::Path, path)
         );
+        assert_eq!(asked, [n2ls, n2l, path]);
+        // urn:fdc has no such form: two services only.
+        let script = Script::default()
+            .with(N2LS, status(501))
+            .with(N2L, status(501));
+        let (out, asked) = resolve(script, FDC).await;
+        assert!(out.is_err());
+        assert_eq!(asked, [N2LS, N2L]);
     }
 
     #[tokio::test]

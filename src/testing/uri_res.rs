@@ -53,7 +53,14 @@ pub(crate) fn respond(urns: &Urns, path_and_query: &str) -> HttpReply {
         .split_once('?')
         .unwrap_or((path_and_query, ""));
     let Some(service) = path.strip_prefix("/uri-res/") else {
-        return text(404, "not found\n");
+        // The PURL-like form of the HUL resolver: /urn-3:<authority path>:<name>.
+        return match path.strip_prefix('/').and_then(parse_urn) {
+            Some(urn @ Urn::Urn3(_)) => match urns.get(&urn) {
+                Some([first, ..]) => HttpReply::empty(302).with_header("Location", first.clone()),
+                _ => text(404, "URN not found\n"),
+            },
+            _ => text(404, "not found\n"),
+        };
     };
     let n2ls = match service {
         "N2Ls" => true,
@@ -190,5 +197,22 @@ mod tests {
         assert_eq!(r("/uri-res/n2ls?urn:fdc:example.org:2024:Img-1"), 501);
         assert_eq!(r("/api/handles/20.500.1/1"), 404);
         assert_eq!(r(""), 404);
+    }
+
+    #[test]
+    fn the_path_form_of_urn3_redirects() {
+        let mut urns = Urns::new();
+        urns.insert(
+            &Urn::parse("urn-3:HBS.Baker.TC:1923").unwrap(),
+            vec!["https://baker.example.edu/1923".into()],
+        );
+        let r = respond(&urns, "/urn-3:hbs.baker.tc:1923");
+        assert_eq!(r.status, 302);
+        assert_eq!(
+            r.headers,
+            [("Location", "https://baker.example.edu/1923".to_string())]
+        );
+        assert_eq!(respond(&urns, "/urn-3:hbs.baker.tc:1924").status, 404);
+        assert_eq!(respond(&urns, "/urn:fdc:example.org:2024:x").status, 404);
     }
 }

@@ -276,6 +276,7 @@ pub(crate) fn text_bytes(v: &Json, at: &At, limit: usize) -> Result<Bytes, JsonE
     Ok(Bytes::copy_from_slice(s.as_bytes()))
 }
 
+/// `TooLong` when `len` bytes exceed `limit`.
 pub(crate) fn check_len(len: usize, at: &At, limit: usize) -> Result<(), JsonError> {
     if len > limit {
         Err(at.err(JsonErrorKind::TooLong { len, limit }))
@@ -342,6 +343,7 @@ pub fn timestamp_from_json(v: &Json) -> Result<u32, JsonError> {
     timestamp_at(v, &At::ROOT)
 }
 
+/// [`timestamp_from_json`] for the field at `at`.
 pub(crate) fn timestamp_at(v: &Json, at: &At) -> Result<u32, JsonError> {
     const RANGE: &str = "an instant from 1970 to 2106";
     match v {
@@ -437,6 +439,7 @@ fn references_to_json(refs: &[ValueReference]) -> Json {
     Json::Array(refs.iter().map(reference_to_json).collect())
 }
 
+/// `{"handle", "index"}`.
 pub(crate) fn reference_to_json(r: &ValueReference) -> Json {
     let mut o = Map::new();
     o.insert(
@@ -447,6 +450,7 @@ pub(crate) fn reference_to_json(r: &ValueReference) -> Json {
     Json::Object(o)
 }
 
+/// `[{"handle", "index"}, ...]`, at most [`Limits::max_array`] of them.
 pub(crate) fn references_at(
     v: &Json,
     at: &At,
@@ -516,6 +520,7 @@ pub fn value_from_json(v: &Json, limits: &Limits) -> Result<HandleValue, JsonErr
     value_at(v, &At::ROOT, limits)
 }
 
+/// [`value_from_json`] for the value at `at`.
 pub(crate) fn value_at(v: &Json, at: &At, limits: &Limits) -> Result<HandleValue, JsonError> {
     let o = object(v, at)?;
     let index = int4(need(o, "index", at)?, &at.key("index"))?;
@@ -550,6 +555,7 @@ pub fn values_from_json(v: &Json, limits: &Limits) -> Result<Vec<HandleValue>, J
     values_at(v, &At::ROOT, limits)
 }
 
+/// [`values_from_json`] for the array at `at`.
 pub(crate) fn values_at(v: &Json, at: &At, limits: &Limits) -> Result<Vec<HandleValue>, JsonError> {
     let items = array(v, at, limits.max_values)?;
     let mut out = Vec::new();

@@ -1,0 +1,295 @@
+//! [`Health`]: what the resolver learns about each server's reachability, and acts on.
+//!
+//! - **Learned transports.** When a transport of a server fails by silence or a refused
+//!   connection and a later transport of the same server then answers (UDP dropped by a
+//!   firewall, TCP answering), the failed transport is put last for that server for
+//!   [`LEARNED_FOR`]: the next requests go straight to the one that works instead of waiting
+//!   out the failing one again (3 s of UDP retransmissions per request, otherwise). After that
+//!   it is tried first again, once, and learned again if it still fails.
+//! - **Breaker.** A server that stays silent (timeouts or refused connections, no answer at
+//!   all) for [`BREAKER_AFTER`] after a failure (at least [`BREAKER_FAILURES`] in a row) is
+//!   not asked for a while: requests to it fail at once (so a race moves
+//!   on to the next site at once, and a bulk run against a dead server ends in about one
+//!   deadline instead of one deadline per identifier). After the cool-down one request is let
+//!   through as a probe (half-open): an answer closes the breaker, a failure opens it again
+//!   for twice as long (up to [`MAX_COOLDOWN`]).
+//!
+//! Keyed like the SRTT table (`srtt_key`: the server, whatever transport is used).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use crate::transport::TransportKind;
+
+/// How long a transport that failed while a later one answered stays last for a server.
+pub const LEARNED_FOR: Duration = Duration::from_secs(300);
+/// Failures in a row (with no answer in between) before the breaker may open.
+pub const BREAKER_FAILURES: u32 = 1;
+/// How long a server must have stayed silent since the first failure of the row before the
+/// breaker opens (so that UDP timeouts with TCP about to answer do not open it; a transport
+/// still waiting counts as silence, so a server that takes connections and never answers
+/// opens it too).
+pub const BREAKER_AFTER: Duration = Duration::from_secs(2);
+/// The first cool-down of an open breaker; it doubles on every failed probe.
+pub const FIRST_COOLDOWN: Duration = Duration::from_secs(2);
+/// The longest cool-down.
+pub const MAX_COOLDOWN: Duration = Duration::from_secs(60);
+/// Most servers remembered (the stalest forgotten beyond).
+const MAX_TRACKED: usize = 4096;
+
+/// Whether a request may go to a server now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// Yes.
+    Go,
+    /// Yes, as the one probe of a half-open breaker.
+    Probe,
+    /// No: the breaker is open for this much longer.
+    Open(Duration),
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    /// Transports that failed while a later one answered, and until when they stay last.
+    demoted: Vec<(TransportKind, Instant)>,
+    /// Failures in a row since the last answer, and when the first of them came.
+    failures: u32,
+    first_failure: Option<Instant>,
+    /// The breaker: open until then.
+    open_until: Option<Instant>,
+    /// The cool-down the breaker opens for next.
+    cooldown: Duration,
+    /// When the probe of the half-open breaker started (one at a time).
+    probe_since: Option<Instant>,
+    /// The address family that answered last, for a server with addresses of both.
+    ipv6_answered: Option<bool>,
+    touched: Instant,
+}
+
+impl Entry {
+    fn new(now: Instant) -> Self {
+        Self {
+            demoted: Vec::new(),
+            failures: 0,
+            first_failure: None,
+            open_until: None,
+            cooldown: FIRST_COOLDOWN,
+            probe_since: None,
+            ipv6_answered: None,
+            touched: now,
+        }
+    }
+}
+
+/// Reachability per server (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct Health {
+    entries: Mutex<HashMap<SocketAddr, Entry>>,
+}
+
+impl Health {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// The transports to try on `server`, in order: `order` with the transports it learned
+    /// to fail moved to the end (in their order).
+    pub(crate) fn transports(
+        &self,
+        server: SocketAddr,
+        order: &[TransportKind],
+    ) -> Vec<TransportKind> {
+        let now = Instant::now();
+        let m = self.entries.lock();
+        let Some(e) = m.get(&server) else {
+            return order.to_vec();
+        };
+        let demoted = |k: &TransportKind| e.demoted.iter().any(|(d, until)| d == k && *until > now);
+        let mut out: Vec<TransportKind> = order.iter().copied().filter(|k| !demoted(k)).collect();
+        out.extend(order.iter().copied().filter(|k| demoted(k)));
+        out
+    }
+
+    /// Whether a request may go to `server` now (see [`Admission`]).
+    pub(crate) fn admit(&self, server: SocketAddr) -> Admission {
+        let now = Instant::now();
+        let mut m = self.entries.lock();
+        let Some(e) = m.get_mut(&server) else {
+            return Admission::Go;
+        };
+        let Some(open_until) = e.open_until else {
+            // Silent since a failure for long enough: open now.
+            let silent = e
+                .first_failure
+                .is_some_and(|t| now.saturating_duration_since(t) >= BREAKER_AFTER);
+            if silent && e.failures >= BREAKER_FAILURES {
+                e.open_until = Some(now + e.cooldown);
+                return Admission::Open(e.cooldown);
+            }
+            return Admission::Go;
+        };
+        if now < open_until {
+            return Admission::Open(open_until - now);
+        }
+        // Half-open: one probe at a time; a probe that vanished (cancelled with its call)
+        // for a whole cool-down is replaced.
+        match e.probe_since {
+            Some(since) if now.saturating_duration_since(since) < e.cooldown => {
+                Admission::Open(e.cooldown - now.saturating_duration_since(since))
+            }
+            _ => {
+                e.probe_since = Some(now);
+                Admission::Probe
+            }
+        }
+    }
+
+    /// An answer came from `server` over `kind` after the transports in `failed` had failed
+    /// on it (silence or refusal) in this request: those are learned, the breaker closes.
+    pub(crate) fn answered(&self, server: SocketAddr, failed: &[TransportKind]) {
+        let now = Instant::now();
+        let mut m = self.entries.lock();
+        if failed.is_empty() && !m.contains_key(&server) {
+            return; // The common case: a healthy server never seen failing costs no entry.
+        }
+        let e = entry(&mut m, server, now);
+        e.failures = 0;
+        e.first_failure = None;
+        e.open_until = None;
+        e.probe_since = None;
+        e.cooldown = FIRST_COOLDOWN;
+        e.demoted
+            .retain(|(k, until)| *until > now && !failed.contains(k));
+        for &k in failed {
+            e.demoted.push((k, now + LEARNED_FOR));
+        }
+    }
+
+    /// Whether IPv6 answered last for `server` (known by its first address), `None` when
+    /// neither family has.
+    pub(crate) fn prefers_ipv6(&self, server: SocketAddr) -> Option<bool> {
+        self.entries
+            .lock()
+            .get(&server)
+            .and_then(|e| e.ipv6_answered)
+    }
+
+    /// `server` (known by its first address) answered over IPv6 (`true`) or IPv4.
+    pub(crate) fn answered_over(&self, server: SocketAddr, ipv6: bool) {
+        let now = Instant::now();
+        let mut m = self.entries.lock();
+        entry(&mut m, server, now).ipv6_answered = Some(ipv6);
+    }
+
+    /// A transport of `server` failed by silence or refusal. Opens the breaker when the
+    /// server has failed [`BREAKER_FAILURES`] times in a row over at least
+    /// [`BREAKER_AFTER`], or when it was the probe of a half-open breaker.
+    pub(crate) fn failed(&self, server: SocketAddr) {
+        let now = Instant::now();
+        let mut m = self.entries.lock();
+        let e = entry(&mut m, server, now);
+        e.failures = e.failures.saturating_add(1);
+        let first = *e.first_failure.get_or_insert(now);
+        let probe_failed = e.open_until.is_some_and(|t| now >= t) && e.probe_since.is_some();
+        if probe_failed {
+            e.cooldown = (e.cooldown * 2).min(MAX_COOLDOWN);
+            e.open_until = Some(now + e.cooldown);
+            e.probe_since = None;
+        } else if e.open_until.is_none()
+            && e.failures >= BREAKER_FAILURES
+            && now.saturating_duration_since(first) >= BREAKER_AFTER
+        {
+            e.open_until = Some(now + e.cooldown);
+        }
+    }
+}
+
+fn entry(m: &mut HashMap<SocketAddr, Entry>, server: SocketAddr, now: Instant) -> &mut Entry {
+    if m.len() >= MAX_TRACKED && !m.contains_key(&server) {
+        if let Some(stalest) = m.iter().min_by_key(|(_, e)| e.touched).map(|(k, _)| *k) {
+            m.remove(&stalest);
+        }
+    }
+    let e = m.entry(server).or_insert_with(|| Entry::new(now));
+    e.touched = now;
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TransportKind::{Http, Tcp, Udp};
+
+    fn at() -> SocketAddr {
+        "127.0.0.1:2641".parse().unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_transport_that_failed_before_another_answered_goes_last_for_a_while() {
+        let h = Health::new();
+        assert_eq!(h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
+        h.answered(at(), &[Udp]);
+        assert_eq!(h.transports(at(), &[Udp, Tcp, Http]), [Tcp, Http, Udp]);
+        // Another server is not concerned.
+        assert_eq!(
+            h.transports("127.0.0.2:1".parse().unwrap(), &[Udp, Tcp]),
+            [Udp, Tcp]
+        );
+        tokio::time::advance(LEARNED_FOR).await;
+        assert_eq!(h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_breaker_opens_after_failures_in_a_row_over_time_and_probes_after_cooling() {
+        let h = Health::new();
+        for _ in 0..10 {
+            h.failed(at());
+        }
+        // A burst of simultaneous failures does not open it (TCP may be about to answer).
+        assert_eq!(h.admit(at()), Admission::Go);
+        // Silence since then (nothing more needs to fail: a hanging transport is silence).
+        tokio::time::advance(BREAKER_AFTER).await;
+        assert_eq!(h.admit(at()), Admission::Open(FIRST_COOLDOWN));
+        tokio::time::advance(FIRST_COOLDOWN).await;
+        assert_eq!(h.admit(at()), Admission::Probe);
+        // One probe at a time.
+        assert!(matches!(h.admit(at()), Admission::Open(_)));
+        // The probe fails: open for twice as long.
+        h.failed(at());
+        assert_eq!(h.admit(at()), Admission::Open(FIRST_COOLDOWN * 2));
+        tokio::time::advance(FIRST_COOLDOWN * 2).await;
+        assert_eq!(h.admit(at()), Admission::Probe);
+        h.answered(at(), &[]);
+        assert_eq!(h.admit(at()), Admission::Go);
+        // Closed and reset: a new burst does not reopen it at once.
+        h.failed(at());
+        assert_eq!(h.admit(at()), Admission::Go);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_resets_the_row_of_failures() {
+        let h = Health::new();
+        h.failed(at());
+        tokio::time::advance(BREAKER_AFTER / 2).await;
+        h.answered(at(), &[]);
+        tokio::time::advance(BREAKER_AFTER / 2).await;
+        h.failed(at());
+        assert_eq!(h.admit(at()), Admission::Go);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_vanished_probe_is_replaced_after_a_cool_down() {
+        let h = Health::new();
+        h.failed(at());
+        tokio::time::advance(BREAKER_AFTER).await;
+        assert!(matches!(h.admit(at()), Admission::Open(_)));
+        tokio::time::advance(FIRST_COOLDOWN).await;
+        assert_eq!(h.admit(at()), Admission::Probe);
+        tokio::time::advance(FIRST_COOLDOWN).await;
+        assert_eq!(h.admit(at()), Admission::Probe);
+    }
+}
