@@ -443,3 +443,30 @@ async fn admin_requests_need_rights() {
     );
     assert!(server.store().get(limited).is_some());
 }
+
+#[tokio::test]
+async fn a_certified_list_comes_in_messages_each_signed() {
+    let server = server().await;
+    let mut list = admin(
+        OpCode::ListHandles,
+        Body::ListHandlesRequest {
+            handle: b("0.NA/20.500.12345"),
+        },
+    );
+    list.header.flags.set(OpFlags::CT, true);
+    let (_, r) = authenticated(
+        server.addr(),
+        TransportKind::Tcp,
+        &identity("seckey"),
+        &list,
+    )
+    .await;
+    assert!(r.len() >= 2);
+    let key = handle_resolver::wire::PublicKey::decode(&server.key().hs_pubkey()).unwrap();
+    for m in &r {
+        assert_eq!(
+            handle_resolver::wire::verify_message(m, &key).map_err(|e| e.to_string()),
+            Ok(())
+        );
+    }
+}

@@ -103,9 +103,21 @@ impl Responder<'_> {
                 }
             }
             (OpCode::ChallengeResponse, Body::ChallengeAnswer(answer)) => {
+                // Answers to the original request (several for a list of handles), each
+                // signed on its own when that request asked for it.
+                let mut one = BytesMut::new();
                 for m in admin::answer(self.auth, self.store, self.limits, request, answer) {
-                    self.message(m, out);
+                    one.clear();
+                    let certify = m.header.flags.contains(OpFlags::CT);
+                    self.message(m, &mut one);
+                    if certify {
+                        if let Err(e) = sign_encoded(&mut one, self.key) {
+                            tracing::debug!(error = %e, "answer left unsigned");
+                        }
+                    }
+                    out.put_slice(&one);
                 }
+                return;
             }
             (op, _) if admin::is_admin(*op) => match admin::precheck(self.store, request) {
                 Some(m) => self.message(m, out),
