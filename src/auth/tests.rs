@@ -1,4 +1,4 @@
-//! The facts of issue 14 that are easy to miss, and bad input, each on hand-built messages
+//! The facts of answering a challenge that are easy to miss, and bad input, each on hand-built messages
 //! (the captured exchanges are replayed in `proto-tests/auth`).
 
 use bytes::Bytes;
