@@ -1,5 +1,5 @@
-//! The facts of answering a challenge that are easy to miss, and bad input, each on hand-built messages
-//! (the captured exchanges are replayed in `proto-tests/auth`).
+//! The facts of answering a challenge that are easy to miss, and bad input, each on
+//! hand-built messages (the captured exchanges are replayed in `proto-tests/auth`).
 
 use bytes::Bytes;
 use md5::{Digest, Md5};
