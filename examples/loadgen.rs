@@ -115,6 +115,14 @@ struct Args {
     /// The built-in server waits this long before every answer.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     delay_ms: u64,
+    /// Share (0.0 to 1.0) of UDP requests the built-in server drops (a soak with loss).
+    #[arg(long, default_value_t = 0.0, value_name = "R")]
+    server_drop: f64,
+    /// Failover instead: a test network whose primary site is silent and whose mirror
+    /// answers; N cold resolutions (a new resolver each, so nothing is learned between them),
+    /// printing the time to the first answer (p50, p99).
+    #[arg(long, value_name = "N")]
+    failover: Option<usize>,
 }
 
 /// Adds up the counts and latencies of the client tasks of one measurement; a task that
@@ -596,8 +604,61 @@ fn report(
     );
 }
 
+/// `--failover N`: cold resolutions against a network whose primary site is silent.
+fn failover(args: &Args, n: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use handle_resolver::testing::{Faults, TestNetwork};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.client_threads.max(1))
+        .enable_all()
+        .build()?;
+    let (p50, p99, errors) = rt.block_on(async {
+        let net = TestNetwork::builder()
+            .sites(2)
+            .servers_per_site(1)
+            .build()
+            .await?;
+        net.insert("20.500.1/failover", values_for(0));
+        net.sites[0].set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+        let transport = NetTransport::new();
+        let mut took = Vec::with_capacity(n);
+        let mut errors = 0;
+        for _ in 0..n {
+            let r = Resolver::builder()
+                .root_sites([net.root_site()])
+                .exchange(Arc::new(transport.clone()))
+                .build()?;
+            let t0 = Instant::now();
+            match r.resolve("20.500.1/failover").await {
+                Ok(_) => took.push(t0.elapsed()),
+                Err(_) => errors += 1,
+            }
+        }
+        took.sort();
+        let at = |q: f64| {
+            took.get(((took.len() as f64 * q) as usize).min(took.len().saturating_sub(1)))
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        };
+        Ok::<_, Box<dyn std::error::Error>>((at(0.5), at(0.99), errors))
+    })?;
+    if args.json {
+        println!(
+            "{}",
+            json!({"failover": n, "first_answer_ms_p50": p50, "first_answer_ms_p99": p99, "errors": errors})
+        );
+    } else {
+        println!("failover: {n} cold resolutions, primary site silent: first answer p50 {p50:.1} ms, p99 {p99:.1} ms, errors {errors}");
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if let Some(n) = args.failover {
+        return failover(&args, n);
+    }
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.server_threads.max(1))
         .thread_name("testserver")
@@ -628,6 +689,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             config.udp_workers = args.server_threads.max(1);
             config.capacity = args.server_capacity;
             config.faults.delay = Duration::from_millis(args.delay_ms);
+            config.faults.drop_ratio = args.server_drop.clamp(0.0, 1.0);
             let ts = server_rt.block_on(TestServer::start(config))?;
             (ts.addr(), handles, Some(ts))
         }
@@ -667,6 +729,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             args.client_threads
         );
     }
+    let rss_start = rss_kb();
     for &kind in &args.transport {
         for &c in &args.concurrency {
             let c = c.max(1);
@@ -706,5 +769,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    // Resident memory of the whole process (client and built-in server) before the first
+    // run and after the last: flat when nothing leaks or grows with the number of requests.
+    let rss_end = rss_kb();
+    if args.json {
+        println!("{}", json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end}));
+    } else {
+        println!("resident memory: {rss_start} kB before the runs, {rss_end} kB after");
+    }
     Ok(())
+}
+
+/// Resident set size of this process in kB (`VmRSS` of `/proc/self/status`; 0 if unknown).
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
 }

@@ -10,5 +10,6 @@ mod resolver;
 mod support;
 #[cfg(feature = "testing")]
 mod transport;
+mod trust;
 mod values;
 mod zero_copy;
