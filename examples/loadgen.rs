@@ -773,7 +773,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // run and after the last: flat when nothing leaks or grows with the number of requests.
     let rss_end = rss_kb();
     if args.json {
-        println!("{}", json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end}));
+        println!(
+            "{}",
+            json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end})
+        );
     } else {
         println!("resident memory: {rss_start} kB before the runs, {rss_end} kB after");
     }
