@@ -1,5 +1,6 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
+mod auth;
 mod conformance;
 mod ident;
 mod inspect;

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
+use super::admin::AuthState;
 use super::faults::{other_id, patched, FaultState, Faults};
 use super::key::TestKey;
 use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
@@ -109,6 +110,7 @@ impl Default for TestServerConfig {
 
 pub(super) struct State {
     pub(super) store: Arc<Store>,
+    auth: AuthState,
     key: TestKey,
     pub(super) limits: Limits,
     addr: SocketAddr,
@@ -228,6 +230,7 @@ impl TestServer {
         let role = make_role(site, 0)?;
         let state = Arc::new(State {
             store: config.store,
+            auth: AuthState::new(),
             key: config.key,
             limits: config.limits,
             addr,
@@ -457,6 +460,8 @@ impl State {
             store: &self.store,
             role: &role,
             key: &self.key,
+            auth: &self.auth,
+            limits: &self.limits,
         }
         .respond(request, out);
     }
