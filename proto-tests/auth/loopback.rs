@@ -470,3 +470,51 @@ async fn a_certified_list_comes_in_messages_each_signed() {
         );
     }
 }
+
+/// The resolver answers challenges itself: with an identity on the builder, a query that
+/// clears public-only gets the non-public values over UDP and TCP; without one, or with a
+/// wrong secret, it gets the typed failure.
+#[tokio::test]
+async fn the_resolver_answers_challenges_as_its_identity() {
+    use handle_resolver::resolver::{Query, ResolveError, Resolver, TransportPreference};
+    let server = server().await;
+    let all = Query::new().public_only(false);
+    for (name, transport) in [
+        ("seckey", TransportPreference::Udp),
+        ("rsa", TransportPreference::Tcp),
+        ("dsa", TransportPreference::Udp),
+    ] {
+        let r = Resolver::builder()
+            .server(server.addr())
+            .transport(transport)
+            .authenticator(identity(name))
+            .build()
+            .unwrap();
+        let rec = r.resolve_with(PROTECTED, &all).await.unwrap();
+        let email = rec.values.iter().find(|v| v.index == 2).unwrap();
+        assert!(!email.permissions.public_read(), "{name}");
+        assert_eq!(&email.data[..], b"restricted-public@example.org");
+    }
+    let anonymous = Resolver::builder().server(server.addr()).build().unwrap();
+    let e = anonymous.resolve_with(PROTECTED, &all).await.unwrap_err();
+    assert!(
+        matches!(e, ResolveError::AuthenticationNeeded { .. }),
+        "{e}"
+    );
+    let wrong = Resolver::builder()
+        .server(server.addr())
+        .authenticator(identity("seckey_wrong"))
+        .build()
+        .unwrap();
+    let e = wrong.resolve_with(PROTECTED, &all).await.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ResolveError::Server {
+                code: ResponseCode::AuthenticationFailed,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

@@ -43,6 +43,8 @@ pub(crate) struct Attempter {
     srtt: SrttTable,
     health: Health,
     limiter: Limiter,
+    /// Who the resolver is when a server challenges (402).
+    auth: Option<Arc<crate::auth::Authenticator>>,
     rng: Mutex<StdRng>,
 }
 
@@ -74,6 +76,7 @@ impl Attempter {
             srtt: SrttTable::new(),
             health: Health::new(),
             limiter: Limiter::new(),
+            auth: settings.authenticator.clone(),
             rng: Mutex::new(rng),
         }
     }
@@ -376,7 +379,45 @@ impl Attempter {
                 });
             }
         };
-        let (response, transmissions) = (exchanged.message, exchanged.transmissions);
+        let (mut response, transmissions) = (exchanged.message, exchanged.transmissions);
+        // A challenge (402) is answered as the resolver's identity, at most twice (as the
+        // reference client does), each answer in an exchange of its own; the answer's
+        // outcome is the request's.
+        if let Some(auth) = &self.auth {
+            let mut rounds = 0;
+            while response.response_code() == ResponseCode::AuthenticationNeeded
+                && rounds < MAX_CHALLENGE_ROUNDS
+            {
+                rounds += 1;
+                let answer = match auth.answer(&response, &request, 0, request.header.expiration) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        let e = ResolveError::Authentication {
+                            server: addr,
+                            reason: e.to_string(),
+                        };
+                        record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
+                        return Err(e);
+                    }
+                };
+                match self.send(site, server, addr, kind, &answer).await {
+                    Ok(e) => response = e.message,
+                    Err(error) => {
+                        record.finish(
+                            AttemptOutcome::Failed(error.to_string()),
+                            rtt,
+                            transmissions,
+                        );
+                        return Err(ResolveError::Transport {
+                            sites_asked: 1,
+                            server: addr,
+                            kind,
+                            error,
+                        });
+                    }
+                }
+            }
+        }
         let certified = match self.check(&request, &response, server, addr) {
             Ok(c) => c,
             Err(e) => {
@@ -516,6 +557,9 @@ impl Attempter {
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
+/// Most challenges answered for one request (the reference client's limit).
+pub const MAX_CHALLENGE_ROUNDS: u32 = 2;
+
 /// How long the first address family of a server has before the other is tried too (the
 /// reference client's 300 ms; RFC 8305 recommends 250 ms).
 pub const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(300);

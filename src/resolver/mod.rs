@@ -69,7 +69,7 @@ mod target;
 mod trace;
 pub mod urn;
 
-pub use attempter::HAPPY_EYEBALLS_DELAY;
+pub use attempter::{HAPPY_EYEBALLS_DELAY, MAX_CHALLENGE_ROUNDS};
 pub use bootstrap::{
     builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
     BootstrapError, ROOT_HANDLE,

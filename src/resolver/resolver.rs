@@ -466,6 +466,24 @@ impl ResolverBuilder {
         self
     }
 
+    /// Who the resolver is when a server asks (402 AUTHENTICATION_NEEDED, e.g. for
+    /// non-public values: a [`Query`](super::Query) with `public_only(false)`): the challenge
+    /// is checked against our request (its digest) and answered with this identity's secret
+    /// or private key, at most twice per request. Without it a challenge is
+    /// [`ResolveError::AuthenticationNeeded`].
+    ///
+    /// ```
+    /// use handle_resolver::auth::{Authenticator, SecretKey};
+    /// use handle_resolver::Resolver;
+    /// let me = Authenticator::secret_key("300:20.500.12345/USER".parse()?, SecretKey::new("s3cret"));
+    /// let resolver = Resolver::builder().authenticator(me).build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn authenticator(mut self, auth: crate::auth::Authenticator) -> Self {
+        self.settings.authenticator = Some(Arc::new(auth));
+        self
+    }
+
     /// No trust root, whatever the root (refreshes are not verified).
     pub fn without_trust_root(mut self) -> Self {
         self.trust = TrustChoice::Off;

@@ -102,6 +102,8 @@ pub(crate) struct Settings {
     pub(crate) trust_root: Option<crate::trust::TrustRoot>,
     /// Where a verified refresh writes the root records.
     pub(crate) persist_root: Option<std::path::PathBuf>,
+    /// Who the resolver is when a server challenges.
+    pub(crate) authenticator: Option<std::sync::Arc<crate::auth::Authenticator>>,
 }
 
 impl Default for Settings {
@@ -123,6 +125,7 @@ impl Default for Settings {
             urn: UrnSettings::default(),
             trust_root: None,
             persist_root: None,
+            authenticator: None,
         }
     }
 }
