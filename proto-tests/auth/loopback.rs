@@ -518,3 +518,89 @@ async fn the_resolver_answers_challenges_as_its_identity() {
         "{e}"
     );
 }
+
+/// The same administration through the resolver's `Admin`: the request goes to the prefix's
+/// primary site over TCP, the challenge is answered as the resolver's identity, and every
+/// outcome is typed.
+#[tokio::test]
+async fn the_resolver_administers_handles_as_its_identity() {
+    use handle_resolver::resolver::{AdminError, Query, Resolver};
+    let server = server().await;
+    let r = Resolver::builder()
+        .server(server.addr())
+        .authenticator(identity("seckey"))
+        .build()
+        .unwrap();
+    let admin = r.admin();
+    let handle = "20.500.12345/VIA-RESOLVER";
+    let values = vec![
+        HandleValue::new(1, "URL", "https://example.org/v1"),
+        admin_value(100, "20.500.12345/USER-SECKEY", 300),
+    ];
+    assert_eq!(
+        admin.create_handle(handle, values.clone()).await.unwrap(),
+        handle
+    );
+    let e = admin.create_handle(handle, values).await.unwrap_err();
+    assert!(matches!(e, AdminError::AlreadyExists { .. }), "{e}");
+    admin
+        .add_values(handle, vec![HandleValue::new(3, "DESC", "added")])
+        .await
+        .unwrap();
+    let e = admin
+        .add_values(handle, vec![HandleValue::new(3, "DESC", "again")])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, AdminError::ValueExists { .. }), "{e}");
+    admin
+        .modify_values(
+            handle,
+            vec![HandleValue::new(1, "URL", "https://example.org/v2")],
+        )
+        .await
+        .unwrap();
+    let e = admin.remove_values(handle, vec![99]).await.unwrap_err();
+    assert!(matches!(e, AdminError::NoSuchValues { .. }), "{e}");
+    admin.remove_values(handle, vec![3]).await.unwrap();
+    let rec = r
+        .resolve_with(handle, &Query::new().public_only(false))
+        .await
+        .unwrap();
+    let indexes: Vec<u32> = rec.values.iter().map(|v| v.index).collect();
+    assert_eq!(indexes, [1, 100]);
+    assert_eq!(&rec.values[0].data[..], b"https://example.org/v2");
+    // The list comes in several messages; all of them are read.
+    let listed = admin.list_handles("20.500.12345").await.unwrap();
+    let expected: Vec<String> = server
+        .store()
+        .handles_under("20.500.12345")
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).into_owned())
+        .collect();
+    assert!(expected.len() > 50, "{}", expected.len());
+    assert_eq!(listed, expected);
+    admin.delete_handle(handle).await.unwrap();
+    let e = admin.delete_handle(handle).await.unwrap_err();
+    assert!(matches!(e, AdminError::NotFound { .. }), "{e}");
+    // No identity: the challenge cannot be answered; a DSA identity without rights: 400.
+    let anonymous = Resolver::builder().server(server.addr()).build().unwrap();
+    let e = anonymous
+        .admin()
+        .delete_handle("20.500.12345/PROTECTED")
+        .await
+        .unwrap_err();
+    assert!(matches!(e, AdminError::AuthenticationNeeded { .. }), "{e}");
+    let dsa = Resolver::builder()
+        .server(server.addr())
+        .authenticator(identity("dsa"))
+        .build()
+        .unwrap();
+    let e = dsa
+        .admin()
+        .create_handle("20.500.12345/NOT-MINE", vec![])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, AdminError::NotPermitted { .. }), "{e}");
+    // Over UDP went only the one resolution above: administration never does.
+    assert_eq!(server.udp_requests(), 1);
+}

@@ -27,7 +27,7 @@ use super::limiter::Limiter;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
-use super::sites::{query_addr, Site};
+use super::sites::{interface_addr, Site};
 use super::srtt::{order_sites, srtt_key, SrttTable};
 use super::trace::{Recorded, Trace};
 
@@ -238,12 +238,17 @@ impl Attempter {
                 sites_asked: 1,
             });
         }
-        let kinds = self.health.transports(key, &self.transports);
+        let mut kinds = self.health.transports(key, &self.transports);
+        let admin = spec.is_admin();
+        if admin {
+            // Administration never over UDP (the sites' UDP interfaces are query-only).
+            kinds.retain(|k| *k != TransportKind::Udp);
+        }
         let unusable = SocketAddr::new(server.address, 0);
         self.over_transports(
             &kinds,
             Some(key),
-            |kind| query_addr(server, kind),
+            |kind| interface_addr(server, kind, admin),
             unusable,
             |addr, kind| self.attempt(site, server, addr, kind, spec, trace),
         )
@@ -380,6 +385,7 @@ impl Attempter {
             }
         };
         let (mut response, transmissions) = (exchanged.message, exchanged.transmissions);
+        let mut continued = exchanged.continued;
         // A challenge (402) is answered as the resolver's identity, at most twice (as the
         // reference client does), each answer in an exchange of its own; the answer's
         // outcome is the request's.
@@ -401,7 +407,7 @@ impl Attempter {
                     }
                 };
                 match self.send(site, server, addr, kind, &answer).await {
-                    Ok(e) => response = e.message,
+                    Ok(e) => (response, continued) = (e.message, e.continued),
                     Err(error) => {
                         record.finish(
                             AttemptOutcome::Failed(error.to_string()),
@@ -453,6 +459,7 @@ impl Attempter {
             kind,
             site: site.clone(),
             certified,
+            continued,
         })
     }
 
@@ -468,8 +475,13 @@ impl Attempter {
     ) -> Result<crate::transport::Exchanged, TransportError> {
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
-            let target = super::sites::http_target(&site.info, server, kind)
-                .ok_or(TransportError::Unsupported("no http interface"))?;
+            let target = super::sites::http_target(
+                &site.info,
+                server,
+                kind,
+                request.header.op_code != crate::wire::OpCode::Resolution,
+            )
+            .ok_or(TransportError::Unsupported("no http interface"))?;
             return self
                 .exchange
                 .exchange_http(&target, request, &self.options)
@@ -640,6 +652,7 @@ fn telling(e: &ResolveError) -> u8 {
             | TransportError::Closed
             | TransportError::RequestIdMismatch { .. }
             | TransportError::Http(_)
+            | TransportError::TooManyMessages { .. }
             | TransportError::BodyTooLarge { .. }
             | TransportError::Tls(_) => 3,
             TransportError::Timeout => 4,

@@ -41,6 +41,7 @@
 //! Apart from them, [`urn`]: RFC 2169 resolution of `urn:fdc` and `urn-3` URNs over HTTP
 //! ([`Resolver::resolve_urn`]).
 
+mod admin;
 mod attempter;
 mod bootstrap;
 mod bootstrap_json;
@@ -69,6 +70,7 @@ mod target;
 mod trace;
 pub mod urn;
 
+pub use admin::{Admin, AdminError};
 pub use attempter::{HAPPY_EYEBALLS_DELAY, MAX_CHALLENGE_ROUNDS};
 pub use bootstrap::{
     builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,

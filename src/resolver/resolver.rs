@@ -119,6 +119,12 @@ impl Resolver {
         }
     }
 
+    /// Administration of handles through this resolver (its sites, identity, transports and
+    /// deadline): see [`Admin`](super::Admin).
+    pub fn admin(&self) -> super::Admin {
+        super::Admin::new(self.core.clone())
+    }
+
     /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure,
     /// and at the deadline those still running).
     pub async fn resolve_traced<T: Resolvable + ?Sized>(
