@@ -160,19 +160,21 @@ impl SiteLocator {
         }
     }
 
-    /// The decode limits.
-    pub(crate) fn limits(&self) -> Limits {
-        self.limits
-    }
-
-    /// Asks the current root sites (for the records of a verified refresh).
-    pub(crate) async fn ask_root(
+    /// Every value of `name`, asked at the current root sites (the records of a verified
+    /// refresh).
+    async fn read_root_record(
         self: &Arc<Self>,
-        spec: &RequestSpec,
+        name: String,
+        certify: bool,
         trace: &Trace,
-        path: &[Handle],
-    ) -> Result<Answer, ResolveError> {
-        self.ask(spec, self.root_sites(), trace, path).await
+    ) -> Result<Vec<HandleValue>, ResolveError> {
+        let handle = Handle::parse(&name).map_err(ResolveError::InvalidIdentifier)?;
+        let mut spec = RequestSpec::service_lookup(handle.clone(), SiteKind::Service, certify);
+        spec.types = Vec::new();
+        spec.flags.set(OpFlags::PO, true);
+        let path = [root_handle().clone()];
+        let answer = self.ask(&spec, self.root_sites(), trace, &path).await?;
+        answer.into_values(handle).map(|(_, values)| values)
     }
 
     /// With a trust root, a root older than `ROOT_MAX_AGE` (or never read from the
@@ -751,8 +753,10 @@ impl SiteLocator {
         trace: &Trace,
     ) -> Result<(), ResolveError> {
         if let Some(trust) = &self.trust {
+            let now = self.attempter.clock().unix_now();
+            let read = |name: String| self.read_root_record(name, certify, trace);
             let (sites, records) =
-                super::root_refresh::verified_root_sites(self, trust, certify, trace).await?;
+                super::root_refresh::verified_root_sites(read, trust, now, self.limits).await?;
             if sites.is_empty() {
                 return Err(ResolveError::ServiceNotFound {
                     prefix_handle: ROOT_HANDLE.to_string(),

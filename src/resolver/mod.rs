@@ -73,10 +73,9 @@ pub mod urn;
 pub use admin::{Admin, AdminError};
 pub use attempter::{HAPPY_EYEBALLS_DELAY, MAX_CHALLENGE_ROUNDS};
 pub use bootstrap::{
-    builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
-    BootstrapError, ROOT_HANDLE,
+    read_root_info, root_sites_from_handles, root_sites_from_values, BootstrapError, ROOT_HANDLE,
 };
-pub use bootstrap_json::{read_bootstrap_handles, BootstrapHandles};
+pub use bootstrap_json::{builtin_root_sites, read_bootstrap_handles, BootstrapHandles};
 pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};

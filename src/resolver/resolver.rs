@@ -20,10 +20,9 @@ use crate::wire::{Body, HandleValue, Limits, Message, SiteInfo};
 
 use super::attempter::Attempter;
 use super::bootstrap::{
-    builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
-    BootstrapError,
+    read_root_info, root_sites_from_handles, root_sites_from_values, BootstrapError,
 };
-use super::bootstrap_json::read_bootstrap_handles;
+use super::bootstrap_json::{builtin_root_sites, read_bootstrap_handles};
 use super::cache::{AnswerCache, CacheConfig, ServiceCache};
 use super::clock::{Clock, SystemClock};
 use super::error::ResolveError;
@@ -198,7 +197,13 @@ impl Resolver {
     pub async fn resolve_urn<U: AsUrn + ?Sized>(&self, urn: &U) -> Result<UrnAnswer, UrnError> {
         let urn = urn.to_urn()?;
         let exchange = self.core.locator.attempter().exchange();
-        urn::resolve(exchange, &self.core.settings, &urn).await
+        urn::resolve(
+            exchange,
+            &self.core.settings.urn,
+            self.core.settings.timeout,
+            &urn,
+        )
+        .await
     }
 
     /// Asks every server of every site of the handle's service (a mirror-drift check),

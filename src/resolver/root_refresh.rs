@@ -7,40 +7,38 @@
 //! a file in the reference client's `bootstrap_handles` format.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::Path;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::json;
 use tracing::info;
 
-use crate::ident::Handle;
 use crate::trust::{verify_records, TrustRoot, ROOT_HANDLE, TRUST_ROOT_HANDLE};
-use crate::wire::{json::value_to_json, HandleValue, OpFlags};
+use crate::wire::{json::value_to_json, HandleValue, Limits};
 
 use super::error::ResolveError;
-use super::locator::SiteLocator;
-use super::request::RequestSpec;
 use super::sites::{text_of, Site, SiteKind};
-use super::trace::Trace;
 
 /// Most service handles read for one refresh (the global root names about a dozen).
 pub(crate) const MAX_ROOT_SERVICES: usize = 64;
 
-/// Reads the root records whole, verifies them against `trust`, and returns the sites of
-/// those that verify, with the verified records.
-pub(crate) async fn verified_root_sites(
-    locator: &Arc<SiteLocator>,
+/// Reads the root records whole with `read` (every value of a handle, at the current root
+/// sites), verifies them against `trust` at `now` (seconds since the epoch), and returns the
+/// sites of those that verify, with the verified records.
+pub(crate) async fn verified_root_sites<R, F>(
+    read: R,
     trust: &TrustRoot,
-    certify: bool,
-    trace: &Trace,
-) -> Result<(Vec<Site>, BTreeMap<String, Vec<HandleValue>>), ResolveError> {
+    now: u64,
+    limits: Limits,
+) -> Result<(Vec<Site>, BTreeMap<String, Vec<HandleValue>>), ResolveError>
+where
+    R: Fn(String) -> F,
+    F: Future<Output = Result<Vec<HandleValue>, ResolveError>>,
+{
     let mut records: BTreeMap<String, Vec<HandleValue>> = BTreeMap::new();
     for name in [TRUST_ROOT_HANDLE, ROOT_HANDLE] {
-        records.insert(
-            name.to_string(),
-            read_whole(locator, name, certify, trace).await?,
-        );
+        records.insert(name.to_string(), read(name.to_string()).await?);
     }
     let services: Vec<String> = records
         .get(ROOT_HANDLE)
@@ -58,21 +56,19 @@ pub(crate) async fn verified_root_sites(
             continue;
         }
         // A service handle that cannot be read is left out (as one that does not verify).
-        match read_whole(locator, &service, certify, trace).await {
+        match read(service.clone()).await {
             Ok(values) => {
                 records.insert(service, values);
             }
             Err(e) => info!(%service, error = %e, "root service handle not read; left out"),
         }
     }
-    let now = locator.attempter().clock().unix_now();
     let verification = verify_records(&records, trust, now);
     if let Some(Err(e)) = verification.get(ROOT_HANDLE) {
         return Err(ResolveError::UntrustedRoot {
             reason: e.to_string(),
         });
     }
-    let limits = locator.limits();
     let mut sites = Vec::new();
     let mut verified = BTreeMap::new();
     for (handle, outcome) in verification.iter() {
@@ -95,22 +91,6 @@ pub(crate) async fn verified_root_sites(
         }
     }
     Ok((sites, verified))
-}
-
-/// Every value of `name`, asked at the current root sites.
-async fn read_whole(
-    locator: &Arc<SiteLocator>,
-    name: &str,
-    certify: bool,
-    trace: &Trace,
-) -> Result<Vec<HandleValue>, ResolveError> {
-    let handle = Handle::parse(name).map_err(ResolveError::InvalidIdentifier)?;
-    let mut spec = RequestSpec::service_lookup(handle.clone(), SiteKind::Service, certify);
-    spec.types = Vec::new();
-    spec.flags.set(OpFlags::PO, true);
-    let path = [super::locator::root_handle().clone()];
-    let answer = locator.ask_root(&spec, trace, &path).await?;
-    answer.into_values(handle).map(|(_, values)| values)
 }
 
 /// Writes `records` to `path` in the reference client's `bootstrap_handles` format (written

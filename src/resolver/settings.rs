@@ -6,8 +6,6 @@ use std::time::Duration;
 use crate::transport::TransportKind;
 use crate::wire::Limits;
 
-use super::urn::UrnSettings;
-
 /// Which transports to use on a server, in which order (each is used only when the server's
 /// site record offers it; the next is tried when one fails in a way the next may not:
 /// silence, a refused or reset connection, a request too large for UDP).
@@ -126,6 +124,31 @@ impl Default for Settings {
             trust_root: None,
             persist_root: None,
             authenticator: None,
+        }
+    }
+}
+
+/// The HUL resolver asked for `urn-3` URNs unless another is set (Harvard's name resolution
+/// service).
+pub const DEFAULT_URN3_RESOLVER_URL: &str = "http://nrs.harvard.edu";
+
+/// Where URNs are resolved (part of the resolver's `Settings`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UrnSettings {
+    /// Asked for every URN when set (`--urn-resolver`).
+    pub(crate) resolver: Option<String>,
+    /// Asked for `urn-3` URNs otherwise.
+    pub(crate) urn3_resolver: String,
+    /// Most bytes of an answer.
+    pub(crate) max_body: usize,
+}
+
+impl Default for UrnSettings {
+    fn default() -> Self {
+        Self {
+            resolver: None,
+            urn3_resolver: DEFAULT_URN3_RESOLVER_URL.to_string(),
+            max_body: crate::wire::uri_list::MAX_URI_LIST_BYTES,
         }
     }
 }

@@ -503,6 +503,36 @@ impl State {
     }
 }
 
+impl super::http::Backend for State {
+    fn count(&self) {
+        self.http_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn faults(&self) -> Option<Faults> {
+        self.faults.current()
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn respond(&self, request: &Message, out: &mut BytesMut) {
+        State::respond(self, request, out);
+    }
+
+    fn rest(&self, target: &str) -> super::http_reply::HttpReply {
+        super::rest::respond_or_throttle(&self.store, &self.faults, target)
+    }
+
+    fn uri_res(&self, target: &str) -> super::http_reply::HttpReply {
+        super::uri_res::respond(&self.urns.read(), target)
+    }
+
+    fn stop(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+}
+
 /// Most client addresses with fragmented requests in progress at once.
 const MAX_REASSEMBLY_PEERS: usize = 1024;
 

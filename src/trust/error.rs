@@ -4,8 +4,8 @@ use std::fmt;
 
 use thiserror::Error;
 
+use super::alg::JwsAlgorithm;
 use super::digest::DigestAlgorithm;
-use super::jws::JwsAlgorithm;
 use super::names::ValueId;
 use crate::wire::{EncodeError, JsonError, KeyError};
 

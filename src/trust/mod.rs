@@ -22,6 +22,7 @@
 //! - [`sign`]: signing values and issuing certificates.
 #![warn(unreachable_pub)]
 
+mod alg;
 mod chain;
 pub mod claims;
 pub mod digest;
