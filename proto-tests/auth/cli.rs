@@ -204,6 +204,25 @@ async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
     assert_eq!(status(&o), 0, "{}", stderr(&o));
     assert_eq!(values(&o)[1], (2, "hidden@example.org".to_string()));
 
+    // The secret key from the environment (the variable's newline stripped too).
+    let mut c = Command::new(&resolve);
+    c.args([
+        "--server",
+        &addr,
+        "--auth",
+        "300:20.500.12345/USER-SECKEY",
+        "--json",
+        HANDLE,
+    ])
+    .env_remove("HANDLE_RESOLVER_ROOT")
+    .env_remove("HANDLE_RESOLVER_SERVER")
+    .env("HANDLE_RESOLVER_SECRET", "public-test-secret-1\n");
+    let o = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(values(&o)[1], (2, "hidden@example.org".to_string()));
+
     // list: every handle under the prefix, ours among them, one a line.
     let o = go(&admin, as_me(&["list", "20.500.12345"])).await;
     assert_eq!(status(&o), 0, "{}", stderr(&o));
