@@ -4,6 +4,8 @@
 
 mod answers;
 mod captures;
+#[cfg(feature = "testing")]
+mod cli;
 mod compare;
 #[cfg(feature = "testing")]
 mod loopback;

@@ -5,6 +5,10 @@
 #[allow(dead_code)]
 #[path = "../examples/resolve/addr.rs"]
 mod addr;
+// `--auth`: its own tests (the secret file's trailing newline) run here.
+#[allow(dead_code)]
+#[path = "../examples/resolve/auth.rs"]
+mod auth;
 #[allow(dead_code)]
 #[path = "../examples/resolve/input.rs"]
 mod input;

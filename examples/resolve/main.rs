@@ -17,9 +17,10 @@
 //! (order, signals, flushing); `input.rs` reading them; `report.rs` one result in each output
 //! format; `render.rs` text, JSON and the exit status table; `tsv.rs`; `progress.rs`;
 //! `addr.rs` `HOST[:PORT]`; `check.rs` `--check`; `check_root.rs` `--check-root`; `demo.rs`
-//! `--demo`; `out.rs` stdout.
+//! `--demo`; `auth.rs` `--auth`; `out.rs` stdout.
 
 mod addr;
+mod auth;
 mod bulk;
 mod check;
 mod check_root;
@@ -56,6 +57,8 @@ Examples:
   resolve --server 127.0.0.1 --json 20.500.1/1         ask one server (port 2641); REST API JSON
   resolve --root 127.0.0.1 --format tsv - < ids.txt    bulk: one identifier per line, one line per value
   resolve --check --cordra 20.500.123/0123456789abcdef0123456789abcdef
+  resolve --server 127.0.0.1 --auth 300:20.500.1/ADMIN --secret-file my.secret 20.500.1/1
+                                                       non-public values too, as that identity
 
 Without --root or --server (or HANDLE_RESOLVER_ROOT / HANDLE_RESOLVER_SERVER), requests go
 to the global Handle System root servers; an option given on the command line wins over the
@@ -182,6 +185,9 @@ struct Args {
 
     #[command(flatten)]
     root_file: check_root::CheckRootArgs,
+
+    #[command(flatten)]
+    auth: auth::AuthArgs,
 }
 
 /// The longest `--timeout`: one day.
@@ -228,6 +234,8 @@ impl Args {
         Query::new()
             .types(self.types.iter().cloned())
             .indexes(self.indexes.iter().copied())
+            // With an identity, non-public values are asked for too (the server challenges).
+            .public_only(!self.auth.enabled())
     }
 
     fn context(&self) -> Context {
@@ -407,6 +415,9 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .follow_aliases(args.follow_aliases)
         .strict_cordra(args.cordra)
         .timeout(args.timeout);
+    if let Some(me) = args.auth.authenticator()? {
+        b = b.authenticator(me);
+    }
     if let Some(server) = &args.server {
         b = match http_server(server)? {
             Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),

@@ -24,7 +24,7 @@ use crate::transport::{expiration, options};
 const PROTECTED: &str = "20.500.12345/PROTECTED";
 
 /// A server whose store is the captures' `handles.json` (case-insensitive, as configured).
-async fn server() -> TestServer {
+pub(super) async fn server() -> TestServer {
     let store = Arc::new(Store::case_insensitive());
     let text = std::fs::read_to_string(auth_dir().join("handles.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
