@@ -20,10 +20,13 @@
 //! IPv4-compatible form, ...). Encoding picks the format the REST API would; where that
 //! structured form cannot carry the bytes exactly (a key with a non-zero options field, a
 //! site whose primary mask has other bits set, text that is not UTF-8, ...) it falls back to
-//! `base64`, so that a value encoded here always decodes back to itself. Two extensions keep
+//! `base64`, so that a value encoded here always decodes back to itself. Three extensions keep
 //! that promise for values the REST API cannot show: a TTL type other than 0 or 1 is written
-//! as `"ttlType": n` beside a numeric `ttl`, and a permission byte with bits above the low
-//! four is written with eight characters (the reference library reads the last four).
+//! as `"ttlType": n` beside a numeric `ttl`; a permission byte with bits above the low four is
+//! written with eight characters (the reference library reads the last four); and a type
+//! name or a reference's handle that is not UTF-8 is written as text with U+FFFD for the bad
+//! bytes (`type`, `handle`, for readers that know only those) and exactly, in hex, as
+//! `typeHex` / `handleHex`, which a reader here takes over the text.
 //!
 //! Decoding untrusted JSON never panics; every error names the field
 //! (`values[3].data.value.servers[0].address`). Sizes are checked against [`Limits`] as the
@@ -439,18 +442,44 @@ fn references_to_json(refs: &[ValueReference]) -> Json {
     Json::Array(refs.iter().map(reference_to_json).collect())
 }
 
-/// `{"handle", "index"}`.
+/// `{"handle", "index"}`, plus `handleHex` when the handle is not UTF-8.
 pub(crate) fn reference_to_json(r: &ValueReference) -> Json {
     let mut o = Map::new();
-    o.insert(
-        "handle".into(),
-        Json::from(String::from_utf8_lossy(&r.handle)),
-    );
+    text_with_hex(&mut o, "handle", "handleHex", &r.handle);
     o.insert("index".into(), Json::from(r.index));
     Json::Object(o)
 }
 
-/// `[{"handle", "index"}, ...]`, at most [`Limits::max_array`] of them.
+/// `key`: the bytes as text (U+FFFD for what is not UTF-8); `hex_key`: the bytes in hex, only
+/// when they are not UTF-8 (the text then does not carry them).
+fn text_with_hex(o: &mut Map<String, Json>, key: &str, hex_key: &str, bytes: &[u8]) {
+    o.insert(key.into(), Json::from(String::from_utf8_lossy(bytes)));
+    if std::str::from_utf8(bytes).is_err() {
+        o.insert(hex_key.into(), Json::from(hex::encode(bytes)));
+    }
+}
+
+/// The bytes of `key`, or of `hex_key` (hex digits) when it is present, at most `limit` long.
+fn text_or_hex(
+    o: &Map<String, Json>,
+    key: &str,
+    hex_key: &str,
+    at: &At,
+    limit: usize,
+) -> Result<Bytes, JsonError> {
+    let Some(h) = get(o, hex_key) else {
+        return text_bytes(need(o, key, at)?, &at.key(key), limit);
+    };
+    let at = at.key(hex_key);
+    let digits = text(h, &at)?;
+    check_len(digits.len() / 2, &at, limit)?;
+    hex::decode(digits)
+        .map(Bytes::from)
+        .map_err(|_| at.err(JsonErrorKind::Invalid("hex digits")))
+}
+
+/// `[{"handle", "index"}, ...]` (`handleHex` taken over `handle`), at most
+/// [`Limits::max_array`] of them.
 pub(crate) fn references_at(
     v: &Json,
     at: &At,
@@ -462,11 +491,7 @@ pub(crate) fn references_at(
         let at = at.index(i);
         let o = object(r, &at)?;
         out.push(ValueReference {
-            handle: text_bytes(
-                need(o, "handle", &at)?,
-                &at.key("handle"),
-                limits.max_handle_length,
-            )?,
+            handle: text_or_hex(o, "handle", "handleHex", &at, limits.max_handle_length)?,
             index: int4(need(o, "index", &at)?, &at.key("index"))?,
         });
     }
@@ -487,7 +512,7 @@ pub(crate) fn references_at(
 pub fn value_to_json(v: &HandleValue) -> Json {
     let mut o = Map::new();
     o.insert("index".into(), Json::from(v.index));
-    o.insert("type".into(), Json::from(v.type_str()));
+    text_with_hex(&mut o, "type", "typeHex", &v.type_name);
     o.insert("data".into(), data_to_json(v));
     if v.permissions != Permissions::DEFAULT {
         o.insert("permissions".into(), permissions_to_json(v.permissions));
@@ -503,7 +528,8 @@ pub fn value_to_json(v: &HandleValue) -> Json {
 }
 
 /// Reads one value in the REST API shape (unknown members are ignored, as the reference
-/// library ignores them). `data` may also be a bare string (its UTF-8 bytes).
+/// library ignores them). `data` may also be a bare string (its UTF-8 bytes); `typeHex`,
+/// when present, gives the type name's bytes (then `type` is not needed).
 ///
 /// ```
 /// use handle_resolver::wire::{json, Limits, Ttl};
@@ -524,7 +550,7 @@ pub fn value_from_json(v: &Json, limits: &Limits) -> Result<HandleValue, JsonErr
 pub(crate) fn value_at(v: &Json, at: &At, limits: &Limits) -> Result<HandleValue, JsonError> {
     let o = object(v, at)?;
     let index = int4(need(o, "index", at)?, &at.key("index"))?;
-    let type_name = text_bytes(need(o, "type", at)?, &at.key("type"), limits.max_array)?;
+    let type_name = text_or_hex(o, "type", "typeHex", at, limits.max_array)?;
     let data = data::data_at(need(o, "data", at)?, &at.key("data"), limits)?;
     let permissions = match get(o, "permissions") {
         Some(p) => permissions_at(p, &at.key("permissions"))?,

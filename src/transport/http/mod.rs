@@ -15,6 +15,23 @@ mod tls;
 pub(crate) use get::Getter;
 pub(crate) use native::exchange;
 
+/// The answer in the body of a native HTTP(S) response, as an exchange reads it: the content
+/// type (its media type, when given) must be [`HDL_MIME_TYPE`], the body's first envelope +
+/// message must decode under `options.limits` and be a response. The HTTP status is only
+/// named in errors.
+///
+/// Not a stable API: public so that the fuzz targets (`fuzz/`) reach the decoder without a
+/// socket.
+#[doc(hidden)]
+pub fn decode_native_answer(
+    status: u16,
+    content_type: Option<&str>,
+    body: bytes::Bytes,
+    options: &super::ExchangeOptions,
+) -> Result<crate::wire::Message, super::TransportError> {
+    native::decode_answer(status, content_type, body, options)
+}
+
 /// The MIME type of native messages over HTTP.
 pub const HDL_MIME_TYPE: &str = "application/x-hdl-message";
 

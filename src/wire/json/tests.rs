@@ -548,6 +548,71 @@ fn rest_answers_are_bounded() {
     assert_eq!(e.path, "data");
 }
 
+/// Found by the `json` fuzz target (`fuzz/`, mode 2: a wire value written as JSON and read
+/// back): a type name that is not UTF-8 came back with U+FFFD in place of its bytes. The
+/// value as it was read from the wire:
+const NON_UTF8_TYPE: &[u8] = &[
+    0x00, 0x00, 0x00, 0xC8, // index 200
+    0x69, 0x55, 0xB9, 0x00, // timestamp 2026-01-01T00:00:00Z
+    0x00, // TTL type 0 (relative)
+    0x00, 0x01, 0x51, 0x80, // TTL 86400
+    0x0E, // permissions: admin read + write, public read
+    0x00, 0x00, 0x00, 0x08, 0xFF, 0xFF, 0xFF, 0x04, b'L', b'I', b'S', b'T', // type, 8 bytes
+    0x00, 0x00, 0x00, 0x3C, // data, 60 bytes: an HS_VLIST of two references
+    0x00, 0x00, 0x00, 0x02, // two references
+    0x00, 0x00, 0x00, 0x11, b'0', b'.', b'N', b'A', b'/', b'2', b'0', b'.', b'5', b'0', b'0',
+    b'.', b'1', b'2', b'3', b'4', b'5', // "0.NA/20.500.12345"
+    0x00, 0x00, 0x01, 0x2C, // index 300
+    0x00, 0x00, 0x00, 0x17, b'2', b'0', b'.', b'5', b'0', b'0', b'.', b'1', b'2', b'3', b'4',
+    b'5', b'/', b'A', b'D', b'M', b'I', b'N', b'G', b'R', b'O', b'U', b'P',
+    // "20.500.12345/ADMINGROUP"
+    0x00, 0x00, 0x01, 0x2C, // index 300
+    0x00, 0x00, 0x00, 0x00, // no references
+];
+
+#[test]
+fn type_names_and_reference_handles_that_are_not_utf8_keep_their_bytes() {
+    let mut r = crate::wire::Reader::new(Bytes::from_static(NON_UTF8_TYPE));
+    let v = HandleValue::decode(&mut r, &limits()).unwrap();
+    assert_eq!(r.remaining(), 0);
+    let j = value_to_json(&v);
+    assert_eq!(j["type"], "\u{FFFD}\u{FFFD}\u{FFFD}\u{4}LIST");
+    assert_eq!(j["typeHex"], "ffffff044c495354");
+    assert_eq!(round_trip(&v), v);
+    // A reference whose handle is not UTF-8, on the value and inside HS_VLIST data.
+    let refs = vec![ValueReference {
+        handle: Bytes::from_static(b"0.NA/\xC3"),
+        index: 7,
+    }];
+    let mut v = value("HS_VLIST", encode_vlist(&refs).unwrap());
+    v.references = refs;
+    let j = value_to_json(&v);
+    assert_eq!(j["references"][0]["handle"], "0.NA/\u{FFFD}");
+    assert_eq!(j["references"][0]["handleHex"], "302e4e412fc3");
+    assert_eq!(j["data"]["value"][0]["handleHex"], "302e4e412fc3");
+    assert_eq!(round_trip(&v), v);
+    // UTF-8 names and handles are written as before, without the hex members.
+    let v = value("URL", "x");
+    let j = value_to_json(&v);
+    assert!(j.get("typeHex").is_none());
+    // The hex members are checked like the text they stand for.
+    let e = value_from_json(
+        &json!({"index": 1, "typeHex": "4", "data": "a"}),
+        &limits(),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "typeHex");
+    assert_eq!(e.kind, JsonErrorKind::Invalid("hex digits"));
+    let tight = Limits {
+        max_array: 2,
+        ..Limits::default()
+    };
+    let e = value_from_json(&json!({"index": 1, "typeHex": "414243", "data": "a"}), &tight)
+        .unwrap_err();
+    assert_eq!(e.path, "typeHex");
+    assert_eq!(e.kind, JsonErrorKind::TooLong { len: 3, limit: 2 });
+}
+
 // ---------------------------------------------------------------------------------------
 // Properties
 
@@ -705,22 +770,20 @@ fn arb_value() -> impl Strategy<Value = HandleValue> {
         any::<u32>(),
         ttl,
         prop_oneof![3 => Just(0x0Eu8), 1 => any::<u8>()],
-        prop::collection::vec(("[ -~]{0,8}", any::<u32>()), 0..2),
+        prop::collection::vec((arb_text(), any::<u32>()), 0..2),
+        prop::option::weighted(0.1, arb_text()),
     )
         .prop_map(
-            |((t, data), index, timestamp, ttl, perms, refs)| HandleValue {
+            |((t, data), index, timestamp, ttl, perms, refs, odd_type)| HandleValue {
                 index,
                 timestamp,
                 ttl,
                 permissions: Permissions(perms),
-                type_name: Bytes::from_static(t.as_bytes()),
+                type_name: odd_type.unwrap_or_else(|| Bytes::from_static(t.as_bytes())),
                 data,
                 references: refs
                     .into_iter()
-                    .map(|(h, index)| ValueReference {
-                        handle: Bytes::from(h),
-                        index,
-                    })
+                    .map(|(handle, index)| ValueReference { handle, index })
                     .collect(),
             },
         )
