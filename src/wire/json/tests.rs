@@ -560,11 +560,11 @@ const NON_UTF8_TYPE: &[u8] = &[
     0x00, 0x00, 0x00, 0x08, 0xFF, 0xFF, 0xFF, 0x04, b'L', b'I', b'S', b'T', // type, 8 bytes
     0x00, 0x00, 0x00, 0x3C, // data, 60 bytes: an HS_VLIST of two references
     0x00, 0x00, 0x00, 0x02, // two references
-    0x00, 0x00, 0x00, 0x11, b'0', b'.', b'N', b'A', b'/', b'2', b'0', b'.', b'5', b'0', b'0',
-    b'.', b'1', b'2', b'3', b'4', b'5', // "0.NA/20.500.12345"
+    0x00, 0x00, 0x00, 0x11, b'0', b'.', b'N', b'A', b'/', b'2', b'0', b'.', b'5', b'0', b'0', b'.',
+    b'1', b'2', b'3', b'4', b'5', // "0.NA/20.500.12345"
     0x00, 0x00, 0x01, 0x2C, // index 300
-    0x00, 0x00, 0x00, 0x17, b'2', b'0', b'.', b'5', b'0', b'0', b'.', b'1', b'2', b'3', b'4',
-    b'5', b'/', b'A', b'D', b'M', b'I', b'N', b'G', b'R', b'O', b'U', b'P',
+    0x00, 0x00, 0x00, 0x17, b'2', b'0', b'.', b'5', b'0', b'0', b'.', b'1', b'2', b'3', b'4', b'5',
+    b'/', b'A', b'D', b'M', b'I', b'N', b'G', b'R', b'O', b'U', b'P',
     // "20.500.12345/ADMINGROUP"
     0x00, 0x00, 0x01, 0x2C, // index 300
     0x00, 0x00, 0x00, 0x00, // no references
@@ -596,19 +596,19 @@ fn type_names_and_reference_handles_that_are_not_utf8_keep_their_bytes() {
     let j = value_to_json(&v);
     assert!(j.get("typeHex").is_none());
     // The hex members are checked like the text they stand for.
-    let e = value_from_json(
-        &json!({"index": 1, "typeHex": "4", "data": "a"}),
-        &limits(),
-    )
-    .unwrap_err();
+    let e =
+        value_from_json(&json!({"index": 1, "typeHex": "4", "data": "a"}), &limits()).unwrap_err();
     assert_eq!(e.path, "typeHex");
     assert_eq!(e.kind, JsonErrorKind::Invalid("hex digits"));
     let tight = Limits {
         max_array: 2,
         ..Limits::default()
     };
-    let e = value_from_json(&json!({"index": 1, "typeHex": "414243", "data": "a"}), &tight)
-        .unwrap_err();
+    let e = value_from_json(
+        &json!({"index": 1, "typeHex": "414243", "data": "a"}),
+        &tight,
+    )
+    .unwrap_err();
     assert_eq!(e.path, "typeHex");
     assert_eq!(e.kind, JsonErrorKind::TooLong { len: 3, limit: 2 });
 }
