@@ -300,11 +300,9 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
         .map(|h| h.handle.chars().count())
         .max()
         .unwrap_or(0);
-    let server_w = attempts
-        .iter()
-        .map(|h| h.server.to_string().len())
-        .max()
-        .unwrap_or(0);
+    // Where each went: the server, or for a proxy's REST API the URL asked.
+    let to = |h: &Attempt| h.url.clone().unwrap_or_else(|| h.server.to_string());
+    let server_w = attempts.iter().map(|h| to(h).len()).max().unwrap_or(0);
     let rtt = |h: &Attempt| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
     let rtt_w = attempts.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
     attempts.iter()
@@ -325,7 +323,7 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
                 ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>rtt_w$} ms  {outcome}{sent}",
                 format!("#{}", h.number),
                 one_line(&h.handle),
-                h.server.to_string(),
+                to(h),
                 transport_name(h.transport),
                 rtt(h),
             )
