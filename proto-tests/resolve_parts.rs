@@ -180,6 +180,7 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
         Outcome::UnknownPrefix,
         Outcome::NotServed,
         Outcome::AuthenticationNeeded,
+        Outcome::AuthenticationFailed,
         Outcome::Invalid,
         Outcome::Failed,
         Outcome::OtherCode,
@@ -193,7 +194,7 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
     }
     // Exit statuses grow with severity: success, not found, bad input, failure, interrupted.
     let exits: Vec<u8> = EXIT_TABLE.iter().map(|r| r.exit).collect();
-    assert_eq!(exits, vec![0, 1, 1, 1, 1, 1, 2, 3, 3, 2, 130]);
+    assert_eq!(exits, vec![0, 1, 1, 1, 1, 1, 1, 2, 3, 3, 2, 130]);
     // The README holds the same rows.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();

@@ -240,7 +240,7 @@ async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
     let mut wrong_args: Vec<String> = me.iter().map(|s| s.to_string()).collect();
     wrong_args.extend([
         "--secret-file".into(),
-        wrong,
+        wrong.clone(),
         "delete".into(),
         HANDLE.into(),
     ]);
@@ -252,6 +252,27 @@ async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
         stderr(&o)
     );
     assert!(server.store().get(HANDLE.as_bytes()).is_some());
+    // The same wrong secret to `resolve`: refused (exit 1), the server's code in the JSON.
+    let wrong_resolve: Vec<String> = [
+        "--server",
+        addr.as_str(),
+        "--auth",
+        "300:20.500.12345/USER-SECKEY",
+        "--secret-file",
+        wrong.as_str(),
+        "--json",
+        HANDLE,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = go(&resolve, wrong_resolve).await;
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"responseCode\":403"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 
     let o = go(&admin, as_me(&["delete", HANDLE])).await;
     assert_eq!(status(&o), 0, "{}", stderr(&o));
