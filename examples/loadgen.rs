@@ -108,6 +108,21 @@ struct Args {
     /// One JSON object per line instead of text.
     #[arg(long)]
     json: bool,
+    /// The built-in server's UDP overload model: at most N requests wait, one more is
+    /// dropped (as a full receive buffer drops it).
+    #[arg(long, value_name = "N")]
+    server_capacity: Option<usize>,
+    /// The built-in server waits this long before every answer.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    delay_ms: u64,
+    /// Share (0.0 to 1.0) of UDP requests the built-in server drops (a soak with loss).
+    #[arg(long, default_value_t = 0.0, value_name = "R")]
+    server_drop: f64,
+    /// Failover instead: a test network whose primary site is silent and whose mirror
+    /// answers; N cold resolutions (a new resolver each, so nothing is learned between them),
+    /// printing the time to the first answer (p50, p99).
+    #[arg(long, value_name = "N")]
+    failover: Option<usize>,
 }
 
 /// Adds up the counts and latencies of the client tasks of one measurement; a task that
@@ -196,18 +211,30 @@ impl Stats {
     }
 }
 
-/// User + system CPU seconds of this process (all threads), from `/proc/self/stat`.
+/// User + system CPU seconds of the client: every thread of this process but the built-in
+/// server's (named `testserver`), from `/proc/self/task/*/stat`.
 fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0.0;
     };
-    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-        return 0.0;
-    };
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
+    let mut total = 0.0;
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ...`: the name is between the first '(' and the last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if stat[open + 1..close].starts_with("testserver") {
+            continue;
+        }
+        // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+        total += (tick(11) + tick(12)) / 100.0;
+    }
+    total
 }
 
 /// Times `work` and fills in the elapsed time and CPU used.
@@ -548,7 +575,8 @@ fn report(
     ratio: Option<f64>,
 ) {
     let [lib, transport, raw] = stats;
-    let with_cpu = args.server.is_some();
+    // The client's own CPU (the built-in server's threads are left out).
+    let with_cpu = true;
     if args.json {
         let line = json!({
             "run": label,
@@ -576,8 +604,61 @@ fn report(
     );
 }
 
+/// `--failover N`: cold resolutions against a network whose primary site is silent.
+fn failover(args: &Args, n: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use handle_resolver::testing::{Faults, TestNetwork};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.client_threads.max(1))
+        .enable_all()
+        .build()?;
+    let (p50, p99, errors) = rt.block_on(async {
+        let net = TestNetwork::builder()
+            .sites(2)
+            .servers_per_site(1)
+            .build()
+            .await?;
+        net.insert("20.500.1/failover", values_for(0));
+        net.sites[0].set_faults(Faults {
+            silent: true,
+            ..Faults::default()
+        });
+        let transport = NetTransport::new();
+        let mut took = Vec::with_capacity(n);
+        let mut errors = 0;
+        for _ in 0..n {
+            let r = Resolver::builder()
+                .root_sites([net.root_site()])
+                .exchange(Arc::new(transport.clone()))
+                .build()?;
+            let t0 = Instant::now();
+            match r.resolve("20.500.1/failover").await {
+                Ok(_) => took.push(t0.elapsed()),
+                Err(_) => errors += 1,
+            }
+        }
+        took.sort();
+        let at = |q: f64| {
+            took.get(((took.len() as f64 * q) as usize).min(took.len().saturating_sub(1)))
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        };
+        Ok::<_, Box<dyn std::error::Error>>((at(0.5), at(0.99), errors))
+    })?;
+    if args.json {
+        println!(
+            "{}",
+            json!({"failover": n, "first_answer_ms_p50": p50, "first_answer_ms_p99": p99, "errors": errors})
+        );
+    } else {
+        println!("failover: {n} cold resolutions, primary site silent: first answer p50 {p50:.1} ms, p99 {p99:.1} ms, errors {errors}");
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if let Some(n) = args.failover {
+        return failover(&args, n);
+    }
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.server_threads.max(1))
         .thread_name("testserver")
@@ -606,6 +687,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let mut config = TestServerConfig::new(store);
             config.udp_workers = args.server_threads.max(1);
+            config.capacity = args.server_capacity;
+            config.faults.delay = Duration::from_millis(args.delay_ms);
+            config.faults.drop_ratio = args.server_drop.clamp(0.0, 1.0);
             let ts = server_rt.block_on(TestServer::start(config))?;
             (ts.addr(), handles, Some(ts))
         }
@@ -645,6 +729,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             args.client_threads
         );
     }
+    let rss_start = rss_kb();
     for &kind in &args.transport {
         for &c in &args.concurrency {
             let c = c.max(1);
@@ -684,5 +769,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    // Resident memory of the whole process (client and built-in server) before the first
+    // run and after the last: flat when nothing leaks or grows with the number of requests.
+    let rss_end = rss_kb();
+    if args.json {
+        println!(
+            "{}",
+            json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end})
+        );
+    } else {
+        println!("resident memory: {rss_start} kB before the runs, {rss_end} kB after");
+    }
     Ok(())
+}
+
+/// Resident set size of this process in kB (`VmRSS` of `/proc/self/status`; 0 if unknown).
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
 }

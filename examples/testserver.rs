@@ -53,6 +53,10 @@ struct Args {
     /// Reset every native TCP connection at once, as a firewall that rejects them.
     #[arg(long)]
     drop_tcp: bool,
+    /// Also serve on [::1] at the same port (UDP and TCP), named in the server's HS_SITE by
+    /// an `alt_addr` attribute, so that resolvers race the two families.
+    #[arg(long)]
+    ipv6: bool,
 }
 
 fn main() -> ExitCode {
@@ -103,9 +107,33 @@ async fn serve(args: &Args) -> Result<(), String> {
     };
     config.http = args.http || args.http_port.is_some();
     config.http_port = args.http_port.unwrap_or(0);
+    let v6_config = args.ipv6.then(|| {
+        let mut c = config.clone();
+        c.ip = std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST);
+        c.http = false;
+        c
+    });
     let server = TestServer::start(config)
         .await
         .map_err(|e| format!("cannot serve on 127.0.0.1:{}: {e}", args.port))?;
+    let _v6 = match v6_config {
+        None => None,
+        Some(mut c) => {
+            c.port = server.addr().port();
+            let v6 = TestServer::start(c)
+                .await
+                .map_err(|e| format!("cannot serve on [::1]:{}: {e}", server.addr().port()))?;
+            let mut site = server.site_info();
+            site.attributes.push(("alt_addr".into(), "::1".into()));
+            server
+                .set_site(site.clone(), 0)
+                .map_err(|e| e.to_string())?;
+            v6.set_site(site, 0).map_err(|e| e.to_string())?;
+            v6.set_urns(file.urns().map_err(|e| format!("{file_name}: {e}"))?);
+            println!("also on {} (UDP and TCP), its alt_addr", v6.addr());
+            Some(v6)
+        }
+    };
     file.fill(&store, &server.site_value(1).data)
         .map_err(|e| format!("{file_name}: {e}"))?;
     server.set_urns(file.urns().map_err(|e| format!("{file_name}: {e}"))?);

@@ -1,5 +1,6 @@
 //! Protocol conformance and integration tests (one binary, one module per area).
 
+mod auth;
 mod conformance;
 mod ident;
 mod inspect;
@@ -9,5 +10,6 @@ mod resolver;
 mod support;
 #[cfg(feature = "testing")]
 mod transport;
+mod trust;
 mod values;
 mod zero_copy;

@@ -5,6 +5,10 @@
 #[allow(dead_code)]
 #[path = "../examples/resolve/addr.rs"]
 mod addr;
+// `--auth`: its own tests (the secret file's trailing newline) run here.
+#[allow(dead_code)]
+#[path = "../examples/resolve/auth.rs"]
+mod auth;
 #[allow(dead_code)]
 #[path = "../examples/resolve/input.rs"]
 mod input;
@@ -176,6 +180,7 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
         Outcome::UnknownPrefix,
         Outcome::NotServed,
         Outcome::AuthenticationNeeded,
+        Outcome::AuthenticationFailed,
         Outcome::Invalid,
         Outcome::Failed,
         Outcome::OtherCode,
@@ -189,7 +194,7 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
     }
     // Exit statuses grow with severity: success, not found, bad input, failure, interrupted.
     let exits: Vec<u8> = EXIT_TABLE.iter().map(|r| r.exit).collect();
-    assert_eq!(exits, vec![0, 1, 1, 1, 1, 1, 2, 3, 3, 2, 130]);
+    assert_eq!(exits, vec![0, 1, 1, 1, 1, 1, 1, 2, 3, 3, 2, 130]);
     // The README holds the same rows.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();

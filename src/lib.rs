@@ -8,6 +8,9 @@
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
 //! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values, and
 //!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
+//! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
+//! - [`trust`]: the trust chain of signed records (HS_SIGNATURE, HS_CERT), verified
+//!   offline against the trust root; sans-IO.
 //! - [`transport`]: tokio UDP and TCP.
 //! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
 //! - [`blocking`]: the resolver for callers without an async runtime.
@@ -16,12 +19,14 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod auth;
 pub mod blocking;
 pub mod ident;
 pub mod resolver;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod transport;
+pub mod trust;
 pub mod wire;
 
 pub use ident::{Handle, Identifier};

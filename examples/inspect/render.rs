@@ -123,7 +123,10 @@ pub fn body_json(body: &Body, opts: &Options) -> Json {
             "referral_handle": text(&b.referral_handle),
             "values": values_json(b.values.as_deref().unwrap_or_default(), opts),
         }),
-        Body::Challenge(b) => json!({"nonce": hex::encode(&b.nonce)}),
+        Body::Challenge(b) => match &b.legacy_digest {
+            Some(d) => json!({"nonce": hex::encode(&b.nonce), "legacy_digest": hex::encode(d)}),
+            None => json!({"nonce": hex::encode(&b.nonce)}),
+        },
         Body::GetSiteInfoRequest(b) => json!({"handle": text(&b.handle)}),
         Body::SiteInfoResponse(b) => {
             let v = HandleValue::new(0, "HS_SITE", b.record.clone());
@@ -141,6 +144,25 @@ pub fn body_json(body: &Body, opts: &Options) -> Json {
         Body::RemoveValueRequest { handle, indexes } => {
             json!({"handle": text(handle), "indexes": indexes})
         }
+        Body::ListHandlesRequest { handle } => json!({"handle": text(handle)}),
+        Body::ListHandlesResponse { handles } => {
+            json!({"handles": handles.iter().map(|h| text(h)).collect::<Vec<_>>()})
+        }
+        Body::ChallengeAnswer(b) => json!({
+            "auth_type": text(&b.auth_type),
+            "identity": format!("{}:{}", b.identity.index, text(&b.identity.handle)),
+            "signed_response": hex::encode(&b.signed_response),
+        }),
+        Body::SessionSetupRequest(b) => json!({
+            "key_exchange_mode": b.key_exchange_mode,
+            "timeout": b.timeout,
+            "identity": format!("{}:{}", b.identity.index, text(&b.identity.handle)),
+            "public_key": b.public_key.as_ref().map(hex::encode),
+        }),
+        Body::SessionSetupResponse(b) => json!({
+            "key_exchange_mode": b.key_exchange_mode,
+            "data": hex::encode(&b.data),
+        }),
         Body::Success => json!({}),
         Body::Unknown(b) => json!({"hex": hex::encode(b)}),
     }

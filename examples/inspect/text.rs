@@ -211,6 +211,43 @@ fn body_text(out: &mut String, body: &Body, opts: &Options) {
                 text(handle)
             );
         }
+        Body::ListHandlesRequest { handle } => {
+            let _ = writeln!(out, "\n;; LIST HANDLES under {}", text(handle));
+        }
+        Body::ListHandlesResponse { handles } => {
+            section(out, "HANDLES");
+            for h in handles {
+                let _ = writeln!(out, "{}", text(h));
+            }
+        }
+        Body::ChallengeAnswer(b) => {
+            let _ = writeln!(
+                out,
+                "\n;; CHALLENGE ANSWER: {} as {}:{} ({} bytes)",
+                text(&b.auth_type),
+                b.identity.index,
+                text(&b.identity.handle),
+                b.signed_response.len()
+            );
+        }
+        Body::SessionSetupRequest(b) => {
+            let _ = writeln!(
+                out,
+                "\n;; SESSION SETUP: mode {} timeout {}s identity {}:{}",
+                b.key_exchange_mode,
+                b.timeout,
+                b.identity.index,
+                text(&b.identity.handle)
+            );
+        }
+        Body::SessionSetupResponse(b) => {
+            let _ = writeln!(
+                out,
+                "\n;; SESSION SETUP: mode {} ({} bytes of key data)",
+                b.key_exchange_mode,
+                b.data.len()
+            );
+        }
         Body::Success => {}
         Body::Unknown(b) => {
             let _ = writeln!(out, "\n;; BODY ({} bytes): {}", b.len(), hex::encode(b));

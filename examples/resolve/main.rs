@@ -6,6 +6,7 @@
 //! cargo run --example resolve -- --root 127.0.0.1:2641 --trace 20.500.1/1
 //! cargo run --example resolve -- --root 127.0.0.1 --format tsv - < ids.txt
 //! cargo run --example resolve -- --check 10.1045/april2006-paskin urn-3:HBS.Baker.TC:1923
+//! cargo run --example resolve -- --check-root fixtures/reference/root-files/bootstrap_handles --at file
 //! ```
 //!
 //! `--check` works offline; `--demo` resolves through a test network it starts on loopback.
@@ -15,11 +16,14 @@
 //! Files: `main.rs` the options and the run; `bulk.rs` resolving a stream of identifiers
 //! (order, signals, flushing); `input.rs` reading them; `report.rs` one result in each output
 //! format; `render.rs` text, JSON and the exit status table; `tsv.rs`; `progress.rs`;
-//! `addr.rs` `HOST[:PORT]`; `check.rs` `--check`; `demo.rs` `--demo`; `out.rs` stdout.
+//! `addr.rs` `HOST[:PORT]`; `check.rs` `--check`; `check_root.rs` `--check-root`; `demo.rs`
+//! `--demo`; `auth.rs` `--auth`; `out.rs` stdout.
 
 mod addr;
+mod auth;
 mod bulk;
 mod check;
+mod check_root;
 #[cfg(feature = "testing")]
 mod demo;
 mod input;
@@ -53,6 +57,8 @@ Examples:
   resolve --server 127.0.0.1 --json 20.500.1/1         ask one server (port 2641); REST API JSON
   resolve --root 127.0.0.1 --format tsv - < ids.txt    bulk: one identifier per line, one line per value
   resolve --check --cordra 20.500.123/0123456789abcdef0123456789abcdef
+  resolve --server 127.0.0.1 --auth 300:20.500.1/ADMIN --secret-file my.secret 20.500.1/1
+                                                       non-public values too, as that identity
 
 Without --root or --server (or HANDLE_RESOLVER_ROOT / HANDLE_RESOLVER_SERVER), requests go
 to the global Handle System root servers; an option given on the command line wins over the
@@ -73,7 +79,7 @@ fn after_help() -> String {
 struct Args {
     /// Identifiers (PREFIX/SUFFIX, hdl:..., doi:..., http(s)://..., urn:...); `-` reads one
     /// per line from stdin.
-    #[arg(required_unless_present_any = ["demo", "completions"], value_name = "ID")]
+    #[arg(required_unless_present_any = ["demo", "completions", "check_root"], value_name = "ID")]
     ids: Vec<String>,
 
     /// Resolve through a test network started in-process on loopback (a root, and a service
@@ -176,6 +182,12 @@ struct Args {
     /// Ask every server of every site of the service and show where they differ.
     #[arg(long, conflicts_with_all = ["short", "trace", "follow_aliases"], help_heading = "Network")]
     all_sites: bool,
+
+    #[command(flatten)]
+    root_file: check_root::CheckRootArgs,
+
+    #[command(flatten)]
+    auth: auth::AuthArgs,
 }
 
 /// The longest `--timeout`: one day.
@@ -222,6 +234,8 @@ impl Args {
         Query::new()
             .types(self.types.iter().cloned())
             .indexes(self.indexes.iter().copied())
+            // With an identity, non-public values are asked for too (the server challenges).
+            .public_only(!self.auth.enabled())
     }
 
     fn context(&self) -> Context {
@@ -308,6 +322,9 @@ fn main() -> ExitCode {
         let mut command = Args::command();
         clap_complete::generate(shell, &mut command, "resolve", &mut std::io::stdout());
         return ExitCode::SUCCESS;
+    }
+    if let Some(status) = check_root::run_if_asked(&args.root_file, args.format() == Format::Json) {
+        return ExitCode::from(status);
     }
     if let Err(e) = args.settle(&matches) {
         out::error(e);
@@ -398,6 +415,9 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .follow_aliases(args.follow_aliases)
         .strict_cordra(args.cordra)
         .timeout(args.timeout);
+    if let Some(me) = args.auth.authenticator()? {
+        b = b.authenticator(me);
+    }
     if let Some(server) = &args.server {
         b = match http_server(server)? {
             Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),

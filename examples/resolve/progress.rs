@@ -31,7 +31,10 @@ impl Tally {
             | Outcome::NotServed
             | Outcome::AuthenticationNeeded => self.not_found += 1,
             Outcome::Invalid | Outcome::Usage => self.invalid += 1,
-            Outcome::Failed | Outcome::OtherCode | Outcome::Interrupted => self.failed += 1,
+            Outcome::Failed
+            | Outcome::OtherCode
+            | Outcome::AuthenticationFailed
+            | Outcome::Interrupted => self.failed += 1,
         }
     }
 

@@ -35,6 +35,10 @@ pub enum Outcome {
     NotServed,
     /// 402.
     AuthenticationNeeded,
+    /// The server refused our answer to its challenge (403 AUTHENTICATION_FAILED, 404
+    /// INVALID_CREDENTIAL, 400 INVALID_ADMIN, 401 INSUFFICIENT_PERMISSIONS), or it could not
+    /// be answered.
+    AuthenticationFailed,
     /// The identifier does not parse (or is not a CORDRA id under `--cordra`); nothing sent.
     Invalid,
     /// No usable answer: timeout, network, protocol or signature failure, loops.
@@ -82,7 +86,7 @@ const fn row(outcome: Outcome, what: &'static str, code: Code, exit: u8) -> Stat
 
 /// Outcome -> `responseCode` -> exit status: the one table, printed by `--help` and copied in
 /// the README (a test checks that both agree with it).
-pub const EXIT_TABLE: [StatusRow; 11] = [
+pub const EXIT_TABLE: [StatusRow; 12] = [
     row(Outcome::Resolved, "resolved", Code::Fixed(1), OK),
     row(
         Outcome::NotFound,
@@ -112,6 +116,12 @@ pub const EXIT_TABLE: [StatusRow; 11] = [
         Outcome::AuthenticationNeeded,
         "values need authentication",
         Code::Fixed(402),
+        NOT_FOUND,
+    ),
+    row(
+        Outcome::AuthenticationFailed,
+        "authentication failed or not permitted (400, 401, 403, 404)",
+        Code::Server,
         NOT_FOUND,
     ),
     row(
@@ -157,6 +167,10 @@ impl Outcome {
             ResolveError::PrefixNotServed { .. } => Outcome::NotServed,
             ResolveError::AuthenticationNeeded { .. } => Outcome::AuthenticationNeeded,
             ResolveError::Server { code, .. } => match code {
+                ResponseCode::AuthenticationFailed
+                | ResponseCode::InvalidCredential
+                | ResponseCode::InvalidAdmin
+                | ResponseCode::InsufficientPermissions => Outcome::AuthenticationFailed,
                 ResponseCode::HandleNotFound => Outcome::NotFound,
                 ResponseCode::ValuesNotFound => Outcome::NoValues,
                 ResponseCode::ServerNotResponsible => Outcome::NotServed,
@@ -300,11 +314,9 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
         .map(|h| h.handle.chars().count())
         .max()
         .unwrap_or(0);
-    let server_w = attempts
-        .iter()
-        .map(|h| h.server.to_string().len())
-        .max()
-        .unwrap_or(0);
+    // Where each went: the server, or for a proxy's REST API the URL asked.
+    let to = |h: &Attempt| h.url.clone().unwrap_or_else(|| h.server.to_string());
+    let server_w = attempts.iter().map(|h| to(h).len()).max().unwrap_or(0);
     let rtt = |h: &Attempt| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
     let rtt_w = attempts.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
     attempts.iter()
@@ -325,7 +337,7 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
                 ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>rtt_w$} ms  {outcome}{sent}",
                 format!("#{}", h.number),
                 one_line(&h.handle),
-                h.server.to_string(),
+                to(h),
                 transport_name(h.transport),
                 rtt(h),
             )

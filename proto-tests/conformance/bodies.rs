@@ -4,9 +4,9 @@
 
 use bytes::Bytes;
 use handle_resolver::wire::{
-    Body, ChallengeBody, Credential, ErrorBody, GetSiteInfoRequest, HandleValue, Header, Limits,
-    Message, OpCode, OpFlags, ReferralBody, ResolutionRequest, ResolutionResponse, ResponseCode,
-    SiteInfoResponse, Ttl, ValueReference,
+    Body, ChallengeAnswer, ChallengeBody, Credential, ErrorBody, GetSiteInfoRequest, HandleValue,
+    Header, Limits, Message, OpCode, OpFlags, ReferralBody, ResolutionRequest, ResolutionResponse,
+    ResponseCode, SessionSetupRequest, SessionSetupResponse, SiteInfoResponse, Ttl, ValueReference,
 };
 
 fn value(i: u32) -> HandleValue {
@@ -78,9 +78,7 @@ fn cases() -> Vec<(OpCode, ResponseCode, Body, bool)> {
         (
             O::Resolution,
             R::AuthenticationNeeded,
-            Body::Challenge(ChallengeBody {
-                nonce: Bytes::from_static(&[7; 16]),
-            }),
+            Body::Challenge(ChallengeBody::new(Bytes::from_static(&[7; 16]))),
             true,
         ),
         (
@@ -153,8 +151,57 @@ fn cases() -> Vec<(OpCode, ResponseCode, Body, bool)> {
         (
             O::SessionSetup,
             R::Reserved,
-            Body::Unknown(Bytes::from_static(&[0, 4, 0, 0, 0, 1, 0, 0])),
+            Body::SessionSetupRequest(SessionSetupRequest {
+                key_exchange_mode: 4,
+                timeout: 86_400,
+                identity: ValueReference {
+                    handle: h("20.500.12345/USER-RSA"),
+                    index: 300,
+                },
+                public_key: Some(h("DH key")),
+                exchange_key: None,
+                trailer: Bytes::from_static(&[0, 0]),
+            }),
             false,
+        ),
+        (
+            O::SessionSetup,
+            R::Success,
+            Body::SessionSetupResponse(SessionSetupResponse {
+                key_exchange_mode: 4,
+                data: h("AES and DH key"),
+                trailer: Bytes::from_static(&[0, 0]),
+            }),
+            false,
+        ),
+        (
+            O::ChallengeResponse,
+            R::Reserved,
+            Body::ChallengeAnswer(ChallengeAnswer {
+                auth_type: h("HS_SECKEY"),
+                identity: ValueReference {
+                    handle: h("20.500.12345/USER-SECKEY"),
+                    index: 300,
+                },
+                signed_response: Bytes::from_static(&[0x13, 1, 2]),
+            }),
+            true,
+        ),
+        (
+            O::ListHandles,
+            R::Reserved,
+            Body::ListHandlesRequest {
+                handle: h("0.NA/20.500.12345"),
+            },
+            true,
+        ),
+        (
+            O::ListHandles,
+            R::Success,
+            Body::ListHandlesResponse {
+                handles: vec![h("20.500.12345/A"), h("20.500.12345/B")],
+            },
+            true,
         ),
     ]
 }

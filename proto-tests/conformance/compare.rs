@@ -258,12 +258,20 @@ fn compare_body(d: &mut Diff, m: &Message, j: &Value) {
             );
         }
         (Body::Success, "GenericResponse") => {}
-        // Layouts this library keeps raw: the challenge answer (op 200) and session setup
-        // (op 400, whose BodyLength counts two trailing zero bytes, §14.15).
-        (
-            Body::Unknown(_),
-            "ChallengeAnswerRequest" | "SessionSetupRequest" | "SessionSetupResponse",
-        ) => {}
+        // The challenge answer (op 200) and session setup (op 400, whose BodyLength counts
+        // two trailing zero bytes, §14.15): their fields are compared against the
+        // captures-auth reference decode (proto-tests/auth); here the layout and the trailer.
+        (Body::ChallengeAnswer(b), "ChallengeAnswerRequest") => {
+            d.eq("authType", text(&b.auth_type).as_str(), "HS_PUBKEY");
+        }
+        (Body::SessionSetupRequest(b), "SessionSetupRequest") => {
+            d.eq("keyExchangeMode", b.key_exchange_mode, 4);
+            d.eq("trailer", &b.trailer[..], &[0u8, 0][..]);
+        }
+        (Body::SessionSetupResponse(b), "SessionSetupResponse") => {
+            d.eq("keyExchangeMode", b.key_exchange_mode, 4);
+            d.eq("trailer", &b.trailer[..], &[0u8, 0][..]);
+        }
         (body, class) => d.fail(format!("body {body:?} for reference class {class}")),
     }
     if let Some(hex_digest) = j.get("requestDigestHex").and_then(Value::as_str) {

@@ -54,18 +54,19 @@ async fn dropping_1000_resolutions_mid_flight_leaves_nothing_pending() {
     let work = tokio::spawn(async move {
         join_all(handles.iter().map(|h| r2.resolve(h.as_str()))).await;
     });
-    // Wait (on the condition, not a fixed time) until (nearly) every request is out and
-    // answers are being reassembled.
+    // Wait (on the condition, not a fixed time) until requests are out (as many as the
+    // per-server limits let go; the others wait in the resolver) and answers are being
+    // reassembled.
     let mut seen = (0, 0);
     for _ in 0..1000 {
         seen = (transport.pending_count(), transport.reassembly_bytes());
-        if seen.0 >= 900 && seen.1 > 0 {
+        if seen.0 >= 16 && seen.1 > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(
-        seen.0 >= 900 && seen.1 > 0,
+        seen.0 >= 16 && seen.1 > 0,
         "never caught mid-flight: {seen:?}"
     );
     work.abort();

@@ -133,3 +133,37 @@ async fn a_server_back_from_silence_is_asked_again_after_the_cool_down() {
     let rec = r.resolve("20.500.1/c").await.unwrap();
     assert_eq!(rec.values, urls("20.500.1/c", 1));
 }
+
+/// RFC 8305 on the paused clock: the root has an IPv6 address too (`alt_addr`), silent; the
+/// answer comes from IPv4 one race delay plus one round trip later, and the next request goes
+/// to IPv4 at once.
+#[tokio::test(start_paused = true)]
+async fn a_silent_ipv6_address_costs_the_race_delay_once() {
+    use bytes::Bytes;
+    use handle_resolver::resolver::HAPPY_EYEBALLS_DELAY;
+    let w = World::new(None);
+    let v6: std::net::SocketAddr = "[::1]:2641".parse().unwrap();
+    w.net.serve(v6, Arc::new(|_, _| Reply::Silent));
+    let mut root = w.root_site.clone();
+    root.attributes
+        .push((Bytes::from_static(b"alt_addr"), Bytes::from_static(b"::1")));
+    let r = w
+        .builder()
+        .root_sites([root])
+        .cache_size(0)
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let rec = r.resolve("0.NA/0.NA").await.unwrap();
+    let took = t0.elapsed();
+    assert_eq!(rec.source.server, w.root);
+    assert!(took >= HAPPY_EYEBALLS_DELAY, "{took:?}");
+    assert!(
+        took <= HAPPY_EYEBALLS_DELAY + super::mock::RTT * 2,
+        "{took:?}"
+    );
+    let t0 = Instant::now();
+    r.resolve("0.NA/0.NA").await.unwrap();
+    assert!(t0.elapsed() <= super::mock::RTT * 2, "{:?}", t0.elapsed());
+    assert_eq!(w.net.count_to(v6), 1);
+}

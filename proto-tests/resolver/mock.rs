@@ -132,10 +132,10 @@ impl Exchange for MockNet {
                     }
                     _ => 1,
                 };
-                Ok(Exchanged {
-                    message: Message::decode(m.encode().unwrap(), &Limits::default()).unwrap(),
+                Ok(Exchanged::new(
+                    Message::decode(m.encode().unwrap(), &Limits::default()).unwrap(),
                     transmissions,
-                })
+                ))
             };
             match reply {
                 Reply::Answer(m) => {

@@ -58,12 +58,7 @@ impl Exchange for Replay {
         _options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
         Box::pin(async move {
-            let answered = |message| {
-                Ok(Exchanged {
-                    message,
-                    transmissions: 1,
-                })
-            };
+            let answered = |message| Ok(Exchanged::new(message, 1));
             let h = handle_of(request);
             self.asked.lock().unwrap().push(h.clone());
             let found = self

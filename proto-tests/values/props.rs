@@ -50,14 +50,14 @@ fn check_site(data: &[u8]) {
             let _ = s.socket_addr(Protocol::Udp, false);
         }
         let _ = site.server_for(b"20.500.12345/x");
-        let _ = site.to_json();
+        let _ = handle_resolver::wire::json::site_to_json(&site);
     }
 }
 
 fn check_key(data: &[u8]) {
     if let Ok(key) = PublicKey::decode(data) {
         assert_eq!(key.encode().unwrap().as_ref(), data);
-        let _ = key.to_json();
+        let _ = handle_resolver::wire::json::key_to_json(&key);
     }
 }
 

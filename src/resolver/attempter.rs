@@ -23,10 +23,11 @@ use super::clock::Clock;
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::health::{Admission, Health};
 use super::hedging::race;
+use super::limiter::Limiter;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
-use super::sites::{query_addr, Site};
+use super::sites::{interface_addr, Site};
 use super::srtt::{order_sites, srtt_key, SrttTable};
 use super::trace::{Recorded, Trace};
 
@@ -41,6 +42,9 @@ pub(crate) struct Attempter {
     clock: Arc<dyn Clock>,
     srtt: SrttTable,
     health: Health,
+    limiter: Limiter,
+    /// Who the resolver is when a server challenges (402).
+    auth: Option<Arc<crate::auth::Authenticator>>,
     rng: Mutex<StdRng>,
 }
 
@@ -71,6 +75,8 @@ impl Attempter {
             clock,
             srtt: SrttTable::new(),
             health: Health::new(),
+            limiter: Limiter::new(),
+            auth: settings.authenticator.clone(),
             rng: Mutex::new(rng),
         }
     }
@@ -161,10 +167,63 @@ impl Attempter {
         self.ask_server(site, server, spec, trace).await
     }
 
-    /// Asks one server of `site`: the transports in order (those it learned to fail last),
-    /// the next on the same server when one fails in a way the next may not ([`moves_on`]);
-    /// at once an error when the server's breaker is open ([`Health`]).
+    /// Asks one server of `site`. A server with an address of the other family too (the
+    /// site's `alt_addr` attributes) is asked at both, as RFC 8305 races them: the family
+    /// that answered last time (IPv6 when none has yet) first, the other
+    /// [`HAPPY_EYEBALLS_DELAY`] later or as soon as the first fails; the first answer wins
+    /// and the other attempt is cancelled.
     pub(crate) async fn ask_server(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        spec: &RequestSpec,
+        trace: &Trace,
+    ) -> Result<Answer, ResolveError> {
+        let alt = site
+            .info
+            .alt_addr(server.server_id)
+            .filter(|a| a.is_ipv6() != server.address.is_ipv6());
+        let Some(alt) = alt else {
+            return self.ask_address(site, server, spec, trace).await;
+        };
+        let mut other = server.clone();
+        other.address = alt;
+        let key = srtt_key(server);
+        let v6_first = self.health.prefers_ipv6(key).unwrap_or(true);
+        let candidates = if server.address.is_ipv6() == v6_first {
+            [server, &other]
+        } else {
+            [&other, server]
+        };
+        let result = race(
+            2,
+            2,
+            |i| self.ask_address(site, candidates[i], spec, trace),
+            |_| HAPPY_EYEBALLS_DELAY,
+        )
+        .await;
+        match result {
+            Ok((i, answer)) => {
+                self.health
+                    .answered_over(key, candidates[i].address.is_ipv6());
+                Ok(answer)
+            }
+            Err(errors) => Err(errors
+                .into_iter()
+                .map(|(_, e)| e)
+                .min_by_key(telling)
+                .unwrap_or(ResolveError::Protocol {
+                    sites_asked: 1,
+                    server: key,
+                    violation: ProtocolViolation::NoUsableServer,
+                })),
+        }
+    }
+
+    /// Asks one server at one address: the transports in order (those it learned to fail
+    /// last), the next on the same server when one fails in a way the next may not
+    /// ([`moves_on`]); at once an error when the server's breaker is open ([`Health`]).
+    async fn ask_address(
         &self,
         site: &Site,
         server: &ServerInfo,
@@ -179,12 +238,17 @@ impl Attempter {
                 sites_asked: 1,
             });
         }
-        let kinds = self.health.transports(key, &self.transports);
+        let mut kinds = self.health.transports(key, &self.transports);
+        let admin = spec.is_admin();
+        if admin {
+            // Administration never over UDP (the sites' UDP interfaces are query-only).
+            kinds.retain(|k| *k != TransportKind::Udp);
+        }
         let unusable = SocketAddr::new(server.address, 0);
         self.over_transports(
             &kinds,
             Some(key),
-            |kind| query_addr(server, kind),
+            |kind| interface_addr(server, kind, admin),
             unusable,
             |addr, kind| self.attempt(site, server, addr, kind, spec, trace),
         )
@@ -278,6 +342,12 @@ impl Attempter {
         trace: &Trace,
     ) -> Result<Answer, ResolveError> {
         let request = spec.to_message(site, self.request_expiration());
+        let key = srtt_key(server);
+        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
+        let permit = match kind {
+            TransportKind::Udp => Some(self.limiter.acquire(key).await),
+            _ => None,
+        };
         let mut record = Recorded::start(
             trace,
             Attempt {
@@ -294,7 +364,13 @@ impl Attempter {
         let result = self.send(site, server, addr, kind, &request).await;
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
-        let key = srtt_key(server);
+        if let Some(permit) = permit {
+            match &result {
+                Ok(e) => permit.answered(rtt, e.transmissions),
+                Err(TransportError::Timeout) => permit.lost(),
+                Err(_) => drop(permit),
+            }
+        }
         let exchanged = match result {
             Ok(e) => e,
             Err(error) => {
@@ -308,7 +384,46 @@ impl Attempter {
                 });
             }
         };
-        let (response, transmissions) = (exchanged.message, exchanged.transmissions);
+        let (mut response, transmissions) = (exchanged.message, exchanged.transmissions);
+        let mut continued = exchanged.continued;
+        // A challenge (402) is answered as the resolver's identity, at most twice (as the
+        // reference client does), each answer in an exchange of its own; the answer's
+        // outcome is the request's.
+        if let Some(auth) = &self.auth {
+            let mut rounds = 0;
+            while response.response_code() == ResponseCode::AuthenticationNeeded
+                && rounds < MAX_CHALLENGE_ROUNDS
+            {
+                rounds += 1;
+                let answer = match auth.answer(&response, &request, 0, request.header.expiration) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        let e = ResolveError::Authentication {
+                            server: addr,
+                            reason: e.to_string(),
+                        };
+                        record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
+                        return Err(e);
+                    }
+                };
+                match self.send(site, server, addr, kind, &answer).await {
+                    Ok(e) => (response, continued) = (e.message, e.continued),
+                    Err(error) => {
+                        record.finish(
+                            AttemptOutcome::Failed(error.to_string()),
+                            rtt,
+                            transmissions,
+                        );
+                        return Err(ResolveError::Transport {
+                            sites_asked: 1,
+                            server: addr,
+                            kind,
+                            error,
+                        });
+                    }
+                }
+            }
+        }
         let certified = match self.check(&request, &response, server, addr) {
             Ok(c) => c,
             Err(e) => {
@@ -344,6 +459,7 @@ impl Attempter {
             kind,
             site: site.clone(),
             certified,
+            continued,
         })
     }
 
@@ -359,8 +475,13 @@ impl Attempter {
     ) -> Result<crate::transport::Exchanged, TransportError> {
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
-            let target = super::sites::http_target(&site.info, server, kind)
-                .ok_or(TransportError::Unsupported("no http interface"))?;
+            let target = super::sites::http_target(
+                &site.info,
+                server,
+                kind,
+                request.header.op_code != crate::wire::OpCode::Resolution,
+            )
+            .ok_or(TransportError::Unsupported("no http interface"))?;
             return self
                 .exchange
                 .exchange_http(&target, request, &self.options)
@@ -448,6 +569,13 @@ impl Attempter {
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
+/// Most challenges answered for one request (the reference client's limit).
+pub const MAX_CHALLENGE_ROUNDS: u32 = 2;
+
+/// How long the first address family of a server has before the other is tried too (the
+/// reference client's 300 ms; RFC 8305 recommends 250 ms).
+pub const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(300);
+
 /// Silence or refusal: no sign that the server is there (what [`Health`] counts).
 fn is_silence(error: &ResolveError) -> bool {
     matches!(
@@ -524,6 +652,7 @@ fn telling(e: &ResolveError) -> u8 {
             | TransportError::Closed
             | TransportError::RequestIdMismatch { .. }
             | TransportError::Http(_)
+            | TransportError::TooManyMessages { .. }
             | TransportError::BodyTooLarge { .. }
             | TransportError::Tls(_) => 3,
             TransportError::Timeout => 4,

@@ -13,7 +13,10 @@ use serde_json::Value as Json;
 use crate::wire::json::{get, max_json_len, need, object, unsigned, values_at, At, JsonErrorKind};
 use crate::wire::{HandleValue, JsonError, Limits};
 
-use super::bootstrap::BootstrapError;
+use std::sync::LazyLock;
+
+use super::bootstrap::{root_sites_from_handles, BootstrapError};
+use super::sites::Site;
 
 /// A `bootstrap_handles` file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,9 +95,72 @@ fn bootstrap_at(doc: &Json, limits: &Limits) -> Result<BootstrapHandles, JsonErr
     })
 }
 
+/// The reference client's `bootstrap_handles` file of 2019-07-26 (Handle.Net 9.2.0), the
+/// built-in root.
+const BUILTIN_BOOTSTRAP: &str = include_str!("root/bootstrap_handles");
+
+/// The built-in root sites, read from [`BUILTIN_BOOTSTRAP`] once.
+static BUILTIN_SITES: LazyLock<Vec<Site>> = LazyLock::new(|| {
+    let limits = Limits::default();
+    match read_bootstrap_handles(BUILTIN_BOOTSTRAP.as_bytes(), &limits) {
+        Ok(b) => root_sites_from_handles(&b.handles, &limits),
+        Err(e) => {
+            // Not reachable with the file shipped (a test reads it); the builder then
+            // reports that the root holds no site.
+            tracing::error!(error = %e, "the built-in bootstrap_handles does not read");
+            Vec::new()
+        }
+    }
+});
+
+/// The global root sites of the reference client's `bootstrap_handles` file as shipped with
+/// Handle.Net 9.2.0 (`lastUpdate` 2019-07-26; PROTOCOL.md §11.4): the HS_SITE values of
+/// `0.NA/0.NA` and of the `0.GHR/...` service handles it names, with their DSA server keys
+/// and site serials. The resolver refreshes them from `0.NA/0.NA` on first use (a root site
+/// announcing a newer serial) and when a server answers that they are out of date (300).
+pub fn builtin_root_sites() -> Vec<Site> {
+    BUILTIN_SITES.clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn builtin_root_is_the_shipped_bootstrap_file() {
+        let shipped = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/reference/root-files/bootstrap_handles"
+        ))
+        .unwrap();
+        assert_eq!(
+            BUILTIN_BOOTSTRAP.as_bytes(),
+            &shipped[..],
+            "the two copies differ"
+        );
+        let sites = builtin_root_sites();
+        // PROTOCOL.md §11.4: 13 single-server sites, 4 of them not primary.
+        assert_eq!(sites.len(), 13);
+        assert_eq!(sites.iter().filter(|s| !s.is_primary()).count(), 4);
+        let cnri = sites
+            .iter()
+            .find(|s| s.description().as_deref() == Some("CNRI"))
+            .unwrap();
+        assert!(cnri.is_primary());
+        assert_eq!(
+            cnri.request_serial, 15,
+            "the file's serial, so a newer one triggers a refresh"
+        );
+        let server = cnri.server_for(b"0.NA/10.1045").unwrap();
+        assert_eq!(server.address.to_string(), "38.100.138.131");
+        assert_eq!(
+            server.socket_addr(Protocol::Udp, false).unwrap().port(),
+            2641
+        );
+        assert!(sites
+            .iter()
+            .all(|s| s.info.servers[0].public_key().is_ok_and(|k| k.is_some())));
+    }
+
     use crate::resolver::bootstrap::{
         read_root_info, root_sites_from_handles, root_sites_from_values,
     };

@@ -235,6 +235,22 @@ pub enum ResolveError {
         /// several; 1 otherwise.
         sites_asked: usize,
     },
+    /// A server's challenge could not be answered (its request digest is not of our
+    /// request, the key cannot sign, ...): nothing was signed for it.
+    #[error("cannot answer the challenge of {server}: {reason}")]
+    Authentication {
+        /// The server that challenged.
+        server: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+    /// A root refresh read root records that do not verify against the trust root: the old
+    /// root information stays in use.
+    #[error("the refreshed root information does not verify: {reason}")]
+    UntrustedRoot {
+        /// Which record, which value and why (`crate::trust::TrustError`'s text).
+        reason: String,
+    },
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]
     ServiceNotFound {

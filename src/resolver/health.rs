@@ -65,6 +65,8 @@ struct Entry {
     cooldown: Duration,
     /// When the probe of the half-open breaker started (one at a time).
     probe_since: Option<Instant>,
+    /// The address family that answered last, for a server with addresses of both.
+    ipv6_answered: Option<bool>,
     touched: Instant,
 }
 
@@ -77,6 +79,7 @@ impl Entry {
             open_until: None,
             cooldown: FIRST_COOLDOWN,
             probe_since: None,
+            ipv6_answered: None,
             touched: now,
         }
     }
@@ -164,6 +167,22 @@ impl Health {
         for &k in failed {
             e.demoted.push((k, now + LEARNED_FOR));
         }
+    }
+
+    /// Whether IPv6 answered last for `server` (known by its first address), `None` when
+    /// neither family has.
+    pub(crate) fn prefers_ipv6(&self, server: SocketAddr) -> Option<bool> {
+        self.entries
+            .lock()
+            .get(&server)
+            .and_then(|e| e.ipv6_answered)
+    }
+
+    /// `server` (known by its first address) answered over IPv6 (`true`) or IPv4.
+    pub(crate) fn answered_over(&self, server: SocketAddr, ipv6: bool) {
+        let now = Instant::now();
+        let mut m = self.entries.lock();
+        entry(&mut m, server, now).ipv6_answered = Some(ipv6);
     }
 
     /// A transport of `server` failed by silence or refusal. Opens the breaker when the

@@ -18,6 +18,7 @@
 //!
 //! The locator reaches servers only through its [`Attempter`].
 
+use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use crate::ident::Handle;
+use crate::trust::TrustRoot;
 use crate::wire::{Body, HandleValue, Limits, OpFlags, ReferralBody, ResponseCode};
 
 use super::attempter::Attempter;
@@ -37,7 +39,7 @@ use super::cache::{value_ttl, ServiceCache};
 use super::error::{ProtocolViolation, ResolveError};
 use super::flight::Flights;
 use super::request::{Answer, RequestSpec};
-use super::settings::{Settings, MAX_SERVICE_DEPTH};
+use super::settings::{Settings, MAX_SERVICE_DEPTH, ROOT_MAX_AGE};
 use super::sites::{extend_unique, text_of, Site, SiteKind, UNKNOWN_SERIAL};
 use super::trace::{SharedOutcome, Trace};
 
@@ -109,6 +111,13 @@ pub(crate) struct SiteLocator {
     prefix_lookups: Flights<LookupKey, SharedOutcome<Arc<Vec<Site>>>, Arc<Trace>>,
     service_lookups: Flights<LookupKey, SharedOutcome<Arc<Collected>>, Arc<Trace>>,
     refreshes: Flights<bool, SharedOutcome<()>, Arc<Trace>>,
+    /// The key(s) the root's records must chain up to for a refresh to be taken.
+    trust: Option<TrustRoot>,
+    /// Where a verified refresh writes the root records (`bootstrap_handles` format).
+    persist: Option<PathBuf>,
+    /// When the root sites were last read from the network (`None`: never, they come from
+    /// a file or the built-in data).
+    root_read_at: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for SiteLocator {
@@ -145,6 +154,40 @@ impl SiteLocator {
             prefix_lookups: Flights::default(),
             service_lookups: Flights::default(),
             refreshes: Flights::default(),
+            trust: settings.trust_root.clone(),
+            persist: settings.persist_root.clone(),
+            root_read_at: Mutex::new(None),
+        }
+    }
+
+    /// Every value of `name`, asked at the current root sites (the records of a verified
+    /// refresh).
+    async fn read_root_record(
+        self: &Arc<Self>,
+        name: String,
+        certify: bool,
+        trace: &Trace,
+    ) -> Result<Vec<HandleValue>, ResolveError> {
+        let handle = Handle::parse(&name).map_err(ResolveError::InvalidIdentifier)?;
+        let mut spec = RequestSpec::service_lookup(handle.clone(), SiteKind::Service, certify);
+        spec.types = Vec::new();
+        spec.flags.set(OpFlags::PO, true);
+        let path = [root_handle().clone()];
+        let answer = self.ask(&spec, self.root_sites(), trace, &path).await?;
+        answer.into_values(handle).map(|(_, values)| values)
+    }
+
+    /// With a trust root, a root older than `ROOT_MAX_AGE` (or never read from the
+    /// network: the built-in data, a file) is refreshed in the background, as the reference
+    /// client does, at most once per refresh interval.
+    fn refresh_if_old(self: &Arc<Self>, certify: bool) {
+        if self.trust.is_none() {
+            return;
+        }
+        let read_at = *self.root_read_at.lock();
+        let old = !read_at.is_some_and(|t| t.elapsed() < ROOT_MAX_AGE);
+        if old {
+            self.spawn_refresh(certify, "the root information is old");
         }
     }
 
@@ -194,6 +237,7 @@ impl SiteLocator {
                 continue;
             }
             self.note_site_serial(&answer, spec.certify(), trace);
+            self.refresh_if_old(spec.certify());
             return Ok(answer);
         }
     }
@@ -671,18 +715,24 @@ impl SiteLocator {
         if !self.root_sites().iter().any(|s| s.identity() == id) || !trace.claim_refresh() {
             return;
         }
+        debug!(
+            sent,
+            announced, "root site announces newer site information"
+        );
+        self.spawn_refresh(certify, "a root site announces newer site information");
+    }
+
+    /// Starts an automatic root refresh in the background (unless one is in flight or one
+    /// started within the refresh interval).
+    fn spawn_refresh(self: &Arc<Self>, certify: bool, why: &'static str) {
         let certify = self.auto_refresh_certify(certify);
         if self.refreshes.join(&certify).is_some() || !self.claim_root_refresh() {
-            debug!(
-                sent,
-                announced, "newer root site information announced; refresh in flight or recent"
-            );
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        info!(server = %answer.server, sent, announced, "root site announces newer site information; refreshing the root");
+        info!(why, "refreshing the root");
         let (this, deadline) = (self.clone(), self.timeout);
         let work = async move {
             let trace = Trace::new(root_handle().clone());
@@ -695,12 +745,37 @@ impl SiteLocator {
         runtime.spawn(work.instrument(info_span!("root_refresh")));
     }
 
-    /// Re-reads the root service information from `0.NA/0.NA` at the current root sites.
+    /// Re-reads the root service information from `0.NA/0.NA` at the current root sites;
+    /// with a trust root, only what verifies (`root_refresh.rs`).
     async fn refresh_root_now(
         self: &Arc<Self>,
         certify: bool,
         trace: &Trace,
     ) -> Result<(), ResolveError> {
+        if let Some(trust) = &self.trust {
+            let now = self.attempter.clock().unix_now();
+            let read = |name: String| self.read_root_record(name, certify, trace);
+            let (sites, records) =
+                super::root_refresh::verified_root_sites(read, trust, now, self.limits).await?;
+            if sites.is_empty() {
+                return Err(ResolveError::ServiceNotFound {
+                    prefix_handle: ROOT_HANDLE.to_string(),
+                });
+            }
+            info!(
+                sites = sites.len(),
+                "root service information refreshed and verified"
+            );
+            *self.root.write() = Arc::new(sites);
+            *self.root_read_at.lock() = Some(Instant::now());
+            if let Some(path) = &self.persist {
+                let now = self.attempter.clock().unix_now();
+                if let Err(e) = super::root_refresh::persist(path, &records, now) {
+                    info!(path = %path.display(), error = %e, "could not write the root records");
+                }
+            }
+            return Ok(());
+        }
         let root = root_handle().clone();
         let spec = RequestSpec::service_lookup(root.clone(), SiteKind::Service, certify);
         let path = [root.clone()];
@@ -717,6 +792,7 @@ impl SiteLocator {
         }
         info!(sites = sites.len(), "root service information refreshed");
         *self.root.write() = Arc::new(sites);
+        *self.root_read_at.lock() = Some(Instant::now());
         Ok(())
     }
 }

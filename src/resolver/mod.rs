@@ -41,6 +41,7 @@
 //! Apart from them, [`urn`]: RFC 2169 resolution of `urn:fdc` and `urn-3` URNs over HTTP
 //! ([`Resolver::resolve_urn`]).
 
+mod admin;
 mod attempter;
 mod bootstrap;
 mod bootstrap_json;
@@ -50,6 +51,7 @@ mod error;
 mod flight;
 mod health;
 mod hedging;
+mod limiter;
 mod loc;
 mod locator;
 #[cfg(feature = "http")]
@@ -60,6 +62,7 @@ mod request;
 mod resolution;
 #[allow(clippy::module_inception)]
 mod resolver;
+mod root_refresh;
 mod settings;
 mod sites;
 mod srtt;
@@ -67,15 +70,17 @@ mod target;
 mod trace;
 pub mod urn;
 
+pub use admin::{Admin, AdminError};
+pub use attempter::{HAPPY_EYEBALLS_DELAY, MAX_CHALLENGE_ROUNDS};
 pub use bootstrap::{
-    builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
-    BootstrapError, ROOT_HANDLE,
+    read_root_info, root_sites_from_handles, root_sites_from_values, BootstrapError, ROOT_HANDLE,
 };
-pub use bootstrap_json::{read_bootstrap_handles, BootstrapHandles};
+pub use bootstrap_json::{builtin_root_sites, read_bootstrap_handles, BootstrapHandles};
 pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_UNIT};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use health::{BREAKER_AFTER, BREAKER_FAILURES, FIRST_COOLDOWN, LEARNED_FOR, MAX_COOLDOWN};
+pub use limiter::{CUT_INTERVAL, INITIAL_LIMIT, MAX_LIMIT, MIN_LIMIT};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
 #[cfg(feature = "http")]
 pub use proxy::{ProxyUrlError, MAX_REST_BODY, MAX_RETRIES, MAX_RETRY_WAIT};
@@ -84,7 +89,7 @@ pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
 pub use resolver::{BuildError, ResolveMany, Resolver, ResolverBuilder, SiteAnswer};
 pub use settings::{
     TransportPreference, DEFAULT_ROOT_REFRESH_INTERVAL, MAX_ALIAS_DEPTH, MAX_REFERRALS,
-    MAX_SERVICE_DEPTH,
+    MAX_SERVICE_DEPTH, ROOT_MAX_AGE,
 };
 pub use sites::{server_record, Site, UNKNOWN_SERIAL};
 pub use target::{Resolvable, Target};

@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::ident::Handle;
 use crate::transport::TransportKind;
-use crate::wire::{Body, HandleValue, Message, OpFlags, ProtocolVersion, ResponseCode};
+use crate::wire::{Body, HandleValue, Message, OpCode, OpFlags, ProtocolVersion, ResponseCode};
 
 use super::error::{ProtocolViolation, ResolveError};
 use super::query::Asked;
@@ -31,6 +31,9 @@ pub(crate) struct RequestSpec {
     /// RecursionCount header field: 1 for prefix lookups (like the reference client), one
     /// more for each referral followed.
     pub(crate) recursion_count: u8,
+    /// An administration request (op code and body) instead of a resolution: sent over TCP
+    /// (or HTTP) to an admin interface of a primary site.
+    pub(crate) admin: Option<(OpCode, Body)>,
 }
 
 impl RequestSpec {
@@ -52,6 +55,7 @@ impl RequestSpec {
                 .collect(),
             flags,
             recursion_count: 0,
+            admin: None,
         }
     }
 
@@ -67,6 +71,7 @@ impl RequestSpec {
                 .collect(),
             flags: service_flags(certify),
             recursion_count: 1,
+            admin: None,
         }
     }
 
@@ -78,7 +83,28 @@ impl RequestSpec {
             types: kind.lookup_types(),
             flags: service_flags(certify),
             recursion_count: 0,
+            admin: None,
         }
+    }
+
+    /// An administration request about `handle`: AT (primary sites only), CT when
+    /// certifying.
+    pub(crate) fn administration(handle: Handle, op: OpCode, body: Body, certify: bool) -> Self {
+        let mut flags = OpFlags::RESOLUTION_DEFAULT | OpFlags::AT;
+        flags.set(OpFlags::CT, certify);
+        Self {
+            handle,
+            indexes: Vec::new(),
+            types: Vec::new(),
+            flags,
+            recursion_count: 0,
+            admin: Some((op, body)),
+        }
+    }
+
+    /// True for an administration request.
+    pub(crate) fn is_admin(&self) -> bool {
+        self.admin.is_some()
     }
 
     /// True when CT is set.
@@ -94,13 +120,16 @@ impl RequestSpec {
     /// The message for `site`: the site's version (≤ 2.11), suggesting 2.11, its serial,
     /// expiring at `expiration`. The request id is left at 0: the transport chooses it.
     pub(crate) fn to_message(&self, site: &Site, expiration: u32) -> Message {
-        let mut m = Message::resolution_request(
-            Bytes::copy_from_slice(self.handle.as_bytes()),
-            self.indexes.clone(),
-            self.types.clone(),
-            0,
-            expiration,
-        );
+        let mut m = match &self.admin {
+            Some((op, body)) => Message::request(body.clone(), *op, 0, expiration),
+            None => Message::resolution_request(
+                Bytes::copy_from_slice(self.handle.as_bytes()),
+                self.indexes.clone(),
+                self.types.clone(),
+                0,
+                expiration,
+            ),
+        };
         m.header.flags = self.flags;
         m.header.site_info_serial = site.request_serial;
         m.header.recursion_count = self.recursion_count;
@@ -130,6 +159,8 @@ pub(crate) struct Answer {
     pub(crate) site: Site,
     /// True when its signature was verified.
     pub(crate) certified: bool,
+    /// The messages that followed it (continued answers: a handle list).
+    pub(crate) continued: Vec<Message>,
 }
 
 impl Answer {

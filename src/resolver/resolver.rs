@@ -20,10 +20,9 @@ use crate::wire::{Body, HandleValue, Limits, Message, SiteInfo};
 
 use super::attempter::Attempter;
 use super::bootstrap::{
-    builtin_root_sites, read_root_info, root_sites_from_handles, root_sites_from_values,
-    BootstrapError,
+    read_root_info, root_sites_from_handles, root_sites_from_values, BootstrapError,
 };
-use super::bootstrap_json::read_bootstrap_handles;
+use super::bootstrap_json::{builtin_root_sites, read_bootstrap_handles};
 use super::cache::{AnswerCache, CacheConfig, ServiceCache};
 use super::clock::{Clock, SystemClock};
 use super::error::ResolveError;
@@ -119,6 +118,12 @@ impl Resolver {
         }
     }
 
+    /// Administration of handles through this resolver (its sites, identity, transports and
+    /// deadline): see [`Admin`](super::Admin).
+    pub fn admin(&self) -> super::Admin {
+        super::Admin::new(self.core.clone())
+    }
+
     /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure,
     /// and at the deadline those still running).
     pub async fn resolve_traced<T: Resolvable + ?Sized>(
@@ -192,7 +197,13 @@ impl Resolver {
     pub async fn resolve_urn<U: AsUrn + ?Sized>(&self, urn: &U) -> Result<UrnAnswer, UrnError> {
         let urn = urn.to_urn()?;
         let exchange = self.core.locator.attempter().exchange();
-        urn::resolve(exchange, &self.core.settings, &urn).await
+        urn::resolve(
+            exchange,
+            &self.core.settings.urn,
+            self.core.settings.timeout,
+            &urn,
+        )
+        .await
     }
 
     /// Asks every server of every site of the handle's service (a mirror-drift check),
@@ -399,6 +410,23 @@ pub struct ResolverBuilder {
     clock: Option<Arc<dyn Clock>>,
     seed: Option<u64>,
     proxy: Option<String>,
+    trust: TrustChoice,
+}
+
+/// The trust root a builder was given.
+#[derive(Debug, Clone, Default)]
+enum TrustChoice {
+    /// The root's own (see [`ResolverBuilder::trust_root`]).
+    #[default]
+    Default,
+    Set(crate::trust::TrustRoot),
+    Off,
+}
+
+impl TrustChoice {
+    fn take(&mut self) -> TrustChoice {
+        std::mem::take(self)
+    }
 }
 
 impl std::fmt::Debug for ResolverBuilder {
@@ -431,7 +459,56 @@ impl ResolverBuilder {
             clock: None,
             seed: None,
             proxy: None,
+            trust: TrustChoice::Default,
         }
+    }
+
+    /// The key(s) a root refresh must chain up to (`crate::trust`): the new root records
+    /// (`0.0/0.0`, `0.NA/0.NA`, the service handles it names) are read whole, their
+    /// HS_SIGNATURE and HS_CERT values checked up to this root, and only what verifies is
+    /// taken; a root record that fails leaves the old root in place
+    /// ([`ResolveError::UntrustedRoot`]). With it, the root is also refreshed when it is older
+    /// than [`ROOT_MAX_AGE`](super::ROOT_MAX_AGE) (in the background). Default: the global
+    /// Handle System's key for the built-in root, the `0.0/0.0` keys of a `bootstrap_handles`
+    /// file that has that record; none for other roots (refreshes then take what the root
+    /// answers, checked only as `certify` asks).
+    pub fn trust_root(mut self, root: crate::trust::TrustRoot) -> Self {
+        self.trust = TrustChoice::Set(root);
+        self
+    }
+
+    /// Who the resolver is when a server asks (402 AUTHENTICATION_NEEDED, e.g. for
+    /// non-public values: a [`Query`](super::Query) with `public_only(false)`): the challenge
+    /// is checked against our request (its digest) and answered with this identity's secret
+    /// or private key, at most twice per request. Without it a challenge is
+    /// [`ResolveError::AuthenticationNeeded`].
+    ///
+    /// ```
+    /// use handle_resolver::auth::{Authenticator, SecretKey};
+    /// use handle_resolver::Resolver;
+    /// let me = Authenticator::secret_key("300:20.500.12345/USER".parse()?, SecretKey::new("s3cret"));
+    /// let resolver = Resolver::builder().authenticator(me).build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn authenticator(mut self, auth: crate::auth::Authenticator) -> Self {
+        self.settings.authenticator = Some(Arc::new(auth));
+        self
+    }
+
+    /// No trust root, whatever the root (refreshes are not verified).
+    pub fn without_trust_root(mut self) -> Self {
+        self.trust = TrustChoice::Off;
+        self
+    }
+
+    /// After every verified root refresh, write the verified records to `path` in the
+    /// reference client's `bootstrap_handles` format (a file [`bootstrap_handles_file`]
+    /// reads back). Write errors are logged, not returned.
+    ///
+    /// [`bootstrap_handles_file`]: Self::bootstrap_handles_file
+    pub fn persist_root(mut self, path: impl Into<PathBuf>) -> Self {
+        self.settings.persist_root = Some(path.into());
+        self
     }
 
     /// Resolves through the REST API of the handle proxy at `url` (e.g.
@@ -678,10 +755,16 @@ impl ResolverBuilder {
     }
 
     /// Builds the resolver (reading a root file if one was given).
-    pub fn build(self) -> Result<Resolver, BuildError> {
+    pub fn build(mut self) -> Result<Resolver, BuildError> {
         let limits = self.settings.limits;
+        // The trust root of refreshes, unless set: the global one for the built-in root, the
+        // `0.0/0.0` keys of a bootstrap_handles file that has them; none otherwise.
+        let mut default_trust = None;
         let root = match self.root {
-            RootSource::BuiltIn => builtin_root_sites(),
+            RootSource::BuiltIn => {
+                default_trust = Some(crate::trust::TrustRoot::global());
+                builtin_root_sites()
+            }
             RootSource::Sites(s) => s,
             RootSource::RootInfoFile(path) => {
                 let bytes = read_file(&path)?;
@@ -689,8 +772,19 @@ impl ResolverBuilder {
             }
             RootSource::BootstrapFile(path) => {
                 let bytes = read_file(&path)?;
-                root_sites_from_handles(&read_bootstrap_handles(&bytes, &limits)?.handles, &limits)
+                let file = read_bootstrap_handles(&bytes, &limits)?;
+                default_trust = file
+                    .handles
+                    .iter()
+                    .find(|(h, _)| h.eq_ignore_ascii_case(crate::trust::TRUST_ROOT_HANDLE))
+                    .map(|(_, values)| crate::trust::TrustRoot::from_values(values));
+                root_sites_from_handles(&file.handles, &limits)
             }
+        };
+        self.settings.trust_root = match self.trust.take() {
+            TrustChoice::Default => default_trust,
+            TrustChoice::Set(t) => Some(t),
+            TrustChoice::Off => None,
         };
         if root.is_empty() && self.server.is_none() {
             return Err(BootstrapError::NoSites.into());

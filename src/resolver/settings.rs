@@ -6,8 +6,6 @@ use std::time::Duration;
 use crate::transport::TransportKind;
 use crate::wire::Limits;
 
-use super::urn::UrnSettings;
-
 /// Which transports to use on a server, in which order (each is used only when the server's
 /// site record offers it; the next is tried when one fails in a way the next may not:
 /// silence, a refused or reset connection, a request too large for UDP).
@@ -60,6 +58,9 @@ pub const MAX_SERVICE_DEPTH: usize = 20;
 pub const MAX_ALIAS_DEPTH: usize = 10;
 /// Request expiration: now + 12 h, like the reference client.
 pub(crate) const REQUEST_LIFETIME_SECS: u64 = 43_200;
+/// With a trust root, root information older than this is refreshed (in the background, on
+/// the next request), as the reference client does.
+pub const ROOT_MAX_AGE: Duration = Duration::from_secs(23 * 3600);
 /// Least time between two automatic root refreshes of one resolver (default).
 pub const DEFAULT_ROOT_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -95,6 +96,12 @@ pub(crate) struct Settings {
     pub(crate) root_refresh_interval: Duration,
     /// Where URNs are resolved (RFC 2169).
     pub(crate) urn: UrnSettings,
+    /// The key(s) a refreshed root must chain up to (`None`: refreshes are not verified).
+    pub(crate) trust_root: Option<crate::trust::TrustRoot>,
+    /// Where a verified refresh writes the root records.
+    pub(crate) persist_root: Option<std::path::PathBuf>,
+    /// Who the resolver is when a server challenges.
+    pub(crate) authenticator: Option<std::sync::Arc<crate::auth::Authenticator>>,
 }
 
 impl Default for Settings {
@@ -114,6 +121,34 @@ impl Default for Settings {
             limits: Limits::default(),
             root_refresh_interval: DEFAULT_ROOT_REFRESH_INTERVAL,
             urn: UrnSettings::default(),
+            trust_root: None,
+            persist_root: None,
+            authenticator: None,
+        }
+    }
+}
+
+/// The HUL resolver asked for `urn-3` URNs unless another is set (Harvard's name resolution
+/// service).
+pub const DEFAULT_URN3_RESOLVER_URL: &str = "http://nrs.harvard.edu";
+
+/// Where URNs are resolved (part of the resolver's `Settings`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UrnSettings {
+    /// Asked for every URN when set (`--urn-resolver`).
+    pub(crate) resolver: Option<String>,
+    /// Asked for `urn-3` URNs otherwise.
+    pub(crate) urn3_resolver: String,
+    /// Most bytes of an answer.
+    pub(crate) max_body: usize,
+}
+
+impl Default for UrnSettings {
+    fn default() -> Self {
+        Self {
+            resolver: None,
+            urn3_resolver: DEFAULT_URN3_RESOLVER_URL.to_string(),
+            max_body: crate::wire::uri_list::MAX_URI_LIST_BYTES,
         }
     }
 }

@@ -187,7 +187,17 @@ impl SiteKind {
 
 /// The query address of `server` for `kind`, if it offers one.
 pub(crate) fn query_addr(server: &ServerInfo, kind: TransportKind) -> Option<SocketAddr> {
-    server.socket_addr(protocol_of(kind)?, false)
+    interface_addr(server, kind, false)
+}
+
+/// The address of `server`'s interface for `kind` that takes queries, or administration
+/// when `admin`.
+pub(crate) fn interface_addr(
+    server: &ServerInfo,
+    kind: TransportKind,
+    admin: bool,
+) -> Option<SocketAddr> {
+    server.socket_addr(protocol_of(kind)?, admin)
 }
 
 /// The interface protocol of a transport (none for a proxy's REST API).
@@ -210,9 +220,10 @@ pub(crate) fn http_target(
     site: &SiteInfo,
     server: &ServerInfo,
     kind: TransportKind,
+    admin: bool,
 ) -> Option<crate::transport::http::HttpTarget> {
     use crate::transport::http::HttpTarget;
-    let addr = query_addr(server, kind)?;
+    let addr = interface_addr(server, kind, admin)?;
     let place = site
         .servers
         .iter()

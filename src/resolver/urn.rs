@@ -27,10 +27,10 @@ use crate::ident::{IdentError, Identifier, Urn};
 use crate::transport::{Exchange, HttpGet, TransportError};
 use crate::wire::uri_list::{decode_uri_list, UriListError, URI_LIST_MEDIA_TYPE};
 
-use super::settings::Settings;
+use super::settings::UrnSettings;
 
 /// The HUL resolver of Harvard's Name Resolution Service, where `urn-3` URNs resolve by default.
-pub const DEFAULT_URN3_RESOLVER_URL: &str = "http://nrs.harvard.edu";
+pub use super::settings::DEFAULT_URN3_RESOLVER_URL;
 
 /// The RFC 2169 service that gave an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -285,41 +285,20 @@ impl<T: AsUrn + ?Sized> AsUrn for &T {
     }
 }
 
-/// Where URNs are resolved (part of the resolver's [`Settings`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UrnSettings {
-    /// Asked for every URN when set (`--urn-resolver`).
-    pub(crate) resolver: Option<String>,
-    /// Asked for `urn-3` URNs otherwise.
-    pub(crate) urn3_resolver: String,
-    /// Most bytes of an answer.
-    pub(crate) max_body: usize,
-}
-
-impl Default for UrnSettings {
-    fn default() -> Self {
-        Self {
-            resolver: None,
-            urn3_resolver: DEFAULT_URN3_RESOLVER_URL.to_string(),
-            max_body: crate::wire::uri_list::MAX_URI_LIST_BYTES,
-        }
-    }
-}
-
-/// Resolves `urn` through `exchange` under the deadline of `settings`.
+/// Resolves `urn` through `exchange` as `settings` say, under the deadline `after`.
 pub(crate) async fn resolve(
     exchange: &dyn Exchange,
-    settings: &Settings,
+    settings: &UrnSettings,
+    after: std::time::Duration,
     urn: &Urn,
 ) -> Result<UrnAnswer, UrnError> {
     let canonical = urn.canonical();
-    let base = resolver_base(&settings.urn, urn)?;
-    let after = settings.timeout;
+    let base = resolver_base(settings, urn)?;
     let services: &[UrnService] = match urn {
         Urn::Urn3(_) => &[UrnService::N2Ls, UrnService::N2L, UrnService::Path],
         _ => &[UrnService::N2Ls, UrnService::N2L],
     };
-    let work = ask_services(exchange, &base, &canonical, services, settings.urn.max_body);
+    let work = ask_services(exchange, &base, &canonical, services, settings.max_body);
     tokio::time::timeout(after, work).await.unwrap_or_else(|_| {
         Err(UrnError::Timeout {
             urn: canonical.clone(),

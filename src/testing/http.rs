@@ -6,7 +6,6 @@
 //! socket.
 
 use std::convert::Infallible;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,12 +21,13 @@ use tracing::debug;
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
+use super::faults::Faults;
 use super::http_reply::HttpReply;
 use super::key::TestKey;
 use super::respond::protocol_error;
-use super::server::State;
 use crate::transport::http::HDL_MIME_TYPE;
-use crate::wire::{Message, ENVELOPE_LEN};
+use crate::wire::{Limits, Message, ENVELOPE_LEN};
+use tokio_util::sync::CancellationToken;
 
 /// Longest an HTTP connection may live on the server.
 const CONNECTION_LIMIT: Duration = Duration::from_secs(120);
@@ -60,7 +60,30 @@ pub(super) fn tls_acceptor(key: &TestKey) -> std::io::Result<TlsAcceptor> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-pub(super) async fn accept(state: Arc<State>, listener: TcpListener, tls: Option<TlsAcceptor>) {
+/// What the HTTP side needs of the server it belongs to (the server implements it; this
+/// module does not know the server's state).
+pub(super) trait Backend: Send + Sync + 'static {
+    /// Counts one HTTP request.
+    fn count(&self);
+    /// The faults in force, if any.
+    fn faults(&self) -> Option<Faults>;
+    /// Decode limits of requests.
+    fn limits(&self) -> Limits;
+    /// Writes the native answer to `request` into `out` (as over UDP and TCP).
+    fn respond(&self, request: &Message, out: &mut BytesMut);
+    /// The REST API's answer to `GET target` (429 when the faults say so).
+    fn rest(&self, target: &str) -> HttpReply;
+    /// The RFC 2169 resolver's answer to `GET target`.
+    fn uri_res(&self, target: &str) -> HttpReply;
+    /// Cancelled when the server stops.
+    fn stop(&self) -> CancellationToken;
+}
+
+pub(super) async fn accept<B: Backend>(
+    state: Arc<B>,
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -73,7 +96,7 @@ pub(super) async fn accept(state: Arc<State>, listener: TcpListener, tls: Option
         let state = state.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
-            let stop = state.stop.clone();
+            let stop = state.stop();
             let work = async move {
                 match tls {
                     Some(tls) => match tls.accept(stream).await {
@@ -90,13 +113,13 @@ pub(super) async fn accept(state: Arc<State>, listener: TcpListener, tls: Option
 }
 
 /// Serves HTTP/1.1 on one connection.
-async fn connection<S>(state: Arc<State>, stream: S)
+async fn connection<B: Backend, S>(state: Arc<B>, stream: S)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(serve(&state, request).await) }
+        async move { Ok::<_, Infallible>(serve(&*state, request).await) }
     });
     let _ = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
@@ -104,9 +127,9 @@ where
 }
 
 /// One HTTP request: faults first, then the route.
-async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes>> {
-    state.http_requests.fetch_add(1, Ordering::Relaxed);
-    if let Some(f) = state.faults.current() {
+async fn serve<B: Backend>(state: &B, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    state.count();
+    if let Some(f) = state.faults() {
         if f.silent || f.block_http {
             // Hold the request until the client gives up (or the connection limit).
             tokio::time::sleep(CONNECTION_LIMIT).await;
@@ -121,7 +144,7 @@ async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes
         .map_or("/", |p| p.as_str())
         .to_string();
     let reply = if request.method() == Method::POST {
-        let cap = ENVELOPE_LEN + state.limits.max_message_length;
+        let cap = ENVELOPE_LEN + state.limits().max_message_length;
         match Limited::new(request.into_body(), cap).collect().await {
             Ok(body) => native(state, body.to_bytes()),
             Err(_) => HttpReply::new(413, "text/plain", "request body too large"),
@@ -129,9 +152,9 @@ async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes
     } else if request.method() != Method::GET {
         HttpReply::new(405, "text/plain", "GET or POST")
     } else if target.starts_with("/api/") {
-        super::rest::respond_or_throttle(&state.store, &state.faults, &target)
+        state.rest(&target)
     } else if target.starts_with("/uri-res/") {
-        super::uri_res::respond(&state.urns.read(), &target)
+        state.uri_res(&target)
     } else {
         HttpReply::new(404, "text/plain", "not served here")
     };
@@ -149,9 +172,9 @@ async fn serve(state: &State, request: Request<Incoming>) -> Response<Full<Bytes
 
 /// `POST /<handle>`: the body is a native request; the answer is the one UDP and TCP give,
 /// with status 200 (an undecodable request gets the server's error answer, as over TCP).
-fn native(state: &State, body: Bytes) -> HttpReply {
+fn native<B: Backend>(state: &B, body: Bytes) -> HttpReply {
     let mut out = BytesMut::new();
-    match Message::decode(body, &state.limits) {
+    match Message::decode(body, &state.limits()) {
         Ok(request) => state.respond(&request, &mut out),
         Err(e) => protocol_error(&e.to_string(), &mut out),
     }

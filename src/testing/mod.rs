@@ -3,6 +3,8 @@
 //! Layout:
 //! - [`store`]: handles in memory and the resolution rules (filters, PO, homed prefixes,
 //!   referrals), values pre-encoded;
+//! - `admin`: challenges, their answers checked against the identities in the store, and the
+//!   admin operations (create, delete, add, modify, remove, list) with HS_ADMIN permissions;
 //! - [`server`]: [`TestServer`], UDP + TCP on one 127.0.0.1 port, counters, faults at run time;
 //! - [`faults`]: [`Faults`], what a server does wrong on purpose;
 //! - [`key`]: the RSA test key and answer signing;
@@ -26,6 +28,7 @@
 //! ```
 #![warn(unreachable_pub)]
 
+mod admin;
 pub mod faults;
 mod http;
 pub mod http_reply;

@@ -4,11 +4,12 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
+use super::admin::{self, AuthState};
 use super::key::{sign_encoded, TestKey};
 use super::patch::{patch_u32, REQUEST_ID_AT};
 use super::store::{Lookup, Store};
 use crate::wire::{
-    Body, ChallengeBody, DigestAlgorithm, Envelope, ErrorBody, Header, Message, OpCode, OpFlags,
+    Body, DigestAlgorithm, Envelope, ErrorBody, Header, Limits, Message, OpCode, OpFlags,
     ProtocolVersion, RequestDigest, ResponseCode, SiteInfo, SiteInfoResponse, ENVELOPE_LEN,
     HEADER_LEN,
 };
@@ -27,6 +28,8 @@ pub(crate) struct Responder<'a> {
     pub(crate) store: &'a Store,
     pub(crate) role: &'a SiteRole,
     pub(crate) key: &'a TestKey,
+    pub(crate) auth: &'a AuthState,
+    pub(crate) limits: &'a Limits,
 }
 
 impl Responder<'_> {
@@ -73,17 +76,7 @@ impl Responder<'_> {
                         Body::Error(ErrorBody::default()),
                         out,
                     ),
-                    Lookup::AuthenticationNeeded => {
-                        let nonce: [u8; 16] = rand::random();
-                        self.generic(
-                            request,
-                            ResponseCode::AuthenticationNeeded,
-                            Body::Challenge(ChallengeBody {
-                                nonce: Bytes::copy_from_slice(&nonce),
-                            }),
-                            out,
-                        )
-                    }
+                    Lookup::AuthenticationNeeded => self.message(self.auth.challenge(request), out),
                     Lookup::AllPublic(stored) => {
                         self.success(request, &r.handle, &stored.public_encoded, out)
                     }
@@ -109,6 +102,27 @@ impl Responder<'_> {
                     }
                 }
             }
+            (OpCode::ChallengeResponse, Body::ChallengeAnswer(answer)) => {
+                // Answers to the original request (several for a list of handles), each
+                // signed on its own when that request asked for it.
+                let mut one = BytesMut::new();
+                for m in admin::answer(self.auth, self.store, self.limits, request, answer) {
+                    one.clear();
+                    let certify = m.header.flags.contains(OpFlags::CT);
+                    self.message(m, &mut one);
+                    if certify {
+                        if let Err(e) = sign_encoded(&mut one, self.key) {
+                            tracing::debug!(error = %e, "answer left unsigned");
+                        }
+                    }
+                    out.put_slice(&one);
+                }
+                return;
+            }
+            (op, _) if admin::is_admin(*op) => match admin::precheck(self.store, request) {
+                Some(m) => self.message(m, out),
+                None => self.message(self.auth.challenge(request), out),
+            },
             (OpCode::GetSiteInfo, _) => self.generic(
                 request,
                 ResponseCode::Success,
@@ -160,7 +174,12 @@ impl Responder<'_> {
 
     /// Any other answer, through the wire codec.
     fn generic(&self, request: &Message, code: ResponseCode, body: Body, out: &mut BytesMut) {
-        let mut m = Message::response_to(request, code, body);
+        self.message(Message::response_to(request, code, body), out);
+    }
+
+    /// Appends `m` with the server's site serial (several messages follow each other in
+    /// `out`, as a TCP stream carries a list of handles).
+    fn message(&self, mut m: Message, out: &mut BytesMut) {
         m.header.site_info_serial = self.role.site.serial;
         match m.encode() {
             Ok(b) => out.put_slice(&b),

@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::sync::{mpsc, Mutex as AsyncMutex};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
+use super::admin::AuthState;
 use super::faults::{other_id, patched, FaultState, Faults};
 use super::key::TestKey;
 use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
@@ -64,6 +66,10 @@ pub struct TestServerConfig {
     pub http: bool,
     /// Port of the HTTP side; 0 (default) = a free port.
     pub http_port: u16,
+    /// UDP overload model: at most this many request datagrams wait to be served; one more
+    /// is dropped, as a full receive buffer drops it (counted in `udp_dropped`). `None`
+    /// (default): no model, the workers read the socket directly.
+    pub capacity: Option<usize>,
     /// Also serve HTTPS on a free port of its own (interface type 3, protocol HTTPS), with
     /// a self-signed certificate for the server's key (which must then be of 2048 bits or
     /// more: [`TestKey::embedded_2048`]). Default off.
@@ -90,6 +96,7 @@ impl TestServerConfig {
             ip: LOOPBACK,
             http: false,
             http_port: 0,
+            capacity: None,
             https: false,
         }
     }
@@ -103,6 +110,7 @@ impl Default for TestServerConfig {
 
 pub(super) struct State {
     pub(super) store: Arc<Store>,
+    auth: AuthState,
     key: TestKey,
     pub(super) limits: Limits,
     addr: SocketAddr,
@@ -222,6 +230,7 @@ impl TestServer {
         let role = make_role(site, 0)?;
         let state = Arc::new(State {
             store: config.store,
+            auth: AuthState::new(),
             key: config.key,
             limits: config.limits,
             addr,
@@ -244,9 +253,21 @@ impl TestServer {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
             n => n,
         };
-        let mut tasks = Vec::with_capacity(workers + 1);
-        for _ in 0..workers {
-            tasks.push(tokio::spawn(udp_worker(state.clone())));
+        let mut tasks = Vec::with_capacity(workers + 2);
+        match config.capacity {
+            None => {
+                for _ in 0..workers {
+                    tasks.push(tokio::spawn(udp_worker(state.clone())));
+                }
+            }
+            Some(capacity) => {
+                let (tx, rx) = mpsc::channel(capacity.max(1));
+                let rx = Arc::new(AsyncMutex::new(rx));
+                tasks.push(tokio::spawn(udp_receiver(state.clone(), tx)));
+                for _ in 0..workers {
+                    tasks.push(tokio::spawn(udp_queue_worker(state.clone(), rx.clone())));
+                }
+            }
         }
         tasks.push(tokio::spawn(tcp_accept(state.clone(), tcp)));
         if let Some(listener) = http {
@@ -277,7 +298,8 @@ impl TestServer {
         self.state.udp_requests.load(Ordering::Relaxed)
     }
 
-    /// UDP datagrams dropped unanswered by `drop_ratio` or `block_udp`.
+    /// UDP datagrams dropped unanswered by `drop_ratio`, `block_udp` or the overload model
+    /// ([`TestServerConfig::capacity`]).
     pub fn udp_dropped(&self) -> u64 {
         self.state.udp_dropped.load(Ordering::Relaxed)
     }
@@ -438,6 +460,8 @@ impl State {
             store: &self.store,
             role: &role,
             key: &self.key,
+            auth: &self.auth,
+            limits: &self.limits,
         }
         .respond(request, out);
     }
@@ -479,6 +503,36 @@ impl State {
     }
 }
 
+impl super::http::Backend for State {
+    fn count(&self) {
+        self.http_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn faults(&self) -> Option<Faults> {
+        self.faults.current()
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn respond(&self, request: &Message, out: &mut BytesMut) {
+        State::respond(self, request, out);
+    }
+
+    fn rest(&self, target: &str) -> super::http_reply::HttpReply {
+        super::rest::respond_or_throttle(&self.store, &self.faults, target)
+    }
+
+    fn uri_res(&self, target: &str) -> super::http_reply::HttpReply {
+        super::uri_res::respond(&self.urns.read(), target)
+    }
+
+    fn stop(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+}
+
 /// Most client addresses with fragmented requests in progress at once.
 const MAX_REASSEMBLY_PEERS: usize = 1024;
 
@@ -486,47 +540,88 @@ async fn udp_worker(state: Arc<State>) {
     let mut buf = vec![0u8; 65_536];
     let mut out = BytesMut::with_capacity(8192);
     loop {
-        let (n, peer) = match state.udp.recv_from(&mut buf).await {
-            Ok(x) => x,
-            Err(e) => {
-                debug!(error = %e, "test server udp receive error");
-                tokio::task::yield_now().await;
-                continue;
-            }
-        };
-        state.udp_requests.fetch_add(1, Ordering::Relaxed);
-        let faults = state.faults.current();
-        if let Some(f) = &faults {
-            if f.block_udp || state.faults.chance(f.drop_ratio) {
+        if let Some((datagram, peer)) = receive(&state, &mut buf).await {
+            serve_datagram(&state, datagram, peer, &mut out).await;
+        }
+    }
+}
+
+/// With a capacity (the overload model): one task receives, into a queue of `capacity`
+/// datagrams; a datagram that finds it full is dropped, as a full receive buffer drops it.
+async fn udp_receiver(state: Arc<State>, queue: mpsc::Sender<(Bytes, SocketAddr)>) {
+    let mut buf = vec![0u8; 65_536];
+    loop {
+        if let Some(item) = receive(&state, &mut buf).await {
+            if queue.try_send(item).is_err() {
                 state.udp_dropped.fetch_add(1, Ordering::Relaxed);
-                continue;
             }
         }
-        let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
-        match state.decode_udp(datagram, peer) {
-            Ok(Some(request)) => state.respond(&request, &mut out),
-            Ok(None) => continue,
-            Err(e) => protocol_error(&e, &mut out),
+    }
+}
+
+/// A worker of the overload model: serves the queue.
+async fn udp_queue_worker(
+    state: Arc<State>,
+    queue: Arc<AsyncMutex<mpsc::Receiver<(Bytes, SocketAddr)>>>,
+) {
+    let mut out = BytesMut::with_capacity(8192);
+    loop {
+        let item = queue.lock().await.recv().await;
+        let Some((datagram, peer)) = item else { return };
+        serve_datagram(&state, datagram, peer, &mut out).await;
+    }
+}
+
+/// One datagram from the socket, counted; `None` when a fault drops it (or on a receive
+/// error).
+async fn receive(state: &State, buf: &mut [u8]) -> Option<(Bytes, SocketAddr)> {
+    let (n, peer) = match state.udp.recv_from(buf).await {
+        Ok(x) => x,
+        Err(e) => {
+            debug!(error = %e, "test server udp receive error");
+            tokio::task::yield_now().await;
+            return None;
         }
-        if out.is_empty() {
-            continue;
+    };
+    state.udp_requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(f) = &state.faults.current() {
+        if f.block_udp || state.faults.chance(f.drop_ratio) {
+            state.udp_dropped.fetch_add(1, Ordering::Relaxed);
+            return None;
         }
-        match faults {
-            None => send_answer(&state.udp, &out, peer).await,
-            Some(f) => {
-                let answer = Bytes::copy_from_slice(&out);
-                if f.delay.is_zero() {
-                    send_faulty(&state, answer, peer, &f).await;
-                } else {
-                    let state = state.clone();
-                    tokio::spawn(async move {
-                        let delayed = async {
-                            tokio::time::sleep(f.delay).await;
-                            send_faulty(&state, answer, peer, &f).await;
-                        };
-                        state.stop.run_until_cancelled(delayed).await;
-                    });
-                }
+    }
+    Some((
+        Bytes::copy_from_slice(buf.get(..n).unwrap_or_default()),
+        peer,
+    ))
+}
+
+/// Answers one request datagram (faults applied).
+async fn serve_datagram(state: &Arc<State>, datagram: Bytes, peer: SocketAddr, out: &mut BytesMut) {
+    out.clear();
+    match state.decode_udp(datagram, peer) {
+        Ok(Some(request)) => state.respond(&request, out),
+        Ok(None) => return,
+        Err(e) => protocol_error(&e, out),
+    }
+    if out.is_empty() {
+        return;
+    }
+    match state.faults.current() {
+        None => send_answer(&state.udp, out, peer).await,
+        Some(f) => {
+            let answer = Bytes::copy_from_slice(out);
+            if f.delay.is_zero() {
+                send_faulty(state, answer, peer, &f).await;
+            } else {
+                let state = state.clone();
+                tokio::spawn(async move {
+                    let delayed = async {
+                        tokio::time::sleep(f.delay).await;
+                        send_faulty(&state, answer, peer, &f).await;
+                    };
+                    state.stop.run_until_cancelled(delayed).await;
+                });
             }
         }
     }

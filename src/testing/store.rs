@@ -163,6 +163,22 @@ impl Store {
         self.read().handles.get(&key).cloned()
     }
 
+    /// The stored handles (as stored) under `prefix` (the part before the first `/`,
+    /// compared as the store compares prefixes), sorted.
+    pub fn handles_under(&self, prefix: impl AsRef<[u8]>) -> Vec<Bytes> {
+        let mut p = prefix.as_ref().to_vec();
+        p.make_ascii_uppercase();
+        let mut out: Vec<Bytes> = self
+            .read()
+            .handles
+            .iter()
+            .filter(|(key, _)| key.contains(&b'/') && prefix_of(key) == &p[..])
+            .map(|(_, stored)| stored.handle.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Number of stored handles.
     pub fn len(&self) -> usize {
         self.read().handles.len()

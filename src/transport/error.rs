@@ -49,6 +49,12 @@ pub enum TransportError {
     /// the text says which header or field and what it held.
     #[error("http: {0}")]
     Http(String),
+    /// TCP: more continued (CN) messages followed an answer than a client takes.
+    #[error("more than {limit} continued messages")]
+    TooManyMessages {
+        /// The most taken.
+        limit: usize,
+    },
     /// HTTP: the body is longer than the cap of this exchange.
     #[error("http body longer than {limit} bytes")]
     BodyTooLarge {

@@ -89,6 +89,20 @@ pub struct Exchanged {
     /// transmission number, so above 1 the answer may belong to any of them and a round-trip
     /// time measured for it is ambiguous (Karn's rule: do not use it as an RTT sample).
     pub transmissions: u32,
+    /// TCP: the messages that followed an answer with CN set (continued: a handle list comes
+    /// in several), up to the first without CN; empty otherwise.
+    pub continued: Vec<Message>,
+}
+
+impl Exchanged {
+    /// An answer alone, after `transmissions` transmissions.
+    pub fn new(message: Message, transmissions: u32) -> Self {
+        Self {
+            message,
+            transmissions,
+            continued: Vec::new(),
+        }
+    }
 }
 
 /// One request/response exchange with one server. Object-safe so the resolver can hold

@@ -30,4 +30,5 @@ pub use exchange::{Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, Trans
 pub use net::{
     NetTransport, NetTransportBuilder, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
 };
+pub use tcp::MAX_CONTINUED;
 pub use udp::MAX_UDP_REQUEST_FRAGMENTS;

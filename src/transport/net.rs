@@ -274,11 +274,10 @@ impl NetTransport {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
-        let message = tcp::exchange(server, request, options).await?;
-        Ok(Exchanged {
-            message,
-            transmissions: 1,
-        })
+        let (message, continued) = tcp::exchange(server, request, options).await?;
+        let mut exchanged = Exchanged::new(message, 1);
+        exchanged.continued = continued;
+        Ok(exchanged)
     }
 }
 
@@ -322,10 +321,7 @@ impl Exchange for NetTransport {
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
         Box::pin(async move {
             let message = http::exchange(target, request, options).await?;
-            Ok(Exchanged {
-                message,
-                transmissions: 1,
-            })
+            Ok(Exchanged::new(message, 1))
         })
     }
 
@@ -345,10 +341,7 @@ impl NetTransport {
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
         let message = http::exchange(&target, request, options).await?;
-        Ok(Exchanged {
-            message,
-            transmissions: 1,
-        })
+        Ok(Exchanged::new(message, 1))
     }
 
     /// The pooled GET client, made on first use.

@@ -15,14 +15,18 @@ use super::codec::{CodecError, HandleCodec};
 use super::error::TransportError;
 use super::exchange::ExchangeOptions;
 use super::request_id::{encode_with_request_id, random_request_id};
-use crate::wire::{DecodeError, DecodeErrorKind, Message, ENVELOPE_LEN};
+use crate::wire::{DecodeError, DecodeErrorKind, Message, OpFlags, ENVELOPE_LEN};
 
-/// One TCP exchange: connect, write the request, read one answer, close.
+/// Most messages that may follow a continued (CN) answer on one connection.
+pub const MAX_CONTINUED: usize = 100_000;
+
+/// One TCP exchange: connect, write the request, read one answer (and the messages that
+/// follow it while they are marked continued), close.
 pub(crate) async fn exchange(
     server: SocketAddr,
     request: &Message,
     options: &ExchangeOptions,
-) -> Result<Message, TransportError> {
+) -> Result<(Message, Vec<Message>), TransportError> {
     let id = random_request_id();
     let encoded = encode_with_request_id(request, id)?;
     let started = Instant::now();
@@ -44,11 +48,36 @@ pub(crate) async fn exchange(
     let mut framed = Framed::new(stream, AnswerCodec(HandleCodec::new(options.limits)));
     let answer = tokio::time::timeout(options.tcp_read_timeout, async {
         framed.send(encoded).await.map_err(codec_error)?;
-        match framed.next().await {
-            None => Err(TransportError::Closed),
-            Some(Err(e)) => Err(codec_error(e)),
-            Some(Ok(m)) => Ok(m),
+        let first = match framed.next().await {
+            None => return Err(TransportError::Closed),
+            Some(Err(e)) => return Err(codec_error(e)),
+            Some(Ok(m)) => m,
+        };
+        // A continued answer (a handle list): the rest, on the same connection, until one
+        // without CN; each of them must be for this request.
+        let mut continued = Vec::new();
+        let mut more = first.header.flags.contains(OpFlags::CN);
+        while more {
+            if continued.len() >= MAX_CONTINUED {
+                return Err(TransportError::TooManyMessages {
+                    limit: MAX_CONTINUED,
+                });
+            }
+            let next = match framed.next().await {
+                None => return Err(TransportError::Closed),
+                Some(Err(e)) => return Err(codec_error(e)),
+                Some(Ok(m)) => m,
+            };
+            if next.request_id() != first.request_id() {
+                return Err(TransportError::RequestIdMismatch {
+                    expected: first.request_id(),
+                    got: next.request_id(),
+                });
+            }
+            more = next.header.flags.contains(OpFlags::CN);
+            continued.push(next);
         }
+        Ok((first, continued))
     })
     .await;
     let answer = match answer {
@@ -62,6 +91,7 @@ pub(crate) async fn exchange(
         }
         Ok(Ok(m)) => m,
     };
+    let (answer, continued) = answer;
     if answer.request_id() != id {
         debug!(%server, transport = "tcp", expected = id, got = answer.request_id(), "request id mismatch");
         return Err(TransportError::RequestIdMismatch {
@@ -88,7 +118,7 @@ pub(crate) async fn exchange(
         code = %answer.header.response_code,
         "answer"
     );
-    Ok(answer)
+    Ok((answer, continued))
 }
 
 fn codec_error(e: AnswerError) -> TransportError {

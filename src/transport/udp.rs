@@ -313,10 +313,7 @@ impl UdpDemux {
                         code = %answer.header.response_code,
                         "answer"
                     );
-                    return Ok(Exchanged {
-                        message: answer,
-                        transmissions,
-                    });
+                    return Ok(Exchanged::new(answer, transmissions));
                 }
                 Ok(Err(_)) => {
                     // The sender leaves the table without an answer only when the receive
@@ -328,10 +325,7 @@ impl UdpDemux {
                     // An answer handed over after the deadline fired but before this point is
                     // still taken rather than lost (the entry is already gone from the table).
                     if let Ok(answer) = rx.try_recv() {
-                        return Ok(Exchanged {
-                            message: answer,
-                            transmissions,
-                        });
+                        return Ok(Exchanged::new(answer, transmissions));
                     }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }

@@ -7,7 +7,6 @@
 //! permission field as an int4 but wrote an int2 there).
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::Value as Json;
 
 use super::error::{DecodeError, EncodeError};
 use super::limits::Limits;
@@ -119,12 +118,6 @@ impl AdminRecord {
         }
         Ok(out.freeze())
     }
-
-    /// The handle.net REST API shape: `{"handle": ..., "index": ..., "permissions": "0111…"}`;
-    /// see [`json::admin_to_json`](super::json::admin_to_json).
-    pub fn to_json(&self) -> Json {
-        super::json::admin_to_json(self)
-    }
 }
 
 /// Decodes HS_VLIST data: `int4 count ‖ count × (UTF8 handle ‖ int4 index)`, using every byte.
@@ -140,11 +133,6 @@ pub fn encode_vlist(refs: &[ValueReference]) -> Result<Bytes, EncodeError> {
     let mut out = BytesMut::new();
     encode_references(&mut out, "vlist.count", refs)?;
     Ok(out.freeze())
-}
-
-/// The handle.net REST API shape of an HS_VLIST: `[{"handle": ..., "index": ...}, ...]`.
-pub fn vlist_to_json(refs: &[ValueReference]) -> Json {
-    super::json::vlist_to_json(refs)
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //! Layout:
 //! - [`reader`] (and the crate-private `writer`): bounded, panic-free primitives;
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
-//! - [`body`], [`digest`], [`credential`], [`message`]: whole messages;
+//! - [`body`], [`digest`], [`credential`], [`message`]: whole messages; [`challenge`]: the
+//!   layouts of a challenge answer's MAC or signature;
+//! - [`encryption`]: session-encrypted messages (envelope flag EC, AES-128-CBC);
 //! - [`fragments`]: UDP fragmentation and reassembly (the one reassembly rule: [`Collector`]);
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
@@ -19,9 +21,11 @@
 
 pub mod admin;
 pub mod body;
+pub mod challenge;
 pub mod codes;
 pub mod credential;
 pub mod digest;
+pub mod encryption;
 pub mod envelope;
 pub mod error;
 pub mod fragments;
@@ -42,12 +46,15 @@ mod writer;
 
 pub use admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 pub use body::{
-    Body, ChallengeBody, ErrorBody, GetSiteInfoRequest, ReferralBody, ResolutionRequest,
-    ResolutionResponse, SiteInfoResponse,
+    Body, ChallengeAnswer, ChallengeBody, ErrorBody, GetSiteInfoRequest, ReferralBody,
+    ResolutionRequest, ResolutionResponse, SessionSetupRequest, SessionSetupResponse,
+    SiteInfoResponse,
 };
+pub use challenge::{PublicKeyProof, SecretKeyProof};
 pub use codes::{OpCode, OpFlags, ResponseCode};
 pub use credential::Credential;
 pub use digest::{request_digest, DigestAlgorithm, RequestDigest};
+pub use encryption::CryptError;
 pub use envelope::{Envelope, ProtocolVersion, ENVELOPE_LEN};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use fragments::{

@@ -7,7 +7,6 @@
 //! back to the same bytes.
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::Value as Json;
 use thiserror::Error;
 
 use super::error::{DecodeError, EncodeError};
@@ -242,18 +241,6 @@ impl PublicKey {
             modulus: java(key.n().to_bytes_be()),
             trailer: Bytes::from_static(RSA_TRAILER),
         })
-    }
-
-    /// A JSON view of the key: `{"format": "key", "value": ...}` with the JWK-like object of
-    /// [`json::key_to_json`](super::json::key_to_json) (RSA and DSA as the handle.net REST
-    /// API writes them). A view: for the exact REST shape of an HS_PUBKEY value, which falls
-    /// back to `base64` for keys the JWK cannot carry byte for byte, see
-    /// [`json::data_to_json`](super::json::data_to_json).
-    pub fn to_json(&self) -> Json {
-        let mut o = serde_json::Map::new();
-        o.insert("format".into(), Json::from("key"));
-        o.insert("value".into(), super::json::key_to_json(self));
-        Json::Object(o)
     }
 }
 

@@ -5,7 +5,6 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde_json::Value as Json;
 
 use super::envelope::ProtocolVersion;
 use super::error::{DecodeError, EncodeError};
@@ -290,12 +289,6 @@ impl ServerInfo {
         }
         Ok(())
     }
-
-    /// The record in the handle.net REST API's JSON shape (`serverId`, `address`,
-    /// `publicKey`, `interfaces`); see [`json::server_to_json`](super::json::server_to_json).
-    pub fn to_json(&self) -> Json {
-        super::json::server_to_json(self)
-    }
 }
 
 /// A site's service information: the data of an HS_SITE value.
@@ -439,12 +432,6 @@ impl SiteInfo {
                     .flatten()
             })?;
         text.trim().parse().ok()
-    }
-
-    /// The record in the handle.net REST API's JSON shape (the `value` of a `site` value);
-    /// see [`json::site_to_json`](super::json::site_to_json).
-    pub fn to_json(&self) -> Json {
-        super::json::site_to_json(self)
     }
 }
 

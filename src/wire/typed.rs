@@ -9,8 +9,9 @@ use bytes::Bytes;
 use serde_json::{json, Value as Json};
 use thiserror::Error;
 
-use super::admin::{decode_vlist, encode_vlist, vlist_to_json, AdminRecord};
+use super::admin::{decode_vlist, encode_vlist, AdminRecord};
 use super::error::{DecodeError, EncodeError};
+use super::json::{admin_to_json, key_to_json, site_to_json, vlist_to_json};
 use super::limits::Limits;
 use super::loc::{LocError, Locations};
 use super::pubkey::PublicKey;
@@ -273,10 +274,10 @@ impl TypedValue {
             | TypedValue::Alias(s)
             | TypedValue::Namespace(s)
             | TypedValue::Text(s) => json!(s),
-            TypedValue::Admin(a) => a.to_json(),
-            TypedValue::Site(s) => s.to_json(),
+            TypedValue::Admin(a) => admin_to_json(a),
+            TypedValue::Site(s) => site_to_json(s),
             TypedValue::VList(v) => vlist_to_json(v),
-            TypedValue::PubKey(k) => return k.to_json(),
+            TypedValue::PubKey(k) => key_to_json(k),
             TypedValue::SecKey(b) | TypedValue::Binary(b) => match std::str::from_utf8(b) {
                 Ok(s) if matches!(self, TypedValue::SecKey(_)) => json!(s),
                 _ => json!(hex::encode(b)),

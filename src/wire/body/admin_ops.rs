@@ -3,12 +3,12 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::lists::{read_handle, read_u32_list};
+use super::lists::{read_bytes_list_capped, read_handle, read_u32_list};
 use crate::wire::error::{DecodeError, EncodeError};
 use crate::wire::limits::Limits;
 use crate::wire::reader::Reader;
 use crate::wire::value::{decode_values, encode_values, HandleValue};
-use crate::wire::writer::{put_bytes, put_u32_list};
+use crate::wire::writer::{put_bytes, put_bytes_list, put_u32_list};
 
 /// Decodes `handle ‖ value count ‖ values` (create handle, add values, modify values).
 pub(crate) fn decode_handle_values(
@@ -58,4 +58,18 @@ pub(crate) fn encode_handle_indexes(
 /// Appends `handle`.
 pub(crate) fn encode_handle(out: &mut BytesMut, handle: &[u8]) -> Result<(), EncodeError> {
     put_bytes(out, "admin.handle", handle)
+}
+
+/// Decodes `int4 count ‖ count × handle` (list handles response), each handle capped at
+/// `limits.max_handle_length`.
+pub(crate) fn decode_handle_list(
+    r: &mut Reader,
+    limits: &Limits,
+) -> Result<Vec<Bytes>, DecodeError> {
+    read_bytes_list_capped(r, "list_handles.handles", limits.max_handle_length, limits)
+}
+
+/// Appends `int4 count ‖ count × handle`.
+pub(crate) fn encode_handle_list(out: &mut BytesMut, handles: &[Bytes]) -> Result<(), EncodeError> {
+    put_bytes_list(out, "list_handles.handles", handles)
 }

@@ -4,6 +4,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::lists::{read_handle, read_u32_list};
+use crate::wire::envelope::ProtocolVersion;
 use crate::wire::error::{DecodeError, EncodeError};
 use crate::wire::limits::Limits;
 use crate::wire::reader::Reader;
@@ -147,23 +148,53 @@ impl ReferralBody {
 }
 
 /// Body of RC 402 AUTHENTICATION_NEEDED: the server's nonce.
+///
+/// From 2.1 on the request digest comes before the body (RD is set) and the body is
+/// `int4 16 ‖ nonce`; a 2.0 (or 5.0) challenge is `UTF8 nonce ‖ UTF8 MD5 request digest`, the
+/// digest then in [`ChallengeBody::legacy_digest`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ChallengeBody {
     /// The nonce (16 bytes from the reference server).
     pub nonce: Bytes,
+    /// The MD5 request digest after the nonce of a 2.0 challenge; `None` from 2.1 on.
+    pub legacy_digest: Option<Bytes>,
 }
 
 impl ChallengeBody {
-    /// Decodes `UTF8 nonce`.
-    pub fn decode(r: &mut Reader, limits: &Limits) -> Result<Self, DecodeError> {
+    /// A challenge body in the ≥ 2.1 form.
+    pub fn new(nonce: impl Into<Bytes>) -> Self {
+        Self {
+            nonce: nonce.into(),
+            legacy_digest: None,
+        }
+    }
+
+    /// Decodes `UTF8 nonce`, and for a message of version 2.0 (or its alias 5.0) the
+    /// length-prefixed digest after it.
+    pub fn decode(
+        r: &mut Reader,
+        version: ProtocolVersion,
+        limits: &Limits,
+    ) -> Result<Self, DecodeError> {
+        let nonce = r.bytes("challenge.nonce", limits.max_array)?;
+        let legacy_digest = if version.at_least(2, 1) {
+            None
+        } else {
+            Some(r.bytes("challenge.legacy_digest", limits.max_array)?)
+        };
         Ok(Self {
-            nonce: r.bytes("challenge.nonce", limits.max_array)?,
+            nonce,
+            legacy_digest,
         })
     }
 
     /// Appends the body.
     pub fn encode(&self, out: &mut BytesMut) -> Result<(), EncodeError> {
-        put_bytes(out, "challenge.nonce", &self.nonce)
+        put_bytes(out, "challenge.nonce", &self.nonce)?;
+        if let Some(d) = &self.legacy_digest {
+            put_bytes(out, "challenge.legacy_digest", d)?;
+        }
+        Ok(())
     }
 }
 

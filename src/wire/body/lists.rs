@@ -43,3 +43,18 @@ pub(crate) fn read_bytes_list(
     }
     Ok(out)
 }
+
+/// Reads a string list whose items are each capped at `item_limit`.
+pub(crate) fn read_bytes_list_capped(
+    r: &mut Reader,
+    field: &'static str,
+    item_limit: usize,
+    limits: &Limits,
+) -> Result<Vec<Bytes>, DecodeError> {
+    let n = r.count(field, limits.max_array, 4)?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(r.bytes(field, item_limit)?);
+    }
+    Ok(out)
+}

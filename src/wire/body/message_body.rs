@@ -6,19 +6,21 @@
 //!   body is kept as [`Body::Unknown`], since its length cannot be known);
 //! - responses: 1 → op-specific success body, 302 → referral, 303 → referral from version
 //!   2.5 on and an error body before, 402 → challenge, anything else → error body;
+//! - requests and successes of list handles (105, 106), the challenge answer (200) and
+//!   session setup (400) have their own layouts (`auth.rs`);
 //! - an error body shorter than 4 bytes is an empty message (as the reference library reads
 //!   it; re-encoded with the 4-byte length);
 //! - a known layout that leaves bytes unread, and any op this library has no layout for, is
-//!   kept byte for byte as [`Body::Unknown`] (so it re-encodes exactly: e.g. session setup,
-//!   whose BodyLength counts two trailing zero bytes, §14.15). Malformed bytes inside a known
-//!   layout are a [`DecodeError`].
+//!   kept byte for byte as [`Body::Unknown`] (so it re-encodes exactly). Malformed bytes
+//!   inside a known layout are a [`DecodeError`].
 
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::admin_ops::{
-    decode_handle, decode_handle_indexes, decode_handle_values, encode_handle,
-    encode_handle_indexes, encode_handle_values,
+    decode_handle, decode_handle_indexes, decode_handle_list, decode_handle_values, encode_handle,
+    encode_handle_indexes, encode_handle_list, encode_handle_values,
 };
+use super::auth::{ChallengeAnswer, SessionSetupRequest, SessionSetupResponse};
 use super::generic::{
     ChallengeBody, ErrorBody, GetSiteInfoRequest, ReferralBody, SiteInfoResponse,
 };
@@ -87,6 +89,23 @@ pub enum Body {
         /// Indexes to remove.
         indexes: Vec<u32>,
     },
+    /// OC_LIST_HANDLES (and OC_LIST_NA) request: the prefix handle (`0.NA/…`).
+    ListHandlesRequest {
+        /// The prefix handle whose handles (or derived prefixes) are listed.
+        handle: Bytes,
+    },
+    /// OC_LIST_HANDLES (and OC_LIST_NA) success: one message of the list. All but the last
+    /// message of a list carry the CN (continuous) flag.
+    ListHandlesResponse {
+        /// The handles in this message (at most 50 from the reference server).
+        handles: Vec<Bytes>,
+    },
+    /// OC_RESPONSE_TO_CHALLENGE request: the answer to a 402.
+    ChallengeAnswer(ChallengeAnswer),
+    /// OC_SESSION_SETUP request.
+    SessionSetupRequest(SessionSetupRequest),
+    /// OC_SESSION_SETUP success.
+    SessionSetupResponse(SessionSetupResponse),
     /// Generic success with nothing after the optional digest.
     Success,
     /// Anything else, kept byte for byte (after the digest, if one was read).
@@ -157,6 +176,11 @@ impl Body {
             Body::RemoveValueRequest { handle, indexes } => {
                 encode_handle_indexes(out, handle, indexes)
             }
+            Body::ListHandlesRequest { handle } => encode_handle(out, handle),
+            Body::ListHandlesResponse { handles } => encode_handle_list(out, handles),
+            Body::ChallengeAnswer(b) => b.encode(out),
+            Body::SessionSetupRequest(b) => b.encode(out),
+            Body::SessionSetupResponse(b) => b.encode(out),
             Body::Success => Ok(()),
             Body::Unknown(b) => {
                 out.put_slice(b);
@@ -208,6 +232,11 @@ fn decode_request(
             let (handle, indexes) = decode_handle_indexes(r, limits)?;
             Body::RemoveValueRequest { handle, indexes }
         }
+        OpCode::ListHandles | OpCode::ListNa => Body::ListHandlesRequest {
+            handle: decode_handle(r, limits)?,
+        },
+        OpCode::ChallengeResponse => Body::ChallengeAnswer(ChallengeAnswer::decode(r, limits)?),
+        OpCode::SessionSetup => Body::SessionSetupRequest(SessionSetupRequest::decode(r, limits)?),
         _ => return Ok(None),
     }))
 }
@@ -223,6 +252,12 @@ fn decode_response(
         ResponseCode::Success => match op {
             OpCode::Resolution => Body::ResolutionResponse(ResolutionResponse::decode(r, limits)?),
             OpCode::GetSiteInfo => Body::SiteInfoResponse(SiteInfoResponse::decode(r)),
+            OpCode::ListHandles | OpCode::ListNa => Body::ListHandlesResponse {
+                handles: decode_handle_list(r, limits)?,
+            },
+            OpCode::SessionSetup => {
+                Body::SessionSetupResponse(SessionSetupResponse::decode(r, limits)?)
+            }
             _ if r.is_empty() => Body::Success,
             OpCode::CreateHandle => Body::CreateHandleResponse {
                 handle: decode_handle(r, limits)?,
@@ -234,7 +269,9 @@ fn decode_response(
         ResponseCode::PrefixReferral if version.at_least(2, 5) => {
             Body::Referral(ReferralBody::decode(r, limits)?)
         }
-        ResponseCode::AuthenticationNeeded => Body::Challenge(ChallengeBody::decode(r, limits)?),
+        ResponseCode::AuthenticationNeeded => {
+            Body::Challenge(ChallengeBody::decode(r, version, limits)?)
+        }
         _ => Body::Error(ErrorBody::decode(r, limits)?),
     }))
 }

@@ -1,0 +1,258 @@
+//! `admin`: create, change, delete and list handles as an identity.
+//!
+//! ```sh
+//! export HANDLE_RESOLVER_SECRET=...   # or --secret-file FILE, or --key-file FILE
+//! cargo run --example admin -- --server 127.0.0.1:2641 --auth 300:0.NA/20.500.1 \
+//!     create 20.500.1/new --values values.json
+//! cargo run --example admin -- --server 127.0.0.1:2641 --auth 300:0.NA/20.500.1 --key-file admpriv.bin \
+//!     remove 20.500.1/new 3 4
+//! ```
+//!
+//! Values are read as the REST API's PUT body: `{"values": [...]}` or a bare array of
+//! REST values (`{"index": 1, "type": "URL", "data": {"format": "string", "value": ...}}`).
+//! Exit status: 0 done, 1 refused by the server (exists, not found, not permitted,
+//! authentication failed, ...), 2 bad input (nothing sent), 3 no answer.
+
+#[path = "resolve/addr.rs"]
+#[allow(dead_code)]
+mod addr;
+#[path = "resolve/auth.rs"]
+#[allow(dead_code)]
+mod auth;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use handle_resolver::resolver::AdminError;
+use handle_resolver::wire::json::values_from_json;
+use handle_resolver::wire::{HandleValue, Limits};
+use handle_resolver::Resolver;
+
+/// Done.
+const OK: u8 = 0;
+/// The server refused the operation.
+const REFUSED: u8 = 1;
+/// Bad input: nothing was sent.
+const BAD_INPUT: u8 = 2;
+/// No answer (network, deadline, a bad answer).
+const NETWORK: u8 = 3;
+
+const AFTER_HELP: &str = "\
+The identity is --auth INDEX:HANDLE with its key from --secret-file, --key-file or the
+environment variable HANDLE_RESOLVER_SECRET (never from the command line). Requests go to a
+primary site of the handle's prefix (through --root), or to --server alone.
+
+Exit status: 0 done; 1 refused by the server (already exists, not found, value exists, not
+permitted, authentication failed, ...); 2 bad input (nothing sent); 3 no answer.";
+
+/// Create, change, delete and list handles as an authenticated identity.
+#[derive(Debug, Parser)]
+#[command(name = "admin", version, after_help = AFTER_HELP)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+
+    /// Send every request to this server (HOST[:PORT], port 2641 unless given), without
+    /// service lookup.
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOST[:PORT]",
+        conflicts_with = "root"
+    )]
+    server: Option<String>,
+    /// The root to find the prefix's primary site from (HOST[:PORT]) [default: the global
+    /// root servers].
+    #[arg(long, global = true, value_name = "HOST[:PORT]")]
+    root: Option<String>,
+    /// Deadline of each request, in seconds.
+    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
+    timeout: f64,
+
+    #[command(flatten)]
+    auth: auth::AuthArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create HANDLE with the values of FILE (include an HS_ADMIN value).
+    Create {
+        /// The handle.
+        handle: String,
+        /// The values: a JSON file (`{"values": [...]}` or `[...]`; `-` for stdin).
+        #[arg(long, value_name = "FILE")]
+        values: PathBuf,
+    },
+    /// Add the values of FILE to HANDLE (their indexes must be free).
+    Add {
+        /// The handle.
+        handle: String,
+        /// The values (as for create).
+        #[arg(long, value_name = "FILE")]
+        values: PathBuf,
+    },
+    /// Replace the values of HANDLE at the indexes of FILE's values.
+    Modify {
+        /// The handle.
+        handle: String,
+        /// The values (as for create).
+        #[arg(long, value_name = "FILE")]
+        values: PathBuf,
+    },
+    /// Remove the values of HANDLE at INDEX...
+    Remove {
+        /// The handle.
+        handle: String,
+        /// The indexes of the values to remove.
+        #[arg(required = true, value_name = "INDEX")]
+        indexes: Vec<u32>,
+    },
+    /// Delete HANDLE.
+    Delete {
+        /// The handle.
+        handle: String,
+    },
+    /// List the handles under PREFIX (e.g. 20.500.1), one a line.
+    List {
+        /// The prefix.
+        prefix: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let resolver = match build(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let values = match &args.command {
+        Command::Create { values, .. }
+        | Command::Add { values, .. }
+        | Command::Modify { values, .. } => match read_values(values) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(BAD_INPUT);
+            }
+        },
+        _ => Vec::new(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(NETWORK);
+        }
+    };
+    match runtime.block_on(run(&resolver, args.command, values)) {
+        Ok(lines) => {
+            for line in lines {
+                println!("{line}");
+            }
+            ExitCode::from(OK)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(exit_status(&e))
+        }
+    }
+}
+
+/// The resolver the options describe, or why not (nothing is sent).
+fn build(args: &Args) -> Result<Resolver, String> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
+        return Err(format!(
+            "--timeout {}: expected seconds above 0, at most one day",
+            args.timeout
+        ));
+    }
+    let mut b = Resolver::builder().timeout(Duration::from_secs_f64(args.timeout));
+    if let Some(me) = args.auth.authenticator()? {
+        b = b.authenticator(me);
+    }
+    if let Some(server) = &args.server {
+        let addr =
+            addr::resolve_host_port(server).map_err(|e| format!("--server {server}: {e}"))?;
+        b = b.server(addr);
+    }
+    if let Some(root) = &args.root {
+        let addr = addr::resolve_host_port(root).map_err(|e| format!("--root {root}: {e}"))?;
+        b = b.root_server(addr);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+/// The values in `path` (`-`: stdin): `{"values": [...]}` or a bare array.
+fn read_values(path: &Path) -> Result<Vec<HandleValue>, String> {
+    let shown = path.display();
+    let text = if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(path)
+    }
+    .map_err(|e| format!("--values {shown}: cannot read it: {e}"))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("--values {shown}: not JSON: {e}"))?;
+    let list = match &doc {
+        serde_json::Value::Object(o) => o.get("values").ok_or_else(|| {
+            format!("--values {shown}: an object needs a \"values\" array (or give a bare array)")
+        })?,
+        other => other,
+    };
+    values_from_json(list, &Limits::default()).map_err(|e| format!("--values {shown}: {e}"))
+}
+
+/// Runs one subcommand: the lines to print on success.
+async fn run(
+    resolver: &Resolver,
+    command: Command,
+    values: Vec<HandleValue>,
+) -> Result<Vec<String>, AdminError> {
+    let admin = resolver.admin();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    Ok(match command {
+        Command::Create { handle, .. } => {
+            let n = values.len();
+            let created = admin.create_handle(&handle, values).await?;
+            vec![format!("created {created} ({n} value{})", plural(n))]
+        }
+        Command::Add { handle, .. } => {
+            let n = values.len();
+            admin.add_values(&handle, values).await?;
+            vec![format!("{handle}: {n} value{} added", plural(n))]
+        }
+        Command::Modify { handle, .. } => {
+            let n = values.len();
+            admin.modify_values(&handle, values).await?;
+            vec![format!("{handle}: {n} value{} modified", plural(n))]
+        }
+        Command::Remove { handle, indexes } => {
+            let n = indexes.len();
+            admin.remove_values(&handle, indexes).await?;
+            vec![format!("{handle}: {n} value{} removed", plural(n))]
+        }
+        Command::Delete { handle } => {
+            admin.delete_handle(&handle).await?;
+            vec![format!("deleted {handle}")]
+        }
+        Command::List { prefix } => admin.list_handles(&prefix).await?,
+    })
+}
+
+/// The exit status of a failed operation.
+fn exit_status(e: &AdminError) -> u8 {
+    match e {
+        AdminError::Failed(inner) if inner.is_input_error() => BAD_INPUT,
+        AdminError::Failed(inner) if inner.response_code().is_some() => REFUSED,
+        AdminError::Failed(_) => NETWORK,
+        _ => REFUSED,
+    }
+}

@@ -1,0 +1,11 @@
+//! Authentication and administration against the captures-auth reference set
+//! (`fixtures/reference/captures-auth/`): every message decodes and re-encodes exactly, and
+//! every captured challenge is answered as the reference library answered it.
+
+mod answers;
+mod captures;
+#[cfg(feature = "testing")]
+mod cli;
+mod compare;
+#[cfg(feature = "testing")]
+mod loopback;

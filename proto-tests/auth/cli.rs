@@ -1,0 +1,399 @@
+//! The `admin` example and `resolve --auth` as a user runs them, against the loopback test
+//! server holding the captures-auth records and identities: create, add, modify, remove,
+//! reading a non-public value with a secret file and with a key file, list, delete; the
+//! refusals (exit 1) and bad input (exit 2, nothing sent).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use super::captures::auth_dir;
+use super::loopback::server;
+
+const HANDLE: &str = "20.500.12345/CLI-MADE";
+
+/// An example built next to this test binary (`cargo test` builds the examples).
+fn example(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe
+        .parent()?
+        .parent()?
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    path.exists().then_some(path)
+}
+
+/// Runs `bin` with `args`, without the environment's root, server or secret.
+async fn run(bin: &Path, args: &[&str]) -> Output {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env_remove("HANDLE_RESOLVER_ROOT")
+        .env_remove("HANDLE_RESOLVER_SERVER")
+        .env_remove("HANDLE_RESOLVER_SECRET");
+    tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn status(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+/// A fresh directory for this test's files.
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "handle-resolver-admin-cli-{}-{:x}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// The (index, data) of each value `resolve --json` printed.
+fn values(o: &Output) -> Vec<(u64, String)> {
+    let doc: Value = serde_json::from_str(stdout(o).trim()).unwrap();
+    doc["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["index"].as_u64().unwrap(),
+                v["data"]["value"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
+    let (Some(admin), Some(resolve)) = (example("admin"), example("resolve")) else {
+        eprintln!("admin or resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let server = server().await;
+    let addr = server.addr().to_string();
+    let dir = scratch();
+    // The identities and keys of captures-auth/keys/identities.json; the secret file ends
+    // in a newline, which is not part of the secret.
+    let secret = write(&dir, "seckey", "public-test-secret-1\n");
+    let wrong = write(&dir, "wrong", "public-WRONG-secret\n");
+    let rsa_key = auth_dir().join("keys/rsa_privkey.bin");
+    let rsa_key = rsa_key.to_str().unwrap();
+    let me = ["--server", &addr, "--auth", "300:20.500.12345/USER-SECKEY"];
+    let as_me = |rest: &[&str]| -> Vec<String> {
+        me.iter()
+            .chain(["--secret-file", secret.as_str()].iter())
+            .chain(rest.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let go = |bin: &Path, a: Vec<String>| {
+        let bin = bin.to_path_buf();
+        async move {
+            let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+            run(&bin, &refs).await
+        }
+    };
+
+    // create: a bare array; index 2 is readable by its admins only ("1100"), and both
+    // USER-SECKEY:300 and USER-RSA:300 administer it.
+    let admin_of = |index: u32, who: &str| {
+        format!(
+            r#"{{"index": {index}, "type": "HS_ADMIN", "data": {{"format": "admin",
+                "value": {{"handle": "{who}", "index": 300, "permissions": "111111111111"}}}}}}"#
+        )
+    };
+    let create = write(
+        &dir,
+        "create.json",
+        &format!(
+            r#"[{{"index": 1, "type": "URL", "data": {{"format": "string", "value": "https://example.org/v1"}}}},
+               {{"index": 2, "type": "EMAIL", "data": {{"format": "string", "value": "hidden@example.org"}},
+                 "permissions": "1100"}},
+               {}, {}]"#,
+            admin_of(100, "20.500.12345/USER-SECKEY"),
+            admin_of(101, "20.500.12345/USER-RSA")
+        ),
+    );
+    let o = go(&admin, as_me(&["create", HANDLE, "--values", &create])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), format!("created {HANDLE} (4 values)"));
+    assert!(server.store().get(HANDLE.as_bytes()).is_some());
+    let o = go(&admin, as_me(&["create", HANDLE, "--values", &create])).await;
+    assert_eq!(status(&o), 1);
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+
+    // add: the PUT body shape {"values": [...]}; again at the same index is refused.
+    let add = write(
+        &dir,
+        "add.json",
+        r#"{"values": [{"index": 3, "type": "DESC", "data": {"format": "string", "value": "added"}}]}"#,
+    );
+    let o = go(&admin, as_me(&["add", HANDLE, "--values", &add])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let o = go(&admin, as_me(&["add", HANDLE, "--values", &add])).await;
+    assert_eq!(status(&o), 1);
+    assert!(stderr(&o).contains("a value exists"), "{}", stderr(&o));
+
+    let modify = write(
+        &dir,
+        "modify.json",
+        r#"[{"index": 1, "type": "URL", "data": {"format": "string", "value": "https://example.org/v2"}}]"#,
+    );
+    let o = go(&admin, as_me(&["modify", HANDLE, "--values", &modify])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let o = go(&admin, as_me(&["remove", HANDLE, "3"])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let o = go(&admin, as_me(&["remove", HANDLE, "99"])).await;
+    assert_eq!(status(&o), 1);
+    assert!(stderr(&o).contains("no such values"), "{}", stderr(&o));
+
+    // Without an identity the non-public value is not there; with the secret file, and
+    // with the RSA key file of the other admin, it is.
+    let o = go(
+        &resolve,
+        vec![
+            "--server".into(),
+            addr.clone(),
+            "--json".into(),
+            HANDLE.into(),
+        ],
+    )
+    .await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let public: Vec<u64> = values(&o).iter().map(|v| v.0).collect();
+    assert!(!public.contains(&2), "{public:?}");
+    let o = go(&resolve, as_me(&["--json", HANDLE])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let all = values(&o);
+    let indexes: Vec<u64> = all.iter().map(|v| v.0).collect();
+    assert_eq!(indexes, [1, 2, 100, 101]);
+    assert_eq!(all[0].1, "https://example.org/v2");
+    assert_eq!(all[1].1, "hidden@example.org");
+    let with_key: Vec<String> = [
+        "--server",
+        &addr,
+        "--auth",
+        "300:20.500.12345/USER-RSA",
+        "--key-file",
+        rsa_key,
+        "--json",
+        HANDLE,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = go(&resolve, with_key).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(values(&o)[1], (2, "hidden@example.org".to_string()));
+
+    // The secret key from the environment (the variable's newline stripped too).
+    let mut c = Command::new(&resolve);
+    c.args([
+        "--server",
+        &addr,
+        "--auth",
+        "300:20.500.12345/USER-SECKEY",
+        "--json",
+        HANDLE,
+    ])
+    .env_remove("HANDLE_RESOLVER_ROOT")
+    .env_remove("HANDLE_RESOLVER_SERVER")
+    .env("HANDLE_RESOLVER_SECRET", "public-test-secret-1\n");
+    let o = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(values(&o)[1], (2, "hidden@example.org".to_string()));
+
+    // list: every handle under the prefix, ours among them, one a line.
+    let o = go(&admin, as_me(&["list", "20.500.12345"])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let listed: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    let expected: Vec<String> = server
+        .store()
+        .handles_under("20.500.12345")
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).into_owned())
+        .collect();
+    assert_eq!(listed, expected);
+    assert!(listed.iter().any(|h| h == HANDLE));
+
+    // A wrong secret: refused, and the handle is still there.
+    let mut wrong_args: Vec<String> = me.iter().map(|s| s.to_string()).collect();
+    wrong_args.extend([
+        "--secret-file".into(),
+        wrong.clone(),
+        "delete".into(),
+        HANDLE.into(),
+    ]);
+    let o = go(&admin, wrong_args).await;
+    assert_eq!(status(&o), 1);
+    assert!(
+        stderr(&o).contains("authentication failed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(server.store().get(HANDLE.as_bytes()).is_some());
+    // The same wrong secret to `resolve`: refused (exit 1), the server's code in the JSON.
+    let wrong_resolve: Vec<String> = [
+        "--server",
+        addr.as_str(),
+        "--auth",
+        "300:20.500.12345/USER-SECKEY",
+        "--secret-file",
+        wrong.as_str(),
+        "--json",
+        HANDLE,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = go(&resolve, wrong_resolve).await;
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"responseCode\":403"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    let o = go(&admin, as_me(&["delete", HANDLE])).await;
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(server.store().get(HANDLE.as_bytes()).is_none());
+    let o = go(&admin, as_me(&["delete", HANDLE])).await;
+    assert_eq!(status(&o), 1);
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_never_come_from_the_command_line_and_bad_input_sends_nothing() {
+    let (Some(admin), Some(resolve)) = (example("admin"), example("resolve")) else {
+        eprintln!("admin or resolve example not built; skipping the CLI checks");
+        return;
+    };
+    let server = server().await;
+    let addr = server.addr().to_string();
+    let dir = scratch();
+    let me = ["--server", &addr, "--auth", "300:20.500.12345/USER-SECKEY"];
+    // No option takes a secret as its value: clap rejects them (usage error, exit 2).
+    for bin in [&admin, &resolve] {
+        for option in ["--secret", "--secret-key", "--password", "--passphrase"] {
+            let mut a: Vec<&str> = me.to_vec();
+            a.extend([option, "public-test-secret-1", "delete", HANDLE]);
+            let o = run(bin, &a).await;
+            assert_eq!(status(&o), 2, "{option}");
+            assert!(
+                stderr(&o).contains("unexpected argument"),
+                "{option}: {}",
+                stderr(&o)
+            );
+        }
+    }
+    let not_a_key = write(&dir, "not-a-key", "this is not a key\n");
+    let bad_json = write(&dir, "bad.json", r#"{"values": [{"index": "one"}]}"#);
+    let values_ok = write(&dir, "ok.json", "[]");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [&me[..], &["--key-file", &not_a_key, "delete", HANDLE]].concat(),
+            "not a usable private key",
+        ),
+        (
+            [
+                &me[..],
+                &["--key-file", "/nonexistent/key", "list", "20.500.12345"],
+            ]
+            .concat(),
+            "--key-file /nonexistent/key",
+        ),
+        // --auth without a key, and no HANDLE_RESOLVER_SECRET.
+        (
+            [&me[..], &["delete", HANDLE]].concat(),
+            "HANDLE_RESOLVER_SECRET",
+        ),
+        (
+            vec![
+                "--server",
+                &addr,
+                "--auth",
+                "USER-SECKEY",
+                "--secret-file",
+                &not_a_key,
+                "delete",
+                HANDLE,
+            ],
+            "not INDEX:HANDLE",
+        ),
+        (
+            [
+                &me[..],
+                &[
+                    "--secret-file",
+                    &not_a_key,
+                    "create",
+                    HANDLE,
+                    "--values",
+                    &bad_json,
+                ],
+            ]
+            .concat(),
+            "index",
+        ),
+        (
+            [
+                &me[..],
+                &[
+                    "--secret-file",
+                    &not_a_key,
+                    "create",
+                    "no-slash",
+                    "--values",
+                    &values_ok,
+                ],
+            ]
+            .concat(),
+            "no-slash",
+        ),
+    ];
+    for (a, text) in cases {
+        let o = run(&admin, &a).await;
+        assert_eq!(status(&o), 2, "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(text), "{a:?}: {}", stderr(&o));
+    }
+    // The same key-file error from resolve.
+    let o = run(
+        &resolve,
+        &[
+            &me[..],
+            &["--key-file", &not_a_key, "20.500.12345/PROTECTED"],
+        ]
+        .concat(),
+    )
+    .await;
+    assert_eq!(status(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a usable private key"),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing of it reached the server.
+    assert_eq!(server.udp_requests() + server.tcp_requests(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

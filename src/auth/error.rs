@@ -1,0 +1,94 @@
+//! Errors of the authentication layer. None of them carries secret material.
+
+use thiserror::Error;
+
+use crate::wire::{DecodeError, EncodeError};
+
+/// Why a challenge could not (or must not) be answered.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// The message is not an RC 402 AUTHENTICATION_NEEDED with a challenge body.
+    #[error("not a challenge: response code {0}")]
+    NotAChallenge(u32),
+    /// The challenge answers another kind of request (the op codes differ).
+    #[error("the challenge is for {field} {theirs}, our request has {ours}")]
+    OtherRequest {
+        /// The field that differs.
+        field: &'static str,
+        /// Ours.
+        ours: u32,
+        /// The challenge's.
+        theirs: u32,
+    },
+    /// The challenge carries no request digest, so nothing ties it to our request.
+    #[error("the challenge carries no request digest")]
+    NoRequestDigest,
+    /// The request digest uses an algorithm nobody can compute.
+    #[error("unknown request digest algorithm {0}")]
+    UnknownDigestAlgorithm(u8),
+    /// The request digest is not the digest of our request: nothing is signed ("Asked to
+    /// sign unidentified request!" in the reference library).
+    #[error("the challenge's request digest is not the digest of our request")]
+    DigestMismatch,
+    /// The nonce is not the 16 bytes the protocol uses.
+    #[error("nonce of {0} bytes; 16 expected")]
+    NonceLength(usize),
+    /// The identity cannot answer with this kind of key (e.g. an RSA key and MD5 forced).
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+    /// The signature could not be computed.
+    #[error("signing failed: {0}")]
+    Sign(&'static str),
+    /// The request could not be encoded to compute its digest, or the answer to encode it.
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+}
+
+/// Why a private key (file) could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum KeyFileError {
+    /// The reference library's key encoding does not decode (names the field).
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The key file is passphrase-encrypted with a scheme this library does not read.
+    #[error("key file encrypted with scheme {0}, which this library cannot decrypt")]
+    EncryptedScheme(u32),
+    /// The key file is passphrase-encrypted and no passphrase was given.
+    #[error("key file is encrypted (scheme {0}) and needs a passphrase")]
+    NeedsPassphrase(u32),
+    /// The passphrase does not decrypt the key file.
+    #[error("the passphrase does not decrypt the key file")]
+    WrongPassphrase,
+    /// The encryption scheme code is not one the reference library defines.
+    #[error("unknown key file encryption scheme {0}")]
+    UnknownScheme(u32),
+    /// A key type this library does not sign with (the type string, lossy).
+    #[error("unsupported private key type {0:?}")]
+    UnsupportedKeyType(String),
+    /// The key components are not a valid key of their type.
+    #[error("invalid {0} private key")]
+    InvalidKey(&'static str),
+    /// A PEM or DER document that is not a PKCS#8 RSA or DSA private key.
+    #[error("not a PKCS#8 RSA or DSA private key: {0}")]
+    Pkcs8(String),
+    /// The file could not be read (the I/O error's text; the path is the caller's).
+    #[error("cannot read the key file: {0}")]
+    Io(String),
+}
+
+/// Why an `index:handle` identity does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum IdentityError {
+    /// No `:` between index and handle.
+    #[error("identity {0:?} is not INDEX:HANDLE")]
+    Form(String),
+    /// The index is not a number from 0 to 2^32-1... as the reference writes it (a Java int).
+    #[error("identity index {0:?} is not a number")]
+    Index(String),
+    /// The handle part is empty.
+    #[error("identity has an empty handle")]
+    EmptyHandle,
+}
