@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     assert_eq!(site.encode().expect("a decoded record encodes"), bytes);
-    let _ = site.to_json();
+    let _ = handle_resolver::wire::json::site_to_json(&site);
     let _ = site.description();
     for handle in [&b"0.NA/20.500.1"[..], b"20.500.1/abc", b"", data] {
         if let Some(i) = site.server_index_for(handle) {
