@@ -18,8 +18,8 @@ use super::super::codec::{CodecError, HandleCodec};
 use super::super::error::TransportError;
 use super::super::exchange::ExchangeOptions;
 use super::super::request_id::{encode_with_request_id, random_request_id};
+use super::target::{HttpTarget, HDL_MIME_TYPE};
 use super::tls;
-use super::{HttpTarget, HDL_MIME_TYPE};
 use crate::wire::{Body, Message, ENVELOPE_LEN};
 
 /// What is percent-encoded in the handle of the URL path: controls, space and the characters
@@ -204,6 +204,23 @@ pub(crate) fn http_error(e: hyper::Error) -> TransportError {
     } else {
         TransportError::Http(e.to_string())
     }
+}
+
+/// The answer in the body of a native HTTP(S) response, as an exchange reads it: the content
+/// type (its media type, when given) must be [`HDL_MIME_TYPE`], the body's first envelope +
+/// message must decode under `options.limits` and be a response. The HTTP status is only
+/// named in errors.
+///
+/// Not a stable API: public so that the fuzz targets (`fuzz/`) reach the decoder without a
+/// socket.
+#[doc(hidden)]
+pub fn decode_native_answer(
+    status: u16,
+    content_type: Option<&str>,
+    body: bytes::Bytes,
+    options: &ExchangeOptions,
+) -> Result<crate::wire::Message, TransportError> {
+    decode_answer(status, content_type, body, options)
 }
 
 #[cfg(test)]

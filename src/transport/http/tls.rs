@@ -20,7 +20,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::super::error::TransportError;
-use super::HttpTarget;
+use super::target::HttpTarget;
 use crate::wire::PublicKey;
 
 /// The crypto provider every TLS setting here uses.
