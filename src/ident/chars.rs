@@ -27,6 +27,10 @@ pub(crate) const SEGMENT: &AsciiSet = &CONTROLS
 /// Like [`SEGMENT`] but keeps `/` (for `doi:` suffixes, which may contain it).
 pub(crate) const DOI_SUFFIX: &AsciiSet = &SEGMENT.remove(b'/');
 
+/// A whole handle in a URL path (`/prefix/suffix`, as the reference client and the proxies
+/// write it): [`SEGMENT`] keeping `/`.
+pub(crate) const HANDLE_PATH: &AsciiSet = DOI_SUFFIX;
+
 /// RFC 3986 `unreserved`.
 pub(crate) fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')

@@ -19,7 +19,7 @@
 //! ```
 #![warn(unreachable_pub)]
 
-mod chars;
+pub(crate) mod chars;
 mod cordra;
 mod error;
 mod handle;

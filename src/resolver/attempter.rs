@@ -242,7 +242,7 @@ impl Attempter {
         let admin = spec.is_admin();
         if admin {
             // Administration never over UDP (the sites' UDP interfaces are query-only).
-            kinds.retain(|k| *k != TransportKind::Udp);
+            kinds.to_mut().retain(|k| *k != TransportKind::Udp);
         }
         let unusable = SocketAddr::new(server.address, 0);
         self.over_transports(

@@ -16,6 +16,7 @@
 //!
 //! Keyed like the SRTT table (`srtt_key`: the server, whatever transport is used).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -98,20 +99,24 @@ impl Health {
 
     /// The transports to try on `server`, in order: `order` with the transports it learned
     /// to fail moved to the end (in their order).
-    pub(crate) fn transports(
+    pub(crate) fn transports<'a>(
         &self,
         server: SocketAddr,
-        order: &[TransportKind],
-    ) -> Vec<TransportKind> {
+        order: &'a [TransportKind],
+    ) -> Cow<'a, [TransportKind]> {
         let now = Instant::now();
         let m = self.entries.lock();
-        let Some(e) = m.get(&server) else {
-            return order.to_vec();
+        let demoted = |k: &TransportKind| {
+            m.get(&server)
+                .is_some_and(|e| e.demoted.iter().any(|(d, until)| d == k && *until > now))
         };
-        let demoted = |k: &TransportKind| e.demoted.iter().any(|(d, until)| d == k && *until > now);
+        // The common case, nothing learned for this server: the order as it is, no copy.
+        if !order.iter().any(demoted) {
+            return Cow::Borrowed(order);
+        }
         let mut out: Vec<TransportKind> = order.iter().copied().filter(|k| !demoted(k)).collect();
         out.extend(order.iter().copied().filter(|k| demoted(k)));
-        out
+        Cow::Owned(out)
     }
 
     /// Whether a request may go to `server` now (see [`Admission`]).
@@ -231,16 +236,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_transport_that_failed_before_another_answered_goes_last_for_a_while() {
         let h = Health::new();
-        assert_eq!(h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
+        assert_eq!(&*h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
         h.answered(at(), &[Udp]);
-        assert_eq!(h.transports(at(), &[Udp, Tcp, Http]), [Tcp, Http, Udp]);
+        assert_eq!(&*h.transports(at(), &[Udp, Tcp, Http]), [Tcp, Http, Udp]);
         // Another server is not concerned.
         assert_eq!(
-            h.transports("127.0.0.2:1".parse().unwrap(), &[Udp, Tcp]),
+            &*h.transports("127.0.0.2:1".parse().unwrap(), &[Udp, Tcp]),
             [Udp, Tcp]
         );
         tokio::time::advance(LEARNED_FOR).await;
-        assert_eq!(h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
+        assert_eq!(&*h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -9,7 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use percent_encoding::{utf8_percent_encode, AsciiSet};
+
+use crate::ident::chars::HANDLE_PATH;
 use tokio::time::Instant;
 
 use crate::transport::{Exchange, Fetched, HttpGet, TransportError, TransportKind};
@@ -30,24 +32,9 @@ pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// sends more is cut off with an error).
 pub const MAX_REST_BODY: usize = 4 << 20;
 
-/// What is percent-encoded in the handle of the URL path (`/` stays, as the proxies write
-/// it; `?`, `#`, `%`, controls, spaces and non-ASCII do not).
-const PATH: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'|');
-/// What is percent-encoded in a query parameter's value.
-const QUERY: &AsciiSet = &PATH.add(b'&').add(b'=').add(b'+').add(b'/');
+/// What is percent-encoded in a query parameter's value: what a path would, and `&`, `=`,
+/// `+`, `/`.
+const QUERY: &AsciiSet = &HANDLE_PATH.add(b'&').add(b'=').add(b'+').add(b'/');
 
 /// A handle proxy's REST API.
 #[derive(Clone)]
@@ -120,7 +107,7 @@ impl Proxy {
         let mut url = format!(
             "{}/api/handles/{}",
             self.base,
-            utf8_percent_encode(spec.handle.as_str(), PATH)
+            utf8_percent_encode(spec.handle.as_str(), HANDLE_PATH)
         );
         let mut params: Vec<String> = Vec::new();
         for t in &spec.types {
@@ -227,11 +214,7 @@ impl Proxy {
         ),
         ResolveError,
     > {
-        let json = fetched
-            .content_type
-            .as_deref()
-            .map(|c| c.split(';').next().unwrap_or_default().trim())
-            .is_some_and(|m| m.eq_ignore_ascii_case("application/json"));
+        let json = fetched.has_media_type("application/json");
         if !json {
             return Err(self.failure(
                 url,

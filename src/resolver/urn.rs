@@ -428,12 +428,7 @@ async fn ask(
     };
     match status {
         200..=299 if service == UrnService::N2Ls => {
-            let media_type = fetched
-                .content_type
-                .as_deref()
-                .and_then(|t| t.split(';').next())
-                .map(str::trim);
-            if !media_type.is_some_and(|t| t.eq_ignore_ascii_case(URI_LIST_MEDIA_TYPE)) {
+            if !fetched.has_media_type(URI_LIST_MEDIA_TYPE) {
                 return Err(fatal(UrnError::ContentType {
                     url: url.to_string(),
                     got: fetched.content_type,

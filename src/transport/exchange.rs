@@ -178,7 +178,21 @@ pub struct Fetched {
     pub body: bytes::Bytes,
 }
 
+/// The media type of a `Content-Type` value: the part before any parameter, trimmed
+/// (`application/json; charset=utf-8` → `application/json`).
+pub fn media_type(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or_default().trim()
+}
+
 impl Fetched {
+    /// True when `Content-Type` is present and its media type is `want` (ASCII
+    /// case-insensitively).
+    pub fn has_media_type(&self, want: &str) -> bool {
+        self.content_type
+            .as_deref()
+            .is_some_and(|c| media_type(c).eq_ignore_ascii_case(want))
+    }
+
     /// An answer with `status` and `body` and no headers (for test doubles).
     pub fn new(status: u16, body: impl Into<bytes::Bytes>) -> Self {
         Self {

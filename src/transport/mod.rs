@@ -26,7 +26,9 @@ mod udp;
 
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
-pub use exchange::{Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind};
+pub use exchange::{
+    media_type, Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind,
+};
 pub use net::{
     NetTransport, NetTransportBuilder, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
 };

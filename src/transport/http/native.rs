@@ -9,36 +9,19 @@ use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, USER_AGENT};
 use hyper_util::rt::TokioIo;
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use percent_encoding::utf8_percent_encode;
 use tokio::net::TcpStream;
 use tokio_util::codec::Decoder;
 use tracing::debug;
 
 use super::super::codec::{CodecError, HandleCodec};
 use super::super::error::TransportError;
-use super::super::exchange::ExchangeOptions;
+use super::super::exchange::{media_type, ExchangeOptions};
 use super::super::request_id::{encode_with_request_id, random_request_id};
 use super::target::{HttpTarget, HDL_MIME_TYPE};
 use super::tls;
+use crate::ident::chars::HANDLE_PATH;
 use crate::wire::{Body, Message, ENVELOPE_LEN};
-
-/// What is percent-encoded in the handle of the URL path: controls, space and the characters
-/// that end or change a path (`?`, `#`, `%`) or that URLs never carry raw; `/` stays, as the
-/// reference client writes it.
-const PATH: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'|');
 
 /// The `User-Agent` sent with native requests.
 const AGENT: &str = concat!("handle-resolver/", env!("CARGO_PKG_VERSION"));
@@ -51,7 +34,11 @@ pub(crate) fn request_path(target: &HttpTarget, request: &Message) -> String {
         _ => b"",
     };
     let handle = String::from_utf8_lossy(handle);
-    format!("{}/{}", target.path, utf8_percent_encode(&handle, PATH))
+    format!(
+        "{}/{}",
+        target.path,
+        utf8_percent_encode(&handle, HANDLE_PATH)
+    )
 }
 
 /// One native exchange over HTTP(S): connect (within the TCP connect timeout), send the
@@ -168,13 +155,7 @@ pub(crate) fn decode_answer(
     body: Bytes,
     options: &ExchangeOptions,
 ) -> Result<Message, TransportError> {
-    let mime = content_type.map(|c| {
-        c.split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase()
-    });
+    let mime = content_type.map(|c| media_type(c).to_ascii_lowercase());
     if let Some(mime) = &mime {
         if mime != HDL_MIME_TYPE {
             return Err(TransportError::Http(format!(
