@@ -53,6 +53,10 @@ struct Args {
     /// Reset every native TCP connection at once, as a firewall that rejects them.
     #[arg(long)]
     drop_tcp: bool,
+    /// Close the UDP port (a datagram gets ICMP port unreachable); TCP still answers, and
+    /// the server's site record still names UDP.
+    #[arg(long, conflicts_with = "drop_udp")]
+    close_udp: bool,
     /// Also serve on [::1] at the same port (UDP and TCP), named in the server's HS_SITE by
     /// an `alt_addr` attribute, so that resolvers race the two families.
     #[arg(long)]
@@ -107,6 +111,7 @@ async fn serve(args: &Args) -> Result<(), String> {
     };
     config.http = args.http || args.http_port.is_some();
     config.http_port = args.http_port.unwrap_or(0);
+    config.udp_closed = args.close_udp;
     let v6_config = args.ipv6.then(|| {
         let mut c = config.clone();
         c.ip = std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST);
@@ -140,6 +145,11 @@ async fn serve(args: &Args) -> Result<(), String> {
     match server.http_addr() {
         Some(http) => println!(
             "serving {} handles from {file_name} on {} (UDP and TCP) and http://{http}",
+            store.len(),
+            server.addr()
+        ),
+        None if args.close_udp => println!(
+            "serving {} handles from {file_name} on {} (TCP; the UDP port is closed)",
             store.len(),
             server.addr()
         ),

@@ -18,7 +18,10 @@ mod loopback;
 mod mock;
 mod proxy;
 mod referrals;
+// Only Linux reports a refused datagram on an unconnected socket (the error queue).
 mod refresh;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod refused;
 mod replay;
 mod rtt;
 mod trace;

@@ -3,6 +3,9 @@
 
 mod cancel;
 mod http;
+// Only Linux reports a refused datagram on an unconnected socket (the error queue).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod refused;
 mod tcp;
 mod testserver;
 mod udp;

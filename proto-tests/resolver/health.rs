@@ -14,6 +14,11 @@ use super::world::{urls, World};
 
 /// Every server of the world drops UDP and answers over TCP.
 fn udp_dropped_everywhere(w: &World) {
+    udp_failing_everywhere(w, || Reply::Silent);
+}
+
+/// Every server of the world fails UDP with `udp` and answers over TCP.
+fn udp_failing_everywhere(w: &World, udp: fn() -> Reply) {
     let mut servers = vec![w.root];
     servers.extend(w.servers(0));
     servers.extend(w.servers(1));
@@ -34,7 +39,7 @@ fn udp_dropped_everywhere(w: &World) {
         w.net.serve(
             s,
             Arc::new(move |req, kind| match kind {
-                TransportKind::Udp => Reply::Silent,
+                TransportKind::Udp => udp(),
                 _ => tcp(req, kind),
             }),
         );
@@ -78,6 +83,60 @@ async fn udp_that_times_out_while_tcp_answers_is_learned() {
     assert!(took < Duration::from_secs(8), "{took:?}");
     // At most the first requests to each of the six service servers tried UDP.
     assert!(udp_attempts <= 6 * 16, "{udp_attempts}");
+}
+
+/// A refused UDP port (the transport's ICMP port unreachable) moves on to TCP at once, and
+/// is learned like a silence: the next requests go to TCP first.
+#[tokio::test(start_paused = true)]
+async fn udp_refused_while_tcp_answers_moves_on_at_once_and_is_learned() {
+    use handle_resolver::resolver::AttemptOutcome;
+    use handle_resolver::transport::TransportError;
+    let w = World::new(None);
+    udp_failing_everywhere(&w, || {
+        Reply::Fail(TransportError::Io(
+            std::io::ErrorKind::ConnectionRefused,
+            "connection refused (udp port unreachable)".into(),
+        ))
+    });
+    for i in 0..20 {
+        let h = format!("20.500.1/{i}");
+        w.store.insert(&h, urls(&h, 1));
+    }
+    let r = w.builder().build().unwrap();
+    let t0 = Instant::now();
+    let (first, attempts) = r
+        .resolve_traced("20.500.1/0", &handle_resolver::Query::new())
+        .await;
+    // No retransmission wait: a few round trips of the scripted network.
+    assert!(
+        t0.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(first.unwrap().source.transport, TransportKind::Tcp);
+    let udp: Vec<_> = attempts
+        .iter()
+        .filter(|a| a.transport == TransportKind::Udp)
+        .collect();
+    assert!(!udp.is_empty());
+    for a in &udp {
+        assert!(
+            matches!(&a.outcome, AttemptOutcome::Failed(e) if e.contains("refused")),
+            "{a}"
+        );
+    }
+    // Learned: the servers met go to TCP first.
+    let before = w.net.log().len();
+    for i in 1..20 {
+        let rec = r.resolve(format!("20.500.1/{i}").as_str()).await.unwrap();
+        assert_eq!(rec.source.transport, TransportKind::Tcp);
+    }
+    let udp_later = w.net.log()[before..]
+        .iter()
+        .filter(|s| s.kind == TransportKind::Udp)
+        .count();
+    // Only servers not met before (the other servers of the sites) try UDP, once each.
+    assert!(udp_later <= 6, "{udp_later}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -592,9 +592,13 @@ fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
         return false;
     };
     match kind {
+        // A refused UDP port (ICMP port unreachable) is learned like a silence (`is_silence`).
         TransportKind::Udp => matches!(
             error,
-            TransportError::Timeout | TransportError::TooLargeForUdp | TransportError::Busy
+            TransportError::Timeout
+                | TransportError::TooLargeForUdp
+                | TransportError::Busy
+                | TransportError::Io(std::io::ErrorKind::ConnectionRefused, _)
         ),
         TransportKind::Rest => false,
         TransportKind::Tcp | TransportKind::Http | TransportKind::Https => matches!(

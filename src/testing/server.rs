@@ -74,6 +74,10 @@ pub struct TestServerConfig {
     /// a self-signed certificate for the server's key (which must then be of 2048 bits or
     /// more: [`TestKey::embedded_2048`]). Default off.
     pub https: bool,
+    /// The UDP port is closed: nothing listens for UDP on the server's port, so the kernel
+    /// answers a datagram with ICMP port unreachable, while TCP (and HTTP) serve as usual and
+    /// the site record still names UDP. Default off.
+    pub udp_closed: bool,
 }
 
 impl TestServerConfig {
@@ -98,6 +102,7 @@ impl TestServerConfig {
             http_port: 0,
             capacity: None,
             https: false,
+            udp_closed: false,
         }
     }
 }
@@ -184,6 +189,16 @@ impl TestServer {
             debug!(error = %e, "could not enlarge the udp receive buffer");
         }
         let addr = udp.local_addr()?;
+        // A closed UDP port: the socket that held the port is closed, and a socket on a port
+        // of its own stands in (no worker reads it).
+        let udp = match config.udp_closed {
+            true => {
+                let stand_in = UdpSocket::bind((config.ip, 0)).await?;
+                drop(udp);
+                stand_in
+            }
+            false => udp,
+        };
         let spoof = UdpSocket::bind((config.ip, 0)).await?;
         let http = match config.http {
             true => Some(TcpListener::bind((config.ip, config.http_port)).await?),
@@ -255,6 +270,7 @@ impl TestServer {
         };
         let mut tasks = Vec::with_capacity(workers + 2);
         match config.capacity {
+            _ if config.udp_closed => {}
             None => {
                 for _ in 0..workers {
                     tasks.push(tokio::spawn(udp_worker(state.clone())));

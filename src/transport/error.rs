@@ -14,7 +14,9 @@ pub enum TransportError {
     #[error("timed out")]
     Timeout,
     /// A socket error (kind and text, so that the error stays `Clone`). Displayed as the
-    /// text without its `(os error N)` tail, e.g. `connection refused`.
+    /// text without its `(os error N)` tail, e.g. `connection refused`. Kind
+    /// `ConnectionRefused` over UDP: the destination port is closed (ICMP port unreachable;
+    /// learned on Linux only, where it ends the request at once instead of a timeout).
     #[error("{}", io_text(*.0, .1))]
     Io(std::io::ErrorKind, String),
     /// The answer could not be decoded (TCP; on UDP bad datagrams are dropped instead).

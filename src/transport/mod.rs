@@ -6,6 +6,8 @@
 //! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
 //!   multi-datagram answers are put together by [`crate::wire::Collector`], the one
 //!   reassembly rule, under a per-socket memory budget;
+//! - `udp_sys`: what the UDP socket asks of the operating system beyond tokio: on Linux the
+//!   error queue, by which a request to a closed UDP port fails at once;
 //! - `tcp`: one framed connection per request;
 //! - [`exchange`]: the [`Exchange`] trait (what the resolver talks to), [`ExchangeOptions`],
 //!   [`TransportKind`] and [`Exchanged`];
@@ -23,6 +25,7 @@ mod net;
 pub(crate) mod request_id;
 mod tcp;
 mod udp;
+mod udp_sys;
 
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;

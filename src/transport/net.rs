@@ -96,7 +96,9 @@ impl NetTransportBuilder {
 /// [`TransportError::TooLargeForUdp`]); every retransmission resends every fragment with the
 /// same request id; an answer is accepted only from the address the request was sent to;
 /// multi-datagram answers are reassembled per request (fragments of earlier transmissions
-/// count). Cheap to clone (shared state).
+/// count); on Linux a request whose destination port is closed (ICMP port unreachable) ends
+/// at once with [`TransportError::Io`] of kind `ConnectionRefused` (elsewhere it times out).
+/// Cheap to clone (shared state).
 ///
 /// Its UDP sockets and receive tasks belong to the tokio runtime of their first exchange and
 /// stop with it: UDP exchanges then waiting fail at once with [`TransportError::Io`], and the

@@ -14,6 +14,12 @@
 //! on completion, and by a guard when the caller's future ends for any other reason
 //! (timeout, error, or being dropped), so nothing is left behind.
 //!
+//! On Linux a datagram refused by its destination (ICMP port unreachable: nobody listens on
+//! that UDP port) ends every request pending to that destination at once with
+//! [`TransportError::Io`] of kind `ConnectionRefused`, instead of the whole retransmission
+//! schedule (`udp_sys` reads the socket's error queue). Other platforms never learn of the
+//! refusal: such a request waits out its schedule and ends with [`TransportError::Timeout`].
+//!
 //! The receive task belongs to the runtime of the first exchange. When it ends (that runtime
 //! shuts down, or a bug panics it), every pending entry is dropped at once, so its caller
 //! gets an error instead of waiting out its schedule, and the demultiplexer reports itself
@@ -36,6 +42,7 @@ use tracing::debug;
 use super::error::TransportError;
 use super::exchange::{ExchangeOptions, Exchanged};
 use super::request_id::{encode_with_request_id, random_request_id};
+use super::udp_sys::{self, QueuedError};
 use crate::wire::{
     fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, ENVELOPE_LEN,
     MAX_FRAGMENT_PAYLOAD,
@@ -61,13 +68,17 @@ pub(crate) struct UdpConfig {
 
 type IdMap<V> = HashMap<u32, V>;
 
+/// What a pending request is handed: the answer, or why there will be none (the destination
+/// refused the request).
+type Outcome = Result<Message, TransportError>;
+
 /// One request waiting for its answer.
 struct Pending {
     /// Where the request went: the only address an answer is accepted from (`same_peer`).
     peer: SocketAddr,
     /// Distinguishes this entry from a later one that happens to reuse the id.
     token: u64,
-    tx: oneshot::Sender<Message>,
+    tx: oneshot::Sender<Outcome>,
     /// Decode limits of this request.
     limits: Limits,
     /// A multi-datagram answer being collected; its `held_bytes` are counted in the table's
@@ -131,6 +142,14 @@ fn receive_task_stopped() -> TransportError {
     )
 }
 
+/// The error of a request whose destination refused it (ICMP port unreachable).
+fn refused() -> TransportError {
+    TransportError::Io(
+        std::io::ErrorKind::ConnectionRefused,
+        "connection refused (udp port unreachable)".into(),
+    )
+}
+
 /// Removes its pending entry when dropped, whatever ended the caller's future.
 struct PendingGuard<'a> {
     shared: &'a Shared,
@@ -177,6 +196,10 @@ impl UdpDemux {
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let socket = std::net::UdpSocket::bind(local)?;
         socket.set_nonblocking(true)?;
+        // Learn of refused datagrams (ICMP port unreachable) at once; best effort.
+        if let Err(e) = udp_sys::enable_errors(&socket) {
+            debug!(error = %e, "could not enable the udp error queue");
+        }
         // Room for the answers of every request in flight: the default (~200 KB) holds only
         // ~160 small datagrams (the kernel counts ~1.3 KB each), and a burst of answers beyond
         // that is dropped, costing a retransmission wait. The kernel caps the size at
@@ -221,7 +244,7 @@ impl UdpDemux {
         &self,
         peer: SocketAddr,
         limits: Limits,
-    ) -> Result<(PendingGuard<'_>, oneshot::Receiver<Message>), TransportError> {
+    ) -> Result<(PendingGuard<'_>, oneshot::Receiver<Outcome>), TransportError> {
         let (tx, rx) = oneshot::channel();
         let mut id = random_request_id();
         let mut t = self.shared.lock();
@@ -294,14 +317,14 @@ impl UdpDemux {
                 timed.then(Instant::now)
             };
             for d in datagrams {
-                if let Err(e) = self.socket.send_to(d, server).await {
+                if let Err(e) = self.send_to(d, server).await {
                     debug!(%server, transport = "udp", attempt, error = %e, "send failed");
                     return Err(e.into());
                 }
             }
             let transmissions = u32::try_from(attempt).map_or(u32::MAX, |a| a.saturating_add(1));
             match tokio::time::timeout(*wait, &mut rx).await {
-                Ok(Ok(answer)) => {
+                Ok(Ok(Ok(answer))) => {
                     // The RTT counts from the first transmission: the answer may belong to
                     // any of them (`transmissions` > 1 makes it an upper bound only).
                     debug!(
@@ -315,6 +338,10 @@ impl UdpDemux {
                     );
                     return Ok(Exchanged::new(answer, transmissions));
                 }
+                Ok(Ok(Err(error))) => {
+                    debug!(%server, transport = "udp", attempt, %error, "refused");
+                    return Err(error);
+                }
                 Ok(Err(_)) => {
                     // The sender leaves the table without an answer only when the receive
                     // task ends (`CloseOnDrop`).
@@ -324,8 +351,10 @@ impl UdpDemux {
                 Err(_) => {
                     // An answer handed over after the deadline fired but before this point is
                     // still taken rather than lost (the entry is already gone from the table).
-                    if let Ok(answer) = rx.try_recv() {
-                        return Ok(Exchanged::new(answer, transmissions));
+                    match rx.try_recv() {
+                        Ok(Ok(answer)) => return Ok(Exchanged::new(answer, transmissions)),
+                        Ok(Err(error)) => return Err(error),
+                        Err(_) => {}
                     }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }
@@ -334,20 +363,45 @@ impl UdpDemux {
         drop(guard);
         Err(TransportError::Timeout)
     }
+
+    /// Sends one datagram. A refusal reported by the send is not this datagram's (it was
+    /// not sent): with the error queue on, the kernel reports a refusal of an earlier
+    /// datagram, to whatever destination, from the next call on the socket, and that call
+    /// fails without sending. The refused exchange learns of it through the error queue;
+    /// this one sends again (a few times: refusals may keep coming in between).
+    async fn send_to(&self, datagram: &[u8], server: SocketAddr) -> std::io::Result<usize> {
+        let mut tries = 0;
+        loop {
+            match self.socket.send_to(datagram, server).await {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && tries < 8 => {
+                    tries += 1;
+                }
+                sent => return sent,
+            }
+        }
+    }
 }
 
 async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
     let _close = CloseOnDrop(shared.clone());
     let mut buf = vec![0u8; RECV_BUFFER];
     loop {
-        if let Err(e) = socket.readable().await {
-            debug!(error = %e, "udp socket not readable; receive task stops");
-            return;
+        let ready = match socket.ready(udp_sys::INTEREST).await {
+            Ok(ready) => ready,
+            Err(e) => {
+                debug!(error = %e, "udp socket not readable; receive task stops");
+                return;
+            }
+        };
+        if ready.is_error() {
+            shared.drain_errors(&socket, &mut buf);
         }
-        // Drain in batches, yielding between them so that one busy socket cannot starve
-        // the other tasks of this worker thread.
-        while let Drained::Batch = shared.drain(&socket, &mut buf) {
-            tokio::task::yield_now().await;
+        if ready.is_readable() || ready.is_read_closed() {
+            // Drain in batches, yielding between them so that one busy socket cannot starve
+            // the other tasks of this worker thread.
+            while let Drained::Batch = shared.drain(&socket, &mut buf) {
+                tokio::task::yield_now().await;
+            }
         }
     }
 }
@@ -387,7 +441,7 @@ impl Shared {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Drained::Empty,
                 Err(e) => {
-                    // E.g. an ICMP error reported on the socket: not fatal.
+                    // E.g. a refusal reported once more (see `udp_sys`): not fatal.
                     debug!(error = %e, "udp receive error");
                     errors += 1;
                     if errors >= 16 {
@@ -397,6 +451,44 @@ impl Shared {
             }
         }
         Drained::Batch
+    }
+
+    /// Reads the socket's error queue until it is empty (or a batch is done) and ends every
+    /// request pending to a destination that refused a datagram.
+    fn drain_errors(&self, socket: &UdpSocket, buf: &mut [u8]) {
+        for _ in 0..RECV_BATCH {
+            match udp_sys::next_error(socket, buf) {
+                Ok(QueuedError::Refused(peer)) => self.refuse(peer),
+                Ok(QueuedError::Other(errno)) => debug!(errno, "udp error queued; ignored"),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    debug!(error = %e, "cannot read the udp error queue");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Ends every request pending to `peer` with [`refused`]: nobody listens there.
+    fn refuse(&self, peer: SocketAddr) {
+        let mut ended = Vec::new();
+        {
+            let mut t = self.lock();
+            let ids: Vec<u32> = t
+                .map
+                .iter()
+                .filter(|(_, p)| same_peer(p.peer, peer))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in ids {
+                ended.extend(t.remove(id));
+            }
+        }
+        debug!(%peer, requests = ended.len(), "udp port unreachable; pending requests refused");
+        for p in ended {
+            // The caller may be gone already (its guard then finds nothing to remove).
+            let _ = p.tx.send(Err(refused()));
+        }
     }
 
     fn on_datagram(&self, datagram: Bytes, from: SocketAddr) {
@@ -441,7 +533,7 @@ impl Shared {
             if let Some(p) = t.remove(id) {
                 drop(t);
                 // The caller may be gone already (its guard then finds nothing to remove).
-                let _ = p.tx.send(answer);
+                let _ = p.tx.send(Ok(answer));
             }
         }
     }
@@ -509,7 +601,7 @@ impl Shared {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
                     drop(guard);
-                    let _ = p.tx.send(answer);
+                    let _ = p.tx.send(Ok(answer));
                 }
             }
             Ok(_) => {
