@@ -4,32 +4,42 @@
 # per 100,000 resolutions, then the ratios B / A (of the medians, and the median of the
 # per-pair rate ratios).
 #
-# Usage: sh benches/ab-loadgen.sh LOADGEN_A LOADGEN_B SERVER HANDLE C N PAIRS
+# Usage: sh benches/ab-loadgen.sh LOADGEN_A LOADGEN_B SERVER HANDLE C N PAIRS [LAYER]
+#   LAYER: library (default: the resolver through the transport) or transport (the transport
+#   layer alone, `loadgen --transport-layer --no-library`)
 #   e.g. sh benches/ab-loadgen.sh /tmp/loadgen-old target/release/examples/loadgen \
 #            127.0.0.1:26410 20.500.1/1 256 50000 15
 # with the test server running: target/release/examples/testserver --port 26410 \
 #   fixtures/testserver/handles.json
 set -eu
-a=$1 b=$2 server=$3 handle=$4 c=$5 n=$6 pairs=$7
+a=$1 b=$2 server=$3 handle=$4 c=$5 n=$6 pairs=$7 layer=${8:-library}
+case "$layer" in
+library) only="" ;;
+transport) only="--transport-layer --no-library" ;;
+*) echo "LAYER: library or transport" >&2; exit 2 ;;
+esac
 out=$(mktemp)
 i=1
 while [ "$i" -le "$pairs" ]; do
     for which in a b; do
         bin=$a
         [ "$which" = b ] && bin=$b
+        # shellcheck disable=SC2086
         "$bin" --server "$server" --handle "$handle" --transport udp --concurrency "$c" \
-            --n "$n" --no-raw 2>&1 | grep '^run' | sed "s/^/$which /" >>"$out"
+            --n "$n" --no-raw $only 2>&1 | grep '^run' | sed "s/^/$which /" >>"$out"
     done
     i=$((i + 1))
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "$layer" <<'PY'
 import re, statistics as st, sys
+layer = sys.argv[2]
 rows = {}
 for line in open(sys.argv[1]):
     which = line.split()[0]
-    rate = float(re.search(r"library\s+(\d+)/s", line).group(1))
-    cpu = float(re.search(r"cpu ([\d.]+)s/100k", line).group(1))
-    p50 = int(re.search(r"p50 (\d+)us", line).group(1))
+    part = line[line.index(f"| {layer}"):]
+    rate = float(re.search(layer + r"\s+(\d+)/s", part).group(1))
+    cpu = float(re.search(r"cpu ([\d.]+)s/100k", part).group(1))
+    p50 = int(re.search(r"p50 (\d+)us", part).group(1))
     rows.setdefault(which, []).append((rate, cpu, p50))
 a, b = rows["a"], rows["b"]
 med = lambda xs, i: st.median(x[i] for x in xs)
