@@ -91,8 +91,10 @@ pub(super) fn next_error(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Queue
                 .map(|v4| SocketAddr::from(*v4))
                 .or_else(|| a.as_sockaddr_in6().map(|v6| SocketAddr::from(*v6)))
         });
+        // The error itself is in a control message. (Control messages cut short for want of
+        // room leave the error unknown: it was taken off the queue all the same.)
         let mut errno = 0;
-        for cmsg in msg.cmsgs().map_err(io::Error::from)? {
+        for cmsg in msg.cmsgs().into_iter().flatten() {
             match cmsg {
                 ControlMessageOwned::Ipv4RecvErr(e, _) | ControlMessageOwned::Ipv6RecvErr(e, _) => {
                     errno = i32::try_from(e.ee_errno).unwrap_or(i32::MAX);
