@@ -565,7 +565,8 @@ impl Attempter {
 
 /// The one fallback rule (PROTOCOL.md §8.4): the next transport of the order is tried on the
 /// same server when a UDP attempt got no answer in time, its request is too big for
-/// datagrams, or its UDP side is saturated; or when a connection (TCP, HTTP) timed out, was
+/// datagrams, its UDP side is saturated or its UDP port is closed (ICMP port unreachable,
+/// learned on Linux); or when a connection (TCP, HTTP) timed out, was
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
