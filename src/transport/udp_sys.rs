@@ -16,6 +16,10 @@
 //! refusal belongs to another exchange, which hears of it through the queue) and skips it on
 //! receive.
 //!
+//! The kernel takes an ICMP error only if it quotes a datagram this socket sent (its ports
+//! included), so a forged one needs the socket's port; at worst it sends requests to that
+//! destination over TCP early.
+//!
 //! Elsewhere nothing is enabled, [`INTEREST`] is plain readability and a request to a closed
 //! port waits out its schedule as before.
 
