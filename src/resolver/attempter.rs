@@ -654,7 +654,8 @@ fn telling(e: &ResolveError) -> u8 {
             | TransportError::Http(_)
             | TransportError::TooManyMessages { .. }
             | TransportError::BodyTooLarge { .. }
-            | TransportError::Tls(_) => 3,
+            | TransportError::Tls(_)
+            | TransportError::Session(_) => 3,
             TransportError::Timeout => 4,
             TransportError::Busy | TransportError::TooLargeForUdp | TransportError::Encode(_) => 5,
             TransportError::Io(..) => 6,

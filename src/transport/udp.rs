@@ -36,9 +36,10 @@ use tracing::debug;
 use super::error::TransportError;
 use super::exchange::{ExchangeOptions, Exchanged};
 use super::request_id::{encode_with_request_id, random_request_id};
+use crate::wire::session::open;
 use crate::wire::{
-    fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, ENVELOPE_LEN,
-    MAX_FRAGMENT_PAYLOAD,
+    fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, SessionKey,
+    ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
 };
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
@@ -70,6 +71,8 @@ struct Pending {
     tx: oneshot::Sender<Message>,
     /// Decode limits of this request.
     limits: Limits,
+    /// The session its answer is opened with.
+    session: Option<Arc<SessionKey>>,
     /// A multi-datagram answer being collected; its `held_bytes` are counted in the table's
     /// `reassembly_bytes`. One pointer wide while empty (the collector boxes its partial
     /// message): most answers are one datagram, and every pending entry (a table slot per
@@ -221,6 +224,7 @@ impl UdpDemux {
         &self,
         peer: SocketAddr,
         limits: Limits,
+        session: Option<Arc<SessionKey>>,
     ) -> Result<(PendingGuard<'_>, oneshot::Receiver<Message>), TransportError> {
         let (tx, rx) = oneshot::channel();
         let mut id = random_request_id();
@@ -245,6 +249,7 @@ impl UdpDemux {
                 token,
                 tx,
                 limits,
+                session,
                 partial: Collector::new(),
             },
         );
@@ -266,8 +271,9 @@ impl UdpDemux {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
-        let (guard, mut rx) = self.register(server, options.limits)?;
-        let encoded = encode_with_request_id(request, guard.id)?;
+        let (guard, mut rx) = self.register(server, options.limits, options.session.clone())?;
+        let session = options.session.as_deref();
+        let encoded = encode_with_request_id(request, guard.id, session)?;
         let single;
         let fragments: Vec<Bytes>;
         let datagrams: &[Bytes] = if encoded.len() <= ENVELOPE_LEN + MAX_FRAGMENT_PAYLOAD {
@@ -278,7 +284,7 @@ impl UdpDemux {
             // sends them (PROTOCOL.md §8.1); receivers go by MessageLength either way.
             let mut marked = request.clone();
             marked.envelope.truncated = true;
-            fragments = fragment(&encode_with_request_id(&marked, guard.id)?);
+            fragments = fragment(&encode_with_request_id(&marked, guard.id, session)?);
             if fragments.len() > MAX_UDP_REQUEST_FRAGMENTS {
                 return Err(TransportError::TooLargeForUdp);
             }
@@ -416,16 +422,16 @@ impl Shared {
             return;
         }
         let id = envelope.request_id;
-        let (limits, token) = {
+        let (limits, token, session) = {
             let t = self.lock();
             match self.acceptable(&t, id, from) {
-                Some(p) => (p.limits, p.token),
+                Some(p) => (p.limits, p.token, p.session.clone()),
                 None => return,
             }
         };
         // Decoded outside the lock (callers keep registering meanwhile), from the envelope
         // already read.
-        let answer = match Message::decode_parts(envelope, reader.rest(), &limits) {
+        let answer = match open(session.as_deref(), envelope, reader.rest(), &limits) {
             Ok(m) => m,
             Err(e) => {
                 debug!(%from, request_id = id, error = %e, "dropped undecodable udp datagram");
@@ -505,7 +511,7 @@ impl Shared {
                 return;
             }
         };
-        match Message::decode_parts(envelope, message, &p.limits) {
+        match open(p.session.as_deref(), envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
                     drop(guard);
