@@ -15,9 +15,14 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use tokio::time::Instant;
 
-use crate::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
+use tracing::debug;
+
+use crate::auth::DhKeyPair;
+use crate::transport::{Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
-use crate::wire::{verify_message, Message, OpFlags, ResponseCode, ServerInfo};
+use crate::wire::{
+    verify_message, Message, OpFlags, ProtocolVersion, ResponseCode, ServerInfo, SessionKey,
+};
 
 use super::clock::Clock;
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
@@ -26,6 +31,7 @@ use super::hedging::race;
 use super::limiter::Limiter;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
+use super::session::{Lease, Sessions};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
 use super::sites::{interface_addr, Site};
 use super::srtt::{order_sites, srtt_key, SrttTable};
@@ -45,6 +51,8 @@ pub(crate) struct Attempter {
     limiter: Limiter,
     /// Who the resolver is when a server challenges (402).
     auth: Option<Arc<crate::auth::Authenticator>>,
+    /// Sessions with servers, for requests that need the identity.
+    sessions: Sessions,
     rng: Mutex<StdRng>,
 }
 
@@ -77,6 +85,7 @@ impl Attempter {
             health: Health::new(),
             limiter: Limiter::new(),
             auth: settings.authenticator.clone(),
+            sessions: Sessions::new(settings.sessions && settings.authenticator.is_some()),
             rng: Mutex::new(rng),
         }
     }
@@ -343,6 +352,14 @@ impl Attempter {
     ) -> Result<Answer, ResolveError> {
         let request = spec.to_message(site, self.request_expiration());
         let key = srtt_key(server);
+        // A request that needs the resolver's identity goes in a session with the server
+        // when it can (session.rs); the setup, if one is due, comes first.
+        let needs_identity =
+            self.auth.is_some() && (spec.is_admin() || !spec.flags.contains(OpFlags::PO));
+        let mut lease = match needs_identity {
+            true => self.lease(site, server, addr, kind).await?,
+            false => Lease::Without,
+        };
         // UDP waits for a place under the server's limit (the wait is not part of the RTT).
         let permit = match kind {
             TransportKind::Udp => Some(self.limiter.acquire(key).await),
@@ -361,19 +378,30 @@ impl Attempter {
                 url: None,
             },
         );
-        let result = self.send(site, server, addr, kind, &request).await;
+        let mut result = self
+            .send_answering(site, server, addr, kind, &request, lease.key())
+            .await;
+        if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged)) {
+            // The server no longer knows the session (restarted, expired): once more in a
+            // new one.
+            lease.lost().await;
+            lease = self.lease(site, server, addr, kind).await?;
+            result = self
+                .send_answering(site, server, addr, kind, &request, lease.key())
+                .await;
+        }
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
         if let Some(permit) = permit {
             match &result {
-                Ok(e) => permit.answered(rtt, e.transmissions),
-                Err(TransportError::Timeout) => permit.lost(),
+                Ok(r) => permit.answered(rtt, r.exchanged.transmissions),
+                Err(SendFailure::Transport(TransportError::Timeout)) => permit.lost(),
                 Err(_) => drop(permit),
             }
         }
-        let exchanged = match result {
-            Ok(e) => e,
-            Err(error) => {
+        let answered = match result {
+            Ok(r) => r,
+            Err(SendFailure::Transport(error)) => {
                 record.finish(AttemptOutcome::Failed(error.to_string()), rtt, 0);
                 self.srtt.record_failure(key);
                 return Err(ResolveError::Transport {
@@ -383,47 +411,22 @@ impl Attempter {
                     error,
                 });
             }
-        };
-        let (mut response, transmissions) = (exchanged.message, exchanged.transmissions);
-        let mut continued = exchanged.continued;
-        // A challenge (402) is answered as the resolver's identity, at most twice (as the
-        // reference client does), each answer in an exchange of its own; the answer's
-        // outcome is the request's.
-        if let Some(auth) = &self.auth {
-            let mut rounds = 0;
-            while response.response_code() == ResponseCode::AuthenticationNeeded
-                && rounds < MAX_CHALLENGE_ROUNDS
-            {
-                rounds += 1;
-                let answer = match auth.answer(&response, &request, 0, request.header.expiration) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        let e = ResolveError::Authentication {
-                            server: addr,
-                            reason: e.to_string(),
-                        };
-                        record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
-                        return Err(e);
-                    }
+            Err(SendFailure::Authentication(reason)) => {
+                let e = ResolveError::Authentication {
+                    server: addr,
+                    reason,
                 };
-                match self.send(site, server, addr, kind, &answer).await {
-                    Ok(e) => (response, continued) = (e.message, e.continued),
-                    Err(error) => {
-                        record.finish(
-                            AttemptOutcome::Failed(error.to_string()),
-                            rtt,
-                            transmissions,
-                        );
-                        return Err(ResolveError::Transport {
-                            sites_asked: 1,
-                            server: addr,
-                            kind,
-                            error,
-                        });
-                    }
-                }
+                record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, 0);
+                return Err(e);
             }
+        };
+        let transmissions = answered.transmissions;
+        let response = answered.exchanged.message;
+        let continued = answered.exchanged.continued;
+        if answered.challenged && !auth_failed(response.response_code()) {
+            lease.authenticated();
         }
+        drop(lease);
         let certified = match self.check(&request, &response, server, addr) {
             Ok(c) => c,
             Err(e) => {
@@ -463,6 +466,96 @@ impl Attempter {
         })
     }
 
+    /// One exchange, and the answers to the server's challenges (402) as the resolver's
+    /// identity: at most [`MAX_CHALLENGE_ROUNDS`] (as the reference client), each answer in
+    /// an exchange of its own, in the same session as the request; the last answer's outcome
+    /// is the request's.
+    async fn send_answering(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        addr: SocketAddr,
+        kind: TransportKind,
+        request: &Message,
+        session: Option<Arc<SessionKey>>,
+    ) -> Result<Answered, SendFailure> {
+        let first = self
+            .send(site, server, addr, kind, request, session.clone())
+            .await
+            .map_err(SendFailure::Transport)?;
+        let mut answered = Answered {
+            transmissions: first.transmissions,
+            exchanged: first,
+            challenged: false,
+        };
+        let Some(auth) = &self.auth else {
+            return Ok(answered);
+        };
+        let mut rounds = 0;
+        while answered.exchanged.message.response_code() == ResponseCode::AuthenticationNeeded
+            && rounds < MAX_CHALLENGE_ROUNDS
+        {
+            rounds += 1;
+            let challenge = &answered.exchanged.message;
+            let answer = auth
+                .answer(challenge, request, 0, request.header.expiration)
+                .map_err(|e| SendFailure::Authentication(e.to_string()))?;
+            answered.exchanged = self
+                .send(site, server, addr, kind, &answer, session.clone())
+                .await
+                .map_err(SendFailure::Transport)?;
+            answered.challenged = true;
+        }
+        Ok(answered)
+    }
+
+    /// The session a request to `server` goes in ([`Sessions::lease`]), set up first when
+    /// one is due: over `kind`, certified and checked like any answer. A server that answers
+    /// the setup with an error, unsigned, or without a key we know is asked without sessions
+    /// for a while; silence or a broken connection fails the attempt as a request's would.
+    async fn lease(
+        &self,
+        site: &Site,
+        server: &ServerInfo,
+        addr: SocketAddr,
+        kind: TransportKind,
+    ) -> Result<Lease, ResolveError> {
+        let lease = self.sessions.lease(srtt_key(server)).await;
+        let (Lease::Setup(_), Some(auth)) = (&lease, &self.auth) else {
+            return Ok(lease);
+        };
+        let pair = DhKeyPair::generate();
+        let mut setup = pair.setup_request(auth.identity(), self.request_expiration());
+        setup.header.site_info_serial = site.request_serial;
+        setup.envelope.version = site.request_version();
+        setup.envelope.suggested = ProtocolVersion::V2_11;
+        let answer = match self.send(site, server, addr, kind, &setup, None).await {
+            Ok(e) => e.message,
+            Err(error) => {
+                return Err(ResolveError::Transport {
+                    sites_asked: 1,
+                    server: addr,
+                    kind,
+                    error,
+                })
+            }
+        };
+        let opened = self
+            .check(&setup, &answer, server, addr)
+            .map_err(|e| e.to_string())
+            .and_then(|_| pair.accept(&answer).map_err(|e| e.to_string()));
+        Ok(match opened {
+            Ok(key) => {
+                debug!(%addr, session = key.session_id(), "session opened");
+                lease.opened(key)
+            }
+            Err(reason) => {
+                debug!(%addr, %reason, "no session with this server; challenges without one");
+                lease.refused()
+            }
+        })
+    }
+
     /// One exchange over `kind`: HTTP(S) with what the site record says about the server's
     /// interface, the others by address.
     async fn send(
@@ -472,7 +565,19 @@ impl Attempter {
         addr: SocketAddr,
         kind: TransportKind,
         request: &Message,
+        session: Option<Arc<SessionKey>>,
     ) -> Result<crate::transport::Exchanged, TransportError> {
+        let with_session;
+        let options = match session {
+            Some(session) => {
+                with_session = ExchangeOptions {
+                    session: Some(session),
+                    ..self.options.clone()
+                };
+                &with_session
+            }
+            None => &self.options,
+        };
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
             let target = super::sites::http_target(
@@ -482,15 +587,10 @@ impl Attempter {
                 request.header.op_code != crate::wire::OpCode::Resolution,
             )
             .ok_or(TransportError::Unsupported("no http interface"))?;
-            return self
-                .exchange
-                .exchange_http(&target, request, &self.options)
-                .await;
+            return self.exchange.exchange_http(&target, request, options).await;
         }
         let _ = (site, server);
-        self.exchange
-            .exchange(addr, kind, request, &self.options)
-            .await
+        self.exchange.exchange(addr, kind, request, options).await
     }
 
     /// Request expiration: now + 12 h (saturating at the largest `u32`).
@@ -569,6 +669,48 @@ impl Attempter {
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
+/// An exchange and the answers to its challenges ([`Attempter::send_answering`]).
+struct Answered {
+    /// The last answer (the outcome of the request).
+    exchanged: Exchanged,
+    /// Transmissions of the request itself.
+    transmissions: u32,
+    /// True when a challenge was answered.
+    challenged: bool,
+}
+
+/// Why [`Attempter::send_answering`] got no answer.
+enum SendFailure {
+    /// An exchange failed.
+    Transport(TransportError),
+    /// A challenge could not be answered (its digest is not our request's, an unknown
+    /// algorithm, a key that cannot sign).
+    Authentication(String),
+}
+
+/// True for the codes of a server that no longer knows the session the request came in.
+fn session_lost(answer: &Exchanged) -> bool {
+    matches!(
+        answer.message.response_code(),
+        ResponseCode::SessionTimeout
+            | ResponseCode::SessionFailed
+            | ResponseCode::InvalidSessionKey
+            | ResponseCode::SessionMessageRejected
+    )
+}
+
+/// True for the codes that say the identity was not accepted.
+fn auth_failed(code: ResponseCode) -> bool {
+    matches!(
+        code,
+        ResponseCode::AuthenticationNeeded
+            | ResponseCode::AuthenticationFailed
+            | ResponseCode::InvalidCredential
+            | ResponseCode::AuthenTimeout
+            | ResponseCode::AuthenError
+    )
+}
+
 /// Most challenges answered for one request (the reference client's limit).
 pub const MAX_CHALLENGE_ROUNDS: u32 = 2;
 

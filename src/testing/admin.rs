@@ -51,6 +51,8 @@ pub(crate) struct AuthState {
     next_session: AtomicU32,
     /// Open sessions (their ids come from the same counter as challenges').
     pub(crate) sessions: ServerSessions,
+    /// Challenges issued (for tests).
+    issued: std::sync::atomic::AtomicU64,
 }
 
 impl AuthState {
@@ -59,7 +61,13 @@ impl AuthState {
             pending: Mutex::new(HashMap::new()),
             next_session: AtomicU32::new(1),
             sessions: ServerSessions::default(),
+            issued: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Challenges issued so far.
+    pub(crate) fn issued(&self) -> u64 {
+        self.issued.load(Ordering::Relaxed)
     }
 
     /// A new session id (for a challenge or a session).
@@ -69,6 +77,7 @@ impl AuthState {
 
     /// The 402 to `request`, remembered under the id of the session it came in, or a new one.
     pub(crate) fn challenge(&self, request: &Message, in_session: Option<u32>) -> Message {
+        self.issued.fetch_add(1, Ordering::Relaxed);
         let session = in_session.unwrap_or_else(|| self.next_id());
         let nonce: [u8; 16] = rand::random();
         let digest = request.header_and_body().ok().and_then(|hb| {

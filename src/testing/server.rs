@@ -315,6 +315,16 @@ impl TestServer {
         self.state.auth.sessions.setups()
     }
 
+    /// Challenges (402) issued.
+    pub fn challenges(&self) -> u64 {
+        self.state.auth.issued()
+    }
+
+    /// Answers encrypted in a session (they carried non-public values).
+    pub fn encrypted_answers(&self) -> u64 {
+        self.state.auth.sessions.encrypted()
+    }
+
     /// Forgets every open session, as a restarted server would: a request in one then gets
     /// 500 SESSION_TIMEOUT.
     pub fn forget_sessions(&self) {
@@ -491,7 +501,7 @@ impl State {
         }
         .respond(request, out);
         if let Some(s) = &session {
-            encrypt_answer(s, out, &self.limits);
+            encrypt_answer(&self.auth.sessions, s, out, &self.limits);
         }
     }
 

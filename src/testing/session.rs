@@ -59,6 +59,8 @@ pub(crate) struct ServerSessions {
     table: Mutex<HashMap<u32, Arc<ServerSession>>>,
     /// Session setups answered (for tests).
     setups: std::sync::atomic::AtomicU64,
+    /// Answers encrypted (for tests).
+    encrypted: std::sync::atomic::AtomicU64,
 }
 
 /// How a request stands towards the sessions.
@@ -75,6 +77,11 @@ impl ServerSessions {
     /// Session setups answered so far.
     pub(crate) fn setups(&self) -> u64 {
         self.setups.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Answers encrypted so far.
+    pub(crate) fn encrypted(&self) -> u64 {
+        self.encrypted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Forgets every session (as a server restart would).
@@ -185,7 +192,12 @@ fn refuse(request: &Message, text: &str) -> Message {
 
 /// Encrypts the answer in `out` under `session` when it is one message that carries a value
 /// the public may not read (a list of handles, several messages, carries none).
-pub(crate) fn encrypt_answer(session: &ServerSession, out: &mut BytesMut, limits: &Limits) {
+pub(crate) fn encrypt_answer(
+    sessions: &ServerSessions,
+    session: &ServerSession,
+    out: &mut BytesMut,
+    limits: &Limits,
+) {
     let Ok(m) = Message::decode(Bytes::copy_from_slice(out), limits) else {
         return;
     };
@@ -196,6 +208,9 @@ pub(crate) fn encrypt_answer(session: &ServerSession, out: &mut BytesMut, limits
         Ok(sealed) => {
             out.clear();
             out.extend_from_slice(&sealed);
+            sessions
+                .encrypted
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Err(e) => tracing::debug!(error = %e, "answer left unencrypted"),
     }
