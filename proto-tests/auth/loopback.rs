@@ -622,6 +622,9 @@ fn resolver_at(server: &TestServer, name: &str, sessions: bool) -> handle_resolv
         .root_sites([server.site_info()])
         .authenticator(identity(name))
         .sessions(sessions)
+        // Every call sends its own request (with the cache on, identical calls made at the
+        // same time would share one).
+        .cache_size(0)
         .build()
         .unwrap()
 }
@@ -721,4 +724,31 @@ async fn no_session_without_the_servers_key() {
     r.admin().delete_handle(handle).await.unwrap();
     // One setup was answered (and not trusted); then none again for a while.
     assert_eq!((server.session_setups(), server.challenges()), (1, 2));
+}
+
+/// Many resolutions of a non-public value at once, as the reference client does them: each
+/// is challenged outside a session (left unanswered), then sent again in the one session,
+/// set up once, whose first request is challenged and authenticates it; the others wait for
+/// that and are not challenged. Once it is authenticated, later resolutions go in it from
+/// the start. A record with nothing restricted is never challenged and opens no session.
+#[tokio::test]
+async fn concurrent_requests_share_one_session() {
+    use handle_resolver::resolver::Query;
+    let all = Query::new().public_only(false);
+    let server = server().await;
+    let r = resolver_at(&server, "seckey", true);
+    r.resolve_with("20.500.12345/USER-RSA", &all).await.unwrap();
+    assert_eq!((server.session_setups(), server.challenges()), (0, 0));
+    let reads = (0..8).map(|_| r.resolve_with(PROTECTED, &all));
+    for rec in futures::future::join_all(reads).await {
+        assert_eq!(rec.unwrap().values.len(), 10);
+    }
+    assert_eq!((server.session_setups(), server.challenges()), (1, 8 + 1));
+    let reads = (0..8).map(|_| r.resolve_with(PROTECTED, &all));
+    for rec in futures::future::join_all(reads).await {
+        assert_eq!(rec.unwrap().values.len(), 10);
+    }
+    assert_eq!((server.session_setups(), server.challenges()), (1, 9));
+    // Every answer with the non-public value travelled encrypted.
+    assert_eq!(server.encrypted_answers(), 16);
 }

@@ -352,14 +352,28 @@ impl Attempter {
     ) -> Result<Answer, ResolveError> {
         let request = spec.to_message(site, self.request_expiration());
         let key = srtt_key(server);
-        // A request that needs the resolver's identity goes in a session with the server
-        // when it can (session.rs); the setup, if one is due, comes first.
-        let needs_identity =
-            self.auth.is_some() && (spec.is_admin() || !spec.flags.contains(OpFlags::PO));
-        let mut lease = match needs_identity {
-            true => self.lease(site, server, addr, kind).await?,
-            false => Lease::Without,
+        // Administration goes in a session with the server when it can (session.rs; the
+        // setup, if one is due, comes first); a resolution that clears public-only goes in
+        // the server's authenticated session if there is one, else without: if the server
+        // challenges it, it is sent again in a session (as the reference client does)
+        // rather than answered outside.
+        let to = Peer {
+            site,
+            server,
+            addr,
+            kind,
         };
+        let public_only = spec.flags.contains(OpFlags::PO);
+        let mut lease = match &self.auth {
+            Some(_) if spec.is_admin() => self.lease(to).await?,
+            Some(_) if !public_only => self.sessions.current(key),
+            _ => Lease::Without,
+        };
+        let defer = self.auth.is_some()
+            && !public_only
+            && !spec.is_admin()
+            && lease.key().is_none()
+            && self.sessions.may_open(key);
         // UDP waits for a place under the server's limit (the wait is not part of the RTT).
         let permit = match kind {
             TransportKind::Udp => Some(self.limiter.acquire(key).await),
@@ -378,17 +392,17 @@ impl Attempter {
                 url: None,
             },
         );
-        let mut result = self
-            .send_answering(site, server, addr, kind, &request, lease.key())
-            .await;
+        let mut result = self.send_answering(to, &request, lease.key(), !defer).await;
+        if defer && result.as_ref().is_ok_and(|r| challenged(&r.exchanged)) {
+            lease = self.lease(to).await?;
+            result = self.send_answering(to, &request, lease.key(), true).await;
+        }
         if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged)) {
             // The server no longer knows the session (restarted, expired): once more in a
             // new one.
             lease.lost().await;
-            lease = self.lease(site, server, addr, kind).await?;
-            result = self
-                .send_answering(site, server, addr, kind, &request, lease.key())
-                .await;
+            lease = self.lease(to).await?;
+            result = self.send_answering(to, &request, lease.key(), true).await;
         }
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
@@ -466,21 +480,19 @@ impl Attempter {
         })
     }
 
-    /// One exchange, and the answers to the server's challenges (402) as the resolver's
-    /// identity: at most [`MAX_CHALLENGE_ROUNDS`] (as the reference client), each answer in
-    /// an exchange of its own, in the same session as the request; the last answer's outcome
-    /// is the request's.
+    /// One exchange, and (with `answer`) the answers to the server's challenges (402) as the
+    /// resolver's identity: at most [`MAX_CHALLENGE_ROUNDS`] (as the reference client), each
+    /// answer in an exchange of its own, in the same session as the request; the last
+    /// answer's outcome is the request's.
     async fn send_answering(
         &self,
-        site: &Site,
-        server: &ServerInfo,
-        addr: SocketAddr,
-        kind: TransportKind,
+        to: Peer<'_>,
         request: &Message,
         session: Option<Arc<SessionKey>>,
+        answer: bool,
     ) -> Result<Answered, SendFailure> {
         let first = self
-            .send(site, server, addr, kind, request, session.clone())
+            .send(to, request, session.clone())
             .await
             .map_err(SendFailure::Transport)?;
         let mut answered = Answered {
@@ -488,7 +500,7 @@ impl Attempter {
             exchanged: first,
             challenged: false,
         };
-        let Some(auth) = &self.auth else {
+        let Some(auth) = self.auth.as_ref().filter(|_| answer) else {
             return Ok(answered);
         };
         let mut rounds = 0;
@@ -501,7 +513,7 @@ impl Attempter {
                 .answer(challenge, request, 0, request.header.expiration)
                 .map_err(|e| SendFailure::Authentication(e.to_string()))?;
             answered.exchanged = self
-                .send(site, server, addr, kind, &answer, session.clone())
+                .send(to, &answer, session.clone())
                 .await
                 .map_err(SendFailure::Transport)?;
             answered.challenged = true;
@@ -513,13 +525,13 @@ impl Attempter {
     /// one is due: over `kind`, certified and checked like any answer. A server that answers
     /// the setup with an error, unsigned, or without a key we know is asked without sessions
     /// for a while; silence or a broken connection fails the attempt as a request's would.
-    async fn lease(
-        &self,
-        site: &Site,
-        server: &ServerInfo,
-        addr: SocketAddr,
-        kind: TransportKind,
-    ) -> Result<Lease, ResolveError> {
+    async fn lease(&self, to: Peer<'_>) -> Result<Lease, ResolveError> {
+        let Peer {
+            site,
+            server,
+            addr,
+            kind,
+        } = to;
         let lease = self.sessions.lease(srtt_key(server)).await;
         let (Lease::Setup(_), Some(auth)) = (&lease, &self.auth) else {
             return Ok(lease);
@@ -529,7 +541,7 @@ impl Attempter {
         setup.header.site_info_serial = site.request_serial;
         setup.envelope.version = site.request_version();
         setup.envelope.suggested = ProtocolVersion::V2_11;
-        let answer = match self.send(site, server, addr, kind, &setup, None).await {
+        let answer = match self.send(to, &setup, None).await {
             Ok(e) => e.message,
             Err(error) => {
                 return Err(ResolveError::Transport {
@@ -560,13 +572,16 @@ impl Attempter {
     /// interface, the others by address.
     async fn send(
         &self,
-        site: &Site,
-        server: &ServerInfo,
-        addr: SocketAddr,
-        kind: TransportKind,
+        to: Peer<'_>,
         request: &Message,
         session: Option<Arc<SessionKey>>,
     ) -> Result<crate::transport::Exchanged, TransportError> {
+        let Peer {
+            site,
+            server,
+            addr,
+            kind,
+        } = to;
         let with_session;
         let options = match session {
             Some(session) => {
@@ -669,6 +684,15 @@ impl Attempter {
 /// refused or reset, or closed early, as where a network blocks a port; or when the
 /// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
 /// answer, a failed TLS pin) stands.
+/// Who an exchange goes to: the server of a site, at one address, over one transport.
+#[derive(Clone, Copy)]
+struct Peer<'a> {
+    site: &'a Site,
+    server: &'a ServerInfo,
+    addr: SocketAddr,
+    kind: TransportKind,
+}
+
 /// An exchange and the answers to its challenges ([`Attempter::send_answering`]).
 struct Answered {
     /// The last answer (the outcome of the request).
@@ -686,6 +710,11 @@ enum SendFailure {
     /// A challenge could not be answered (its digest is not our request's, an unknown
     /// algorithm, a key that cannot sign).
     Authentication(String),
+}
+
+/// True when the answer is a challenge.
+fn challenged(answer: &Exchanged) -> bool {
+    answer.message.response_code() == ResponseCode::AuthenticationNeeded
 }
 
 /// True for the codes of a server that no longer knows the session the request came in.

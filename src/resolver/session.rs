@@ -1,8 +1,10 @@
 //! [`Sessions`]: the sessions the resolver holds with servers (PROTOCOL.md §10), as the
 //! reference client's default session tracker keeps them. Only a resolver with an identity
 //! ([`ResolverBuilder::authenticator`](super::ResolverBuilder::authenticator)) uses them, and
-//! only for requests that need the identity: administration and resolutions of non-public
-//! values.
+//! only for requests that need the identity: administration, and a resolution that clears
+//! public-only once the server challenges it (it is then sent again in a session, as the
+//! reference client does; while a session with the server is authenticated, such
+//! resolutions go in it from the start).
 //!
 //! Why: without a session every such request is challenged (two round trips, and for a
 //! secret key 10,000 PBKDF2 rounds per answer); in a session the first request is challenged
@@ -13,7 +15,8 @@
 //! - nothing yet, or the session expired: the first request sets one up (while it holds the
 //!   slot, the others wait for it);
 //! - open, not yet authenticated: one request at a time goes in it, so that one challenge
-//!   authenticates it (the server keeps one pending challenge per session);
+//!   authenticates it (the server keeps one pending challenge per session: two challenged at
+//!   once would replace each other's);
 //! - open and authenticated: every request goes in it at once;
 //! - refused (the server answered the setup with an error, or unsigned, or its key is
 //!   unknown): requests go without a session for [`SESSION_REFUSED_FOR`], then setup is tried again.
@@ -162,6 +165,38 @@ impl Sessions {
         slots.entry(server).or_default().clone()
     }
 
+    /// The authenticated session with `server`, if there is one now (never waits).
+    pub(crate) fn current(&self, server: SocketAddr) -> Lease {
+        if !self.enabled {
+            return Lease::Without;
+        }
+        let slot = self.slot(server);
+        let Ok(state) = slot.clone().try_lock_owned() else {
+            return Lease::Without;
+        };
+        match &*state {
+            State::Open {
+                key,
+                expires,
+                authenticated: true,
+            } if *expires > Instant::now() => Lease::Shared(key.clone(), slot),
+            _ => Lease::Without,
+        }
+    }
+
+    /// False when no session will be had with `server` now (sessions off, or it refused one
+    /// lately).
+    pub(crate) fn may_open(&self, server: SocketAddr) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let slot = self.slot(server);
+        let refused = slot.try_lock().is_ok_and(
+            |state| matches!(&*state, State::Refused { until } if *until > Instant::now()),
+        );
+        !refused
+    }
+
     /// The session a request to `server` goes in (waiting while another request sets it up
     /// or authenticates it).
     pub(crate) async fn lease(&self, server: SocketAddr) -> Lease {
@@ -224,6 +259,7 @@ mod tests {
         let a = s.lease(addr()).await;
         let b = s.lease(addr()).await;
         assert!(matches!(a, Lease::Shared(..)) && matches!(b, Lease::Shared(..)));
+        assert!(matches!(s.current(addr()), Lease::Shared(..)));
         // One of them finds the session lost: the next request sets up again.
         a.lost().await;
         drop(b);
@@ -234,7 +270,9 @@ mod tests {
     async fn a_refusal_is_remembered_and_a_lost_session_is_set_up_again() {
         let s = Sessions::new(true);
         let lease = s.lease(addr()).await;
+        assert!(s.may_open(addr()));
         assert!(matches!(lease.refused(), Lease::Without));
+        assert!(!s.may_open(addr()));
         assert!(matches!(s.lease(addr()).await, Lease::Without));
         let other = SocketAddr::from(([127, 0, 0, 2], 2641));
         let held = s.lease(other).await.opened(SessionKey::new(3, [2; 32]));

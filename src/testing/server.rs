@@ -500,8 +500,8 @@ impl State {
             session: session.as_deref(),
         }
         .respond(request, out);
-        if let Some(s) = &session {
-            encrypt_answer(&self.auth.sessions, s, out, &self.limits);
+        if let Some(s) = session.or_else(|| self.auth.sessions.of_answer(request)) {
+            encrypt_answer(&self.auth.sessions, &s, out, &self.limits);
         }
     }
 

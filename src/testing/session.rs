@@ -132,6 +132,15 @@ impl ServerSessions {
         }
     }
 
+    /// The session an answer to a challenge came in (it carries the session id, no MAC): the
+    /// answer to the challenged request is encrypted in it, as the reference server does.
+    pub(crate) fn of_answer(&self, request: &Message) -> Option<Arc<ServerSession>> {
+        match request.body {
+            Body::ChallengeAnswer(_) => self.get(request.envelope.session_id),
+            _ => None,
+        }
+    }
+
     /// Marks session `id` (if it is one) as authenticated as `identity`.
     pub(crate) fn authenticate(&self, id: u32, identity: ValueReference) {
         if let Some(s) = self.get(id) {
