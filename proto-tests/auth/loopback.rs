@@ -751,4 +751,10 @@ async fn concurrent_requests_share_one_session() {
     assert_eq!((server.session_setups(), server.challenges()), (1, 9));
     // Every answer with the non-public value travelled encrypted.
     assert_eq!(server.encrypted_answers(), 16);
+    // The trace names the session.
+    let (rec, attempts) = r.resolve_traced(PROTECTED, &all).await;
+    rec.unwrap();
+    let last = attempts.last().unwrap();
+    assert!(last.session.is_some_and(|id| id > 0), "{last}");
+    assert!(last.to_string().contains(" in session "), "{last}");
 }

@@ -287,3 +287,140 @@ pub fn answer_setup(
     data.put_slice(&public);
     Ok((data.freeze(), key))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::SessionSetupResponse;
+
+    fn p_minus(n: u8) -> Vec<u8> {
+        let mut p = DH_GROUP2_PRIME.to_vec();
+        // The prime ends in 0xFF: subtracting a small n does not borrow.
+        p[127] -= n;
+        p
+    }
+
+    #[test]
+    fn public_values_that_force_the_secret_are_refused() {
+        let pair = DhKeyPair::generate();
+        for bad in [
+            vec![],
+            vec![0],
+            vec![1],
+            vec![0, 0, 1],
+            p_minus(1),
+            p_minus(0),
+            vec![0xFF; 129],
+        ] {
+            assert_eq!(
+                pair.agree(&bad).unwrap_err(),
+                SessionError::PeerValue,
+                "{bad:?}"
+            );
+        }
+        assert!(pair.agree(&[2]).is_ok());
+        assert!(pair.agree(&p_minus(2)).is_ok());
+    }
+
+    #[test]
+    fn both_sides_agree_and_the_key_skips_leading_zeros() {
+        let a = DhKeyPair::generate();
+        let b = DhKeyPair::generate();
+        let ya = a.public_key();
+        let yb = b.public_key();
+        let (PublicKey::Dh { y: ya, .. }, PublicKey::Dh { y: yb, .. }) = (ya, yb) else {
+            panic!("not DH keys")
+        };
+        assert_eq!(*a.agree(&yb).unwrap(), *b.agree(&ya).unwrap());
+        // x = 1 is never generated, but shows the rule: y^1 = y, so the key is y's first 32
+        // significant bytes.
+        let one = DhKeyPair::from_secret(&[1]).unwrap();
+        let mut y = [0u8; 128];
+        y[3..]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = (i % 250) as u8 + 1);
+        assert_eq!(one.agree(&y).unwrap()[..], y[3..35]);
+    }
+
+    #[test]
+    fn setup_answers_are_checked_field_by_field() {
+        let client = DhKeyPair::generate();
+        let request = client.setup_request(&Identity::new(300, "0.NA/1"), 0);
+        let answer = |mode: u16, data: Bytes, code: ResponseCode, sid: u32| {
+            let mut m = Message::response_to(
+                &request,
+                code,
+                Body::SessionSetupResponse(SessionSetupResponse {
+                    key_exchange_mode: mode,
+                    data,
+                    trailer: Bytes::new(),
+                }),
+            );
+            m.envelope.session_id = sid;
+            m
+        };
+        let server = DhKeyPair::generate();
+        let Body::SessionSetupRequest(body) = &request.body else {
+            panic!("not a setup request")
+        };
+        let (good, _) = answer_setup(body, &server).unwrap();
+        assert!(client
+            .accept(&answer(4, good.clone(), ResponseCode::Success, 5))
+            .is_ok());
+        assert_eq!(
+            client
+                .accept(&answer(4, good.clone(), ResponseCode::Success, 0))
+                .unwrap_err(),
+            SessionError::NoSessionId
+        );
+        assert_eq!(
+            client
+                .accept(&answer(2, good.clone(), ResponseCode::Success, 5))
+                .unwrap_err(),
+            SessionError::Mode(2)
+        );
+        let mut des = good.to_vec();
+        des[3] = 1;
+        assert_eq!(
+            client
+                .accept(&answer(4, Bytes::from(des), ResponseCode::Success, 5))
+                .unwrap_err(),
+            SessionError::Cipher(1)
+        );
+        for cut in 0..good.len() {
+            assert!(client
+                .accept(&answer(4, good.slice(..cut), ResponseCode::Success, 5))
+                .is_err());
+        }
+        // A key over another group (g = 5).
+        let mut other = server.public_key();
+        if let PublicKey::Dh { g, .. } = &mut other {
+            *g = Bytes::from_static(&[5]);
+        }
+        let mut data = BytesMut::new();
+        data.put_u32(CIPHER_AES);
+        data.put_slice(&other.encode().unwrap());
+        assert_eq!(
+            client
+                .accept(&answer(4, data.freeze(), ResponseCode::Success, 5))
+                .unwrap_err(),
+            SessionError::Group
+        );
+        let refused = Message::response_to(
+            &request,
+            ResponseCode::InvalidSessionSetupRequest,
+            Body::Error(crate::wire::ErrorBody::default()),
+        );
+        assert_eq!(
+            client.accept(&refused).unwrap_err(),
+            SessionError::Refused(ResponseCode::InvalidSessionSetupRequest)
+        );
+    }
+
+    #[test]
+    fn the_private_exponent_is_not_printed() {
+        let pair = DhKeyPair::from_secret(&[0x42; 32]).unwrap();
+        assert_eq!(format!("{pair:?}"), "DhKeyPair { .. }");
+    }
+}

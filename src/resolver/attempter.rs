@@ -390,6 +390,7 @@ impl Attempter {
                 transmissions: 0,
                 outcome: AttemptOutcome::Cancelled,
                 url: None,
+                session: None,
             },
         );
         let mut result = self.send_answering(to, &request, lease.key(), !defer).await;
@@ -404,6 +405,7 @@ impl Attempter {
             lease = self.lease(to).await?;
             result = self.send_answering(to, &request, lease.key(), true).await;
         }
+        record.in_session(lease.key().map(|k| k.session_id()));
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
         if let Some(permit) = permit {

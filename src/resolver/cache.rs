@@ -365,6 +365,7 @@ mod tests {
             authoritative: false,
             protocol_version: ProtocolVersion::V2_11,
             url: None,
+            session: None,
         }
     }
 
