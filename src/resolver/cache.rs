@@ -365,7 +365,6 @@ mod tests {
             authoritative: false,
             protocol_version: ProtocolVersion::V2_11,
             url: None,
-            session: None,
         }
     }
 
