@@ -655,6 +655,8 @@ async fn requests_in_a_session_are_challenged_once() {
             ),
         ];
         admin.create_handle(&handle, values).await.unwrap();
+        // The create carried a non-public value: it went encrypted.
+        assert_eq!(server.encrypted_requests(), 1, "{name}");
         assert_eq!(
             (server.session_setups(), server.challenges()),
             (1, 1),
@@ -701,6 +703,45 @@ async fn requests_in_a_session_are_challenged_once() {
         .unwrap();
     r.admin().delete_handle(handle).await.unwrap();
     assert_eq!((server.session_setups(), server.challenges()), (0, 2));
+}
+
+/// A setup answer signed by another key than the one the site record names is not trusted:
+/// no session, requests challenged one by one, and they succeed.
+#[tokio::test]
+async fn no_session_when_the_setup_answer_is_not_signed_by_the_sites_key() {
+    let server = server().await;
+    let mut site = server.site_info();
+    let other = std::fs::read(auth_dir().join("keys/server_pubkey.bin")).unwrap();
+    for s in site.servers.iter_mut() {
+        s.public_key = other.clone().into();
+    }
+    let encoded = site.encode().unwrap();
+    let mut values = server
+        .store()
+        .get(b"0.NA/20.500.12345")
+        .unwrap()
+        .values
+        .clone();
+    for v in values.iter_mut().filter(|v| v.is_type("HS_SITE")) {
+        v.data = encoded.clone();
+    }
+    server.store().insert("0.NA/20.500.12345", values);
+    let r = handle_resolver::Resolver::builder()
+        .root_sites([server.site_info()])
+        .authenticator(identity("seckey"))
+        .build()
+        .unwrap();
+    let handle = "20.500.12345/WRONG-KEY";
+    r.admin()
+        .create_handle(
+            handle,
+            vec![admin_value(100, "20.500.12345/USER-SECKEY", 300)],
+        )
+        .await
+        .unwrap();
+    r.admin().delete_handle(handle).await.unwrap();
+    assert_eq!((server.session_setups(), server.challenges()), (1, 2));
+    assert_eq!(server.encrypted_requests(), 0);
 }
 
 /// Without the server's key (a `--server` without a site record) the setup answer cannot be

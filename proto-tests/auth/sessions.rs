@@ -9,6 +9,7 @@ use handle_resolver::wire::{
     session, verify_message, Body, Envelope, Limits, Message, Reader, SessionKey,
 };
 use serde_json::Value;
+use zeroize::Zeroizing;
 
 use super::captures::auth_dir;
 use crate::support::captures::{scenario, Direction, Scenario};
@@ -134,8 +135,8 @@ fn the_server_side_of_a_setup_agrees_on_the_same_key() {
     let sealed = session.seal(&m, 77).unwrap();
     let (env, rest) = split(&sealed);
     let opened = session.open(env, rest, &Limits::default()).unwrap();
-    assert!(SessionKey::new(9, *server_key).verify_mac(&opened));
-    assert!(!SessionKey::new(9, [0; 32]).verify_mac(&opened));
+    assert!(SessionKey::new(9, server_key).verify_mac(&opened));
+    assert!(!SessionKey::new(9, Zeroizing::new([0; 32])).verify_mac(&opened));
 }
 
 /// Every client message sent inside a session (a credential or EC), rebuilt from its
@@ -151,7 +152,7 @@ fn requests_in_the_session_are_sealed_byte_for_byte() {
             .try_into()
             .unwrap();
         let sid = setup["sessionId"].as_u64().unwrap() as u32;
-        let session = SessionKey::new(sid, key);
+        let session = SessionKey::new(sid, Zeroizing::new(key));
         for entry in &s.decoded {
             let cap = s.message(entry["file"].as_str().unwrap()).unwrap();
             if cap.direction != Direction::C2s || entry["envelope"]["sessionId"] != sid {
@@ -195,7 +196,10 @@ fn answers_in_the_session_open() {
         let key: [u8; 32] = unhex(&auth["session"]["clientState"]["sessions"][0]["sessionKeyHex"])
             .try_into()
             .unwrap();
-        let session = SessionKey::new(setup["sessionId"].as_u64().unwrap() as u32, key);
+        let session = SessionKey::new(
+            setup["sessionId"].as_u64().unwrap() as u32,
+            Zeroizing::new(key),
+        );
         for entry in &s.decoded {
             let cap = s.message(entry["file"].as_str().unwrap()).unwrap();
             if cap.direction != Direction::S2c {

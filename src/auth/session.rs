@@ -146,10 +146,12 @@ impl DhKeyPair {
         Self::from_exponent(x)
     }
 
-    /// The pair of a given private exponent (big-endian, at most 128 bytes): what reproduces a
-    /// captured exchange.
+    /// The pair of a given private exponent (big-endian, at most 128 bytes, at least 2):
+    /// what reproduces a captured exchange.
     pub fn from_secret(x: &[u8]) -> Option<Self> {
-        padded(x).map(|x| Self::from_exponent(Zeroizing::new(x)))
+        let x = Zeroizing::new(padded(x)?);
+        let at_least_2 = x[..127].iter().any(|b| *b != 0) || x[127] >= 2;
+        at_least_2.then(|| Self::from_exponent(x))
     }
 
     fn from_exponent(x: Zeroizing<[u8; 128]>) -> Self {
@@ -178,7 +180,9 @@ impl DhKeyPair {
         if peer < U1024::from_u8(2) || peer > p.wrapping_sub(&U1024::from_u8(2)) {
             return Err(SessionError::PeerValue);
         }
-        let shared = Zeroizing::new(mod_pow(&peer, &self.x).to_be_bytes());
+        let mut secret = mod_pow(&peer, &self.x);
+        let shared = Zeroizing::new(secret.to_be_bytes());
+        secret.zeroize();
         let skip = shared
             .iter()
             .take(128 - SESSION_KEY_LEN)
@@ -250,7 +254,7 @@ impl DhKeyPair {
             return Err(SessionError::NoSessionId);
         }
         let key = self.agree(&y)?;
-        Ok(SessionKey::new(answer.envelope.session_id, *key))
+        Ok(SessionKey::new(answer.envelope.session_id, key))
     }
 }
 
@@ -332,15 +336,17 @@ mod tests {
             panic!("not DH keys")
         };
         assert_eq!(*a.agree(&yb).unwrap(), *b.agree(&ya).unwrap());
-        // x = 1 is never generated, but shows the rule: y^1 = y, so the key is y's first 32
-        // significant bytes.
-        let one = DhKeyPair::from_secret(&[1]).unwrap();
-        let mut y = [0u8; 128];
-        y[3..]
-            .iter_mut()
-            .enumerate()
-            .for_each(|(i, b)| *b = (i % 250) as u8 + 1);
-        assert_eq!(one.agree(&y).unwrap()[..], y[3..35]);
+        // Exponents 0 and 1 are refused (they would give the secret away).
+        assert!(DhKeyPair::from_secret(&[0]).is_none());
+        assert!(DhKeyPair::from_secret(&[0, 1]).is_none());
+        assert!(DhKeyPair::from_secret(&[1, 0]).is_some());
+        // The key rule: with y = 2 and x = 2, the shared secret is 2^2 = 4, one significant
+        // byte: leading zeros are stripped only while more than 32 bytes remain, so the key
+        // is 31 zero bytes and then 4.
+        let two = DhKeyPair::from_secret(&[2]).unwrap();
+        let mut want = [0u8; 32];
+        want[31] = 4;
+        assert_eq!(*two.agree(&[2]).unwrap(), want);
     }
 
     #[test]

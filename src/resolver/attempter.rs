@@ -365,7 +365,7 @@ impl Attempter {
         };
         let public_only = spec.flags.contains(OpFlags::PO);
         let mut lease = match &self.auth {
-            Some(_) if spec.is_admin() => self.lease(to).await?,
+            Some(_) if spec.is_admin() => self.lease(to).await,
             Some(_) if !public_only => self.sessions.current(key),
             _ => Lease::Without,
         };
@@ -374,11 +374,6 @@ impl Attempter {
             && !spec.is_admin()
             && lease.key().is_none()
             && self.sessions.may_open(key);
-        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
-        let permit = match kind {
-            TransportKind::Udp => Some(self.limiter.acquire(key).await),
-            _ => None,
-        };
         let mut record = Recorded::start(
             trace,
             Attempt {
@@ -395,26 +390,19 @@ impl Attempter {
         );
         let mut result = self.send_answering(to, &request, lease.key(), !defer).await;
         if defer && result.as_ref().is_ok_and(|r| challenged(&r.exchanged)) {
-            lease = self.lease(to).await?;
+            lease = self.lease(to).await;
             result = self.send_answering(to, &request, lease.key(), true).await;
         }
         if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged)) {
             // The server no longer knows the session (restarted, expired): once more in a
             // new one.
             lease.lost().await;
-            lease = self.lease(to).await?;
+            lease = self.lease(to).await;
             result = self.send_answering(to, &request, lease.key(), true).await;
         }
         record.in_session(lease.key().map(|k| k.session_id()));
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
-        if let Some(permit) = permit {
-            match &result {
-                Ok(r) => permit.answered(rtt, r.exchanged.transmissions),
-                Err(SendFailure::Transport(TransportError::Timeout)) => permit.lost(),
-                Err(_) => drop(permit),
-            }
-        }
         let answered = match result {
             Ok(r) => r,
             Err(SendFailure::Transport(error)) => {
@@ -437,9 +425,12 @@ impl Attempter {
             }
         };
         let transmissions = answered.transmissions;
+        // The request's own round trip (not the session setup, the waits for the session or
+        // the answers to challenges): what the SRTT table learns.
+        let answered_rtt = answered.rtt;
         let response = answered.exchanged.message;
         let continued = answered.exchanged.continued;
-        if answered.challenged && !auth_failed(response.response_code()) {
+        if answered.challenged && authenticated_by(response.response_code()) {
             lease.authenticated();
         }
         drop(lease);
@@ -467,7 +458,7 @@ impl Attempter {
         let first_wait = self.options.udp_retransmit.first().copied();
         self.srtt.record_answer(
             key,
-            rtt,
+            answered_rtt,
             transmissions,
             first_wait.unwrap_or_default(),
             answered_at,
@@ -493,13 +484,27 @@ impl Attempter {
         session: Option<Arc<SessionKey>>,
         answer: bool,
     ) -> Result<Answered, SendFailure> {
-        let first = self
-            .send(to, request, session.clone())
-            .await
-            .map_err(SendFailure::Transport)?;
+        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
+        let key = srtt_key(to.server);
+        let permit = match to.kind {
+            TransportKind::Udp => Some(self.limiter.acquire(key).await),
+            _ => None,
+        };
+        let started = Instant::now();
+        let first = self.send(to, request, session.clone()).await;
+        let rtt = started.elapsed();
+        if let Some(permit) = permit {
+            match &first {
+                Ok(e) => permit.answered(rtt, e.transmissions),
+                Err(TransportError::Timeout) => permit.lost(),
+                Err(_) => drop(permit),
+            }
+        }
+        let first = first.map_err(SendFailure::Transport)?;
         let mut answered = Answered {
             transmissions: first.transmissions,
             exchanged: first,
+            rtt,
             challenged: false,
         };
         let Some(auth) = self.auth.as_ref().filter(|_| answer) else {
@@ -524,10 +529,11 @@ impl Attempter {
     }
 
     /// The session a request to `server` goes in ([`Sessions::lease`]), set up first when
-    /// one is due: over `kind`, certified and checked like any answer. A server that answers
-    /// the setup with an error, unsigned, or without a key we know is asked without sessions
-    /// for a while; silence or a broken connection fails the attempt as a request's would.
-    async fn lease(&self, to: Peer<'_>) -> Result<Lease, ResolveError> {
+    /// one is due: over `kind`, certified and checked like any answer. When the setup fails
+    /// in any way (an error code, unsigned or a key we do not know, silence, a broken
+    /// connection, a protocol before 2.7) the server is asked without sessions for a while,
+    /// beginning with this request.
+    async fn lease(&self, to: Peer<'_>) -> Lease {
         let Peer {
             site,
             server,
@@ -536,29 +542,25 @@ impl Attempter {
         } = to;
         let lease = self.sessions.lease(srtt_key(server)).await;
         let (Lease::Setup(_), Some(auth)) = (&lease, &self.auth) else {
-            return Ok(lease);
+            return lease;
         };
+        if !site.request_version().at_least(2, 7) {
+            // Before 2.7 the session MAC is another keyed hash (PROTOCOL.md §9.4); no session.
+            return lease.refused();
+        }
         let pair = DhKeyPair::generate();
         let mut setup = pair.setup_request(auth.identity(), self.request_expiration());
         setup.header.site_info_serial = site.request_serial;
         setup.envelope.version = site.request_version();
         setup.envelope.suggested = ProtocolVersion::V2_11;
-        let answer = match self.send(to, &setup, None).await {
-            Ok(e) => e.message,
-            Err(error) => {
-                return Err(ResolveError::Transport {
-                    sites_asked: 1,
-                    server: addr,
-                    kind,
-                    error,
-                })
-            }
+        let opened = match self.send(to, &setup, None).await {
+            Ok(e) => self
+                .check(&setup, &e.message, server, addr)
+                .map_err(|e| e.to_string())
+                .and_then(|_| pair.accept(&e.message).map_err(|e| e.to_string())),
+            Err(e) => Err(format!("{kind}: {e}")),
         };
-        let opened = self
-            .check(&setup, &answer, server, addr)
-            .map_err(|e| e.to_string())
-            .and_then(|_| pair.accept(&answer).map_err(|e| e.to_string()));
-        Ok(match opened {
+        match opened {
             Ok(key) => {
                 debug!(%addr, session = key.session_id(), "session opened");
                 lease.opened(key)
@@ -567,7 +569,7 @@ impl Attempter {
                 debug!(%addr, %reason, "no session with this server; challenges without one");
                 lease.refused()
             }
-        })
+        }
     }
 
     /// One exchange over `kind`: HTTP(S) with what the site record says about the server's
@@ -680,12 +682,6 @@ impl Attempter {
     }
 }
 
-/// The one fallback rule (PROTOCOL.md §8.4): the next transport of the order is tried on the
-/// same server when a UDP attempt got no answer in time, its request is too big for
-/// datagrams, or its UDP side is saturated; or when a connection (TCP, HTTP) timed out, was
-/// refused or reset, or closed early, as where a network blocks a port; or when the
-/// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
-/// answer, a failed TLS pin) stands.
 /// Who an exchange goes to: the server of a site, at one address, over one transport.
 #[derive(Clone, Copy)]
 struct Peer<'a> {
@@ -701,6 +697,8 @@ struct Answered {
     exchanged: Exchanged,
     /// Transmissions of the request itself.
     transmissions: u32,
+    /// Round trip of the request itself (first transmission to its answer).
+    rtt: Duration,
     /// True when a challenge was answered.
     challenged: bool,
 }
@@ -730,15 +728,14 @@ fn session_lost(answer: &Exchanged) -> bool {
     )
 }
 
-/// True for the codes that say the identity was not accepted.
-fn auth_failed(code: ResponseCode) -> bool {
+/// True for the outcomes of a request whose challenge answer the server accepted: success,
+/// and the codes the reference server gives only after it checked the answer (captures-auth:
+/// a value at a taken index, 201; no such value, 200). A 100, 400 or 401 comes before the
+/// answer is looked at, so it proves nothing.
+fn authenticated_by(code: ResponseCode) -> bool {
     matches!(
         code,
-        ResponseCode::AuthenticationNeeded
-            | ResponseCode::AuthenticationFailed
-            | ResponseCode::InvalidCredential
-            | ResponseCode::AuthenTimeout
-            | ResponseCode::AuthenError
+        ResponseCode::Success | ResponseCode::ValueAlreadyExists | ResponseCode::ValuesNotFound
     )
 }
 
@@ -760,6 +757,12 @@ fn is_silence(error: &ResolveError) -> bool {
     )
 }
 
+/// The one fallback rule (PROTOCOL.md §8.4): the next transport of the order is tried on the
+/// same server when a UDP attempt got no answer in time, its request is too big for
+/// datagrams, or its UDP side is saturated; or when a connection (TCP, HTTP) timed out, was
+/// refused or reset, or closed early, as where a network blocks a port; or when the
+/// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
+/// answer, a failed TLS pin) stands.
 fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
     let ResolveError::Transport { error, .. } = error else {
         return false;

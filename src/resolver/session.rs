@@ -127,7 +127,7 @@ impl Lease {
         }
     }
 
-    /// The server no longer knows the session (500-505): it is dropped (unless another
+    /// The server no longer knows the session (500, 501, 502 or 505): it is dropped (unless another
     /// request replaced it already); the next request sets up another.
     pub(crate) async fn lost(self) {
         match self {
@@ -155,11 +155,12 @@ impl Sessions {
     fn slot(&self, server: SocketAddr) -> Slot {
         let mut slots = self.slots.lock();
         if !slots.contains_key(&server) && slots.len() >= MAX_SLOTS {
-            // Slots nobody holds and whose state is not an open session go first.
+            // Slots nobody holds and whose state is not a live session go first.
+            let now = Instant::now();
             slots.retain(|_, s| {
                 Arc::strong_count(s) > 1
                     || s.try_lock()
-                        .is_ok_and(|st| matches!(*st, State::Open { .. }))
+                        .is_ok_and(|st| matches!(*st, State::Open { expires, .. } if expires > now))
             });
         }
         slots.entry(server).or_default().clone()
@@ -230,12 +231,13 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zeroize::Zeroizing;
 
     fn addr() -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], 2641))
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn the_first_request_sets_up_and_the_next_waits_until_authenticated() {
         let s = Arc::new(Sessions::new(true));
         let Lease::Setup(_) = s.lease(addr()).await else {
@@ -243,15 +245,16 @@ mod tests {
         };
         // The first lease was dropped unresolved: the next request sets up again.
         let lease = s.lease(addr()).await;
-        let mut held = lease.opened(SessionKey::new(7, [1; 32]));
+        let mut held = lease.opened(SessionKey::new(7, Zeroizing::new([1; 32])));
         assert_eq!(held.key().map(|k| k.session_id()), Some(7));
-        // While it is held, another request waits.
-        let waiting = tokio::spawn({
+        // While it is held, another request waits (the paused clock runs ahead an hour while
+        // it does: it is blocked, not slow).
+        let mut waiting = tokio::spawn({
             let s = s.clone();
             async move { s.lease(addr()).await.key().map(|k| k.session_id()) }
         });
-        tokio::task::yield_now().await;
-        assert!(!waiting.is_finished());
+        let hour = Duration::from_secs(3599);
+        assert!(tokio::time::timeout(hour, &mut waiting).await.is_err());
         held.authenticated();
         drop(held);
         assert_eq!(waiting.await.unwrap(), Some(7));
@@ -275,7 +278,10 @@ mod tests {
         assert!(!s.may_open(addr()));
         assert!(matches!(s.lease(addr()).await, Lease::Without));
         let other = SocketAddr::from(([127, 0, 0, 2], 2641));
-        let held = s.lease(other).await.opened(SessionKey::new(3, [2; 32]));
+        let held = s
+            .lease(other)
+            .await
+            .opened(SessionKey::new(3, Zeroizing::new([2; 32])));
         held.lost().await;
         assert!(matches!(s.lease(other).await, Lease::Setup(_)));
         assert!(matches!(
@@ -287,7 +293,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn sessions_expire_and_refusals_end() {
         let s = Sessions::new(true);
-        let mut held = s.lease(addr()).await.opened(SessionKey::new(3, [2; 32]));
+        let mut held = s
+            .lease(addr())
+            .await
+            .opened(SessionKey::new(3, Zeroizing::new([2; 32])));
         held.authenticated();
         drop(held);
         tokio::time::advance(SESSION_LIFETIME).await;

@@ -325,6 +325,11 @@ impl TestServer {
         self.state.auth.sessions.encrypted()
     }
 
+    /// Encrypted requests received and opened in a session.
+    pub fn encrypted_requests(&self) -> u64 {
+        self.state.auth.sessions.opened()
+    }
+
     /// Forgets every open session, as a restarted server would: a request in one then gets
     /// 500 SESSION_TIMEOUT.
     pub fn forget_sessions(&self) {

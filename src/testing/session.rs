@@ -61,6 +61,8 @@ pub(crate) struct ServerSessions {
     setups: std::sync::atomic::AtomicU64,
     /// Answers encrypted (for tests).
     encrypted: std::sync::atomic::AtomicU64,
+    /// Encrypted requests opened (for tests).
+    opened: std::sync::atomic::AtomicU64,
 }
 
 /// How a request stands towards the sessions.
@@ -82,6 +84,11 @@ impl ServerSessions {
     /// Answers encrypted so far.
     pub(crate) fn encrypted(&self) -> u64 {
         self.encrypted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Encrypted requests opened so far.
+    pub(crate) fn opened(&self) -> u64 {
+        self.opened.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Forgets every session (as a server restart would).
@@ -109,8 +116,13 @@ impl ServerSessions {
         } else {
             None
         };
-        open(session.as_ref().map(|s| &s.key), envelope, r.rest(), limits)
-            .map_err(|e| e.to_string())
+        let m = open(session.as_ref().map(|s| &s.key), envelope, r.rest(), limits)
+            .map_err(|e| e.to_string())?;
+        if envelope.encrypted {
+            self.opened
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(m)
     }
 
     /// Where `request` stands: a MACed request must verify in a live session.
@@ -160,7 +172,7 @@ impl ServerSessions {
         };
         let lifetime = Duration::from_secs(u64::from(body.timeout)).min(MAX_SESSION_LIFETIME);
         let session = Arc::new(ServerSession {
-            key: SessionKey::new(id, *key),
+            key: SessionKey::new(id, key),
             authenticated: Mutex::new(None),
             expires: Instant::now() + lifetime,
         });

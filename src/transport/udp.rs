@@ -36,6 +36,7 @@ use tracing::debug;
 use super::error::TransportError;
 use super::exchange::{ExchangeOptions, Exchanged};
 use super::request_id::{encode_with_request_id, random_request_id};
+use crate::wire::envelope::mark_truncated;
 use crate::wire::session::open;
 use crate::wire::{
     fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, SessionKey,
@@ -281,10 +282,11 @@ impl UdpDemux {
             &single
         } else {
             // Every fragment of a multi-datagram request carries TC, as the reference client
-            // sends them (PROTOCOL.md §8.1); receivers go by MessageLength either way.
-            let mut marked = request.clone();
-            marked.envelope.truncated = true;
-            fragments = fragment(&encode_with_request_id(&marked, guard.id, session)?);
+            // sends them (PROTOCOL.md §8.1); receivers go by MessageLength either way. Set in
+            // the bytes: a request sealed in a session is not sealed twice.
+            let mut marked = bytes::BytesMut::from(&encoded[..]);
+            mark_truncated(&mut marked);
+            fragments = fragment(&marked.freeze());
             if fragments.len() > MAX_UDP_REQUEST_FRAGMENTS {
                 return Err(TransportError::TooLargeForUdp);
             }

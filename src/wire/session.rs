@@ -53,10 +53,10 @@ impl std::fmt::Debug for SessionKey {
 impl SessionKey {
     /// The session `session_id` (the server's number) with `key`; the first request will
     /// carry counter 1, as the reference client's does.
-    pub fn new(session_id: u32, key: [u8; SESSION_KEY_LEN]) -> Self {
+    pub fn new(session_id: u32, key: Zeroizing<[u8; SESSION_KEY_LEN]>) -> Self {
         Self {
             session_id,
-            key: Zeroizing::new(key),
+            key,
             counter: AtomicU32::new(0),
         }
     }
@@ -64,13 +64,6 @@ impl SessionKey {
     /// The server's number for the session (envelope `SessionId`).
     pub fn session_id(&self) -> u32 {
         self.session_id
-    }
-
-    /// HMAC-SHA256 keyed with the session key (HMAC takes a key of any length, so this
-    /// does not fail for a 32-byte key).
-    fn hmac(&self) -> Result<Hmac<Sha256>, CryptError> {
-        <Hmac<Sha256> as Mac>::new_from_slice(&self.key[..])
-            .map_err(|_| CryptError::KeyLength(SESSION_KEY_LEN))
     }
 
     /// The counter the next sealed request takes (1, 2, ...).
@@ -81,14 +74,14 @@ impl SessionKey {
             .max(1)
     }
 
-    /// The MAC of `message` as sent with `request_id` and `counter` (its own envelope's
-    /// versions and this session's id).
-    pub fn mac(
+    /// HMAC-SHA256 over what the MAC of `message` as sent with `request_id` and `counter`
+    /// covers (its own envelope's versions and this session's id), ready to finish or verify.
+    fn keyed(
         &self,
         message: &Message,
         request_id: u32,
         counter: u32,
-    ) -> Result<[u8; 32], CryptError> {
+    ) -> Result<Hmac<Sha256>, CryptError> {
         let covered = signed_data(
             message.envelope.version,
             message.envelope.suggested,
@@ -97,9 +90,24 @@ impl SessionKey {
             counter,
             &message.header_and_body()?,
         );
-        let mut mac = self.hmac()?;
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key[..])
+            .map_err(|_| CryptError::KeyLength(SESSION_KEY_LEN))?;
         mac.update(&covered);
-        Ok(mac.finalize().into_bytes().into())
+        Ok(mac)
+    }
+
+    /// The MAC of `message` as sent with `request_id` and `counter`.
+    pub fn mac(
+        &self,
+        message: &Message,
+        request_id: u32,
+        counter: u32,
+    ) -> Result<[u8; 32], CryptError> {
+        Ok(self
+            .keyed(message, request_id, counter)?
+            .finalize()
+            .into_bytes()
+            .into())
     }
 
     /// True when `message` (as decoded: its own request id, its header and body as received)
@@ -114,22 +122,8 @@ impl SessionKey {
         {
             return false;
         }
-        let covered = match message.header_and_body() {
-            Ok(hb) => signed_data(
-                message.envelope.version,
-                message.envelope.suggested,
-                self.session_id,
-                message.envelope.request_id,
-                c.signer.index,
-                &hb,
-            ),
-            Err(_) => return false,
-        };
-        let Ok(mut mac) = self.hmac() else {
-            return false;
-        };
-        mac.update(&covered);
-        mac.verify_slice(&c.signature).is_ok()
+        self.keyed(message, message.envelope.request_id, c.signer.index)
+            .is_ok_and(|mac| mac.verify_slice(&c.signature).is_ok())
     }
 
     /// Encodes `request` for the wire in this session with `request_id`: session id in the
@@ -167,7 +161,14 @@ impl SessionKey {
                 counter,
             )));
         }
-        if m.envelope.encrypted || carries_restricted_values(&m) {
+        self.encode(&m, iv)
+    }
+
+    /// Encodes a message of this session: encrypted under `iv` when it carries a value the
+    /// public may not read or asks for encryption (EC), else as it is.
+    fn encode(&self, m: &Message, iv: &[u8; SESSION_IV_LEN]) -> Result<Bytes, CryptError> {
+        if m.envelope.encrypted || carries_restricted_values(m) {
+            let mut m = m.clone();
             m.envelope.encrypted = true;
             return m.encode_encrypted(&self.key[..], iv);
         }
@@ -181,12 +182,7 @@ impl SessionKey {
         answer: &Message,
         iv: &[u8; SESSION_IV_LEN],
     ) -> Result<Bytes, CryptError> {
-        if answer.envelope.encrypted || carries_restricted_values(answer) {
-            let mut m = answer.clone();
-            m.envelope.encrypted = true;
-            return m.encode_encrypted(&self.key[..], iv);
-        }
-        Ok(answer.encode()?)
+        self.encode(answer, iv)
     }
 
     /// Decodes a message of this session from its envelope and the bytes after it:
@@ -225,4 +221,83 @@ pub fn carries_restricted_values(message: &Message) -> bool {
         .values()
         .iter()
         .any(|v| !v.permissions.public_read())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{ChallengeAnswer, Reader, ValueReference};
+
+    fn session() -> SessionKey {
+        SessionKey::new(51, Zeroizing::new([7; SESSION_KEY_LEN]))
+    }
+
+    fn sealed(s: &SessionKey, m: &Message, id: u32) -> Message {
+        let wire = s.seal(m, id).unwrap();
+        let mut r = Reader::new(wire);
+        let env = Envelope::decode(&mut r).unwrap();
+        s.open(env, r.rest(), &Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn each_request_takes_the_next_counter_and_an_answer_none() {
+        let s = session();
+        let m = Message::resolution_request("0.NA/1", vec![], vec![], 0, 0);
+        let answer = Message::request(
+            Body::ChallengeAnswer(ChallengeAnswer {
+                auth_type: Bytes::from_static(b"HS_SECKEY"),
+                identity: ValueReference {
+                    handle: Bytes::from_static(b"0.NA/1"),
+                    index: 300,
+                },
+                signed_response: Bytes::from_static(&[1, 2, 3]),
+            }),
+            crate::wire::OpCode::ChallengeResponse,
+            0,
+            0,
+        );
+        let counters: Vec<Option<u32>> = [&m, &answer, &m, &m]
+            .iter()
+            .enumerate()
+            .map(|(i, msg)| {
+                let back = sealed(&s, msg, 100 + i as u32);
+                assert_eq!(back.envelope.session_id, 51);
+                assert_eq!(back.envelope.request_id, 100 + i as u32);
+                back.credential.map(|c| c.signer.index)
+            })
+            .collect();
+        assert_eq!(counters, [Some(1), None, Some(2), Some(3)]);
+        // The MAC verifies, and not once the request id is changed.
+        let mut back = sealed(&s, &m, 7);
+        assert!(s.verify_mac(&back));
+        back.envelope.request_id = 8;
+        assert!(!s.verify_mac(&back));
+    }
+
+    #[test]
+    fn only_messages_with_restricted_values_are_encrypted() {
+        let s = session();
+        let mut secret = crate::wire::HandleValue::new(2, "EMAIL", "a@b");
+        secret.permissions = crate::wire::Permissions(crate::wire::Permissions::ADMIN_READ);
+        let public = crate::wire::HandleValue::new(1, "URL", "https://example.org/");
+        let create = |values| {
+            Message::request(
+                Body::CreateHandleRequest {
+                    handle: Bytes::from_static(b"0.NA/1"),
+                    values,
+                },
+                crate::wire::OpCode::CreateHandle,
+                0,
+                0,
+            )
+        };
+        let plain = s.seal(&create(vec![public.clone()]), 1).unwrap();
+        let hidden = s.seal(&create(vec![public, secret]), 2).unwrap();
+        assert_eq!(plain[2] & 0x40, 0);
+        assert_ne!(hidden[2] & 0x40, 0);
+        assert!(!hidden.windows(3).any(|w| w == b"a@b"));
+        let mut r = Reader::new(hidden);
+        let env = Envelope::decode(&mut r).unwrap();
+        assert!(open(None, env, r.rest(), &Limits::default()).is_err());
+    }
 }
