@@ -362,6 +362,7 @@ impl Attempter {
             server,
             addr,
             kind,
+            admin: spec.is_admin(),
         };
         let public_only = spec.flags.contains(OpFlags::PO);
         let mut lease = match &self.auth {
@@ -539,6 +540,7 @@ impl Attempter {
             server,
             addr,
             kind,
+            ..
         } = to;
         let lease = self.sessions.lease(srtt_key(server)).await;
         let (Lease::Setup(_), Some(auth)) = (&lease, &self.auth) else {
@@ -585,6 +587,7 @@ impl Attempter {
             server,
             addr,
             kind,
+            admin,
         } = to;
         let with_session;
         let options = match session {
@@ -599,16 +602,11 @@ impl Attempter {
         };
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
-            let target = super::sites::http_target(
-                &site.info,
-                server,
-                kind,
-                request.header.op_code != crate::wire::OpCode::Resolution,
-            )
-            .ok_or(TransportError::Unsupported("no http interface"))?;
+            let target = super::sites::http_target(&site.info, server, kind, admin)
+                .ok_or(TransportError::Unsupported("no http interface"))?;
             return self.exchange.exchange_http(&target, request, options).await;
         }
-        let _ = (site, server);
+        let _ = (site, server, admin);
         self.exchange.exchange(addr, kind, request, options).await
     }
 
@@ -689,6 +687,9 @@ struct Peer<'a> {
     server: &'a ServerInfo,
     addr: SocketAddr,
     kind: TransportKind,
+    /// An administration request: HTTP goes to an admin interface (the answers to its
+    /// challenges and its session setup too); anything else to a query interface.
+    admin: bool,
 }
 
 /// An exchange and the answers to its challenges ([`Attempter::send_answering`]).
