@@ -176,7 +176,7 @@ fn build(args: &Args) -> Result<Resolver, String> {
     }
     let mut b = Resolver::builder().timeout(Duration::from_secs_f64(args.timeout));
     if let Some(me) = args.auth.authenticator()? {
-        b = b.authenticator(me);
+        b = b.authenticator(me).sessions(!args.auth.no_session);
     }
     if let Some(server) = &args.server {
         let addr =

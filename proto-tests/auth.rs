@@ -9,3 +9,4 @@ mod cli;
 mod compare;
 #[cfg(feature = "testing")]
 mod loopback;
+mod sessions;

@@ -48,6 +48,11 @@ pub struct AuthArgs {
         help_heading = "Authentication"
     )]
     pub key_passphrase_env: Option<String>,
+    /// Challenge every request on its own instead of opening a session with each server
+    /// (by default, as the reference client, the first request to a server sets up an
+    /// encrypted session that the challenge authenticates; later ones are not challenged).
+    #[arg(long, requires = "auth", help_heading = "Authentication")]
+    pub no_session: bool,
 }
 
 impl AuthArgs {

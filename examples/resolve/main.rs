@@ -416,7 +416,7 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .strict_cordra(args.cordra)
         .timeout(args.timeout);
     if let Some(me) = args.auth.authenticator()? {
-        b = b.authenticator(me);
+        b = b.authenticator(me).sessions(!args.auth.no_session);
     }
     if let Some(server) = &args.server {
         b = match http_server(server)? {

@@ -604,3 +604,198 @@ async fn the_resolver_administers_handles_as_its_identity() {
     // Over UDP went only the one resolution above: administration never does.
     assert_eq!(server.udp_requests(), 1);
 }
+
+/// A resolver that finds the captures' prefix at this test server: the prefix handle's
+/// HS_SITE names the server (with its key), and the server is the root.
+fn resolver_at(server: &TestServer, name: &str, sessions: bool) -> handle_resolver::Resolver {
+    let mut values = server
+        .store()
+        .get(b"0.NA/20.500.12345")
+        .unwrap()
+        .values
+        .clone();
+    for v in values.iter_mut().filter(|v| v.is_type("HS_SITE")) {
+        v.data = server.site_value(v.index).data;
+    }
+    server.store().insert("0.NA/20.500.12345", values);
+    handle_resolver::Resolver::builder()
+        .root_sites([server.site_info()])
+        .authenticator(identity(name))
+        .sessions(sessions)
+        // Every call sends its own request (with the cache on, identical calls made at the
+        // same time would share one).
+        .cache_size(0)
+        .build()
+        .unwrap()
+}
+
+/// Sessions, as the reference client's default: one setup per server, the first request
+/// challenged, the next ones not; a non-public value comes back encrypted and is read; a
+/// server that forgot the session (500) gets a new one; with sessions off every request is
+/// challenged.
+#[tokio::test]
+async fn requests_in_a_session_are_challenged_once() {
+    use handle_resolver::resolver::Query;
+    for name in ["seckey", "rsa"] {
+        let server = server().await;
+        let r = resolver_at(&server, name, true);
+        let admin = r.admin();
+        let handle = format!("20.500.12345/SESSION-LOOP-{name}");
+        let values = vec![
+            HandleValue::new(1, "URL", "https://example.org/s"),
+            {
+                let mut v = HandleValue::new(2, "DESC", "not for the public");
+                v.permissions = Permissions(Permissions::ADMIN_READ | Permissions::ADMIN_WRITE);
+                v
+            },
+            admin_value(
+                100,
+                &format!("20.500.12345/USER-{}", name.to_uppercase()),
+                300,
+            ),
+        ];
+        admin.create_handle(&handle, values).await.unwrap();
+        // The create carried a non-public value: it went encrypted.
+        assert_eq!(server.encrypted_requests(), 1, "{name}");
+        assert_eq!(
+            (server.session_setups(), server.challenges()),
+            (1, 1),
+            "{name}"
+        );
+        admin
+            .add_values(&handle, vec![HandleValue::new(3, "DESC", "more")])
+            .await
+            .unwrap();
+        // The non-public value, over the same server's UDP side, in the session: no
+        // challenge, and the answer travelled encrypted.
+        let rec = r
+            .resolve_with(&handle, &Query::new().public_only(false))
+            .await
+            .unwrap();
+        let secret = rec.values.iter().find(|v| v.index == 2).unwrap();
+        assert_eq!(&secret.data[..], b"not for the public");
+        assert_eq!(
+            (server.session_setups(), server.challenges()),
+            (1, 1),
+            "{name}"
+        );
+        assert_eq!(server.encrypted_answers(), 1, "{name}");
+        // The server restarts its sessions: a new one, challenged once more.
+        server.forget_sessions();
+        admin.delete_handle(&handle).await.unwrap();
+        assert_eq!(
+            (server.session_setups(), server.challenges()),
+            (2, 2),
+            "{name}"
+        );
+        assert!(server.store().get(handle.as_bytes()).is_none());
+    }
+    // Sessions off: each request is challenged on its own.
+    let server = server().await;
+    let r = resolver_at(&server, "seckey", false);
+    let handle = "20.500.12345/NO-SESSION";
+    r.admin()
+        .create_handle(
+            handle,
+            vec![admin_value(100, "20.500.12345/USER-SECKEY", 300)],
+        )
+        .await
+        .unwrap();
+    r.admin().delete_handle(handle).await.unwrap();
+    assert_eq!((server.session_setups(), server.challenges()), (0, 2));
+}
+
+/// A setup answer signed by another key than the one the site record names is not trusted:
+/// no session, requests challenged one by one, and they succeed.
+#[tokio::test]
+async fn no_session_when_the_setup_answer_is_not_signed_by_the_sites_key() {
+    let server = server().await;
+    let mut site = server.site_info();
+    let other = std::fs::read(auth_dir().join("keys/server_pubkey.bin")).unwrap();
+    for s in site.servers.iter_mut() {
+        s.public_key = other.clone().into();
+    }
+    let encoded = site.encode().unwrap();
+    let mut values = server
+        .store()
+        .get(b"0.NA/20.500.12345")
+        .unwrap()
+        .values
+        .clone();
+    for v in values.iter_mut().filter(|v| v.is_type("HS_SITE")) {
+        v.data = encoded.clone();
+    }
+    server.store().insert("0.NA/20.500.12345", values);
+    let r = handle_resolver::Resolver::builder()
+        .root_sites([server.site_info()])
+        .authenticator(identity("seckey"))
+        .build()
+        .unwrap();
+    let handle = "20.500.12345/WRONG-KEY";
+    r.admin()
+        .create_handle(
+            handle,
+            vec![admin_value(100, "20.500.12345/USER-SECKEY", 300)],
+        )
+        .await
+        .unwrap();
+    r.admin().delete_handle(handle).await.unwrap();
+    assert_eq!((server.session_setups(), server.challenges()), (1, 2));
+    assert_eq!(server.encrypted_requests(), 0);
+}
+
+/// Without the server's key (a `--server` without a site record) the setup answer cannot be
+/// verified, so no session is used: requests are challenged one by one and still succeed.
+#[tokio::test]
+async fn no_session_without_the_servers_key() {
+    let server = server().await;
+    let r = handle_resolver::Resolver::builder()
+        .server(server.addr())
+        .authenticator(identity("seckey"))
+        .build()
+        .unwrap();
+    let handle = "20.500.12345/UNVERIFIED";
+    r.admin()
+        .create_handle(
+            handle,
+            vec![admin_value(100, "20.500.12345/USER-SECKEY", 300)],
+        )
+        .await
+        .unwrap();
+    r.admin().delete_handle(handle).await.unwrap();
+    // One setup was answered (and not trusted); then none again for a while.
+    assert_eq!((server.session_setups(), server.challenges()), (1, 2));
+}
+
+/// Many resolutions of a non-public value at once, as the reference client does them: each
+/// is challenged outside a session (left unanswered), then sent again in the one session,
+/// set up once, whose first request is challenged and authenticates it; the others wait for
+/// that and are not challenged. Once it is authenticated, later resolutions go in it from
+/// the start. A record with nothing restricted is never challenged and opens no session.
+#[tokio::test]
+async fn concurrent_requests_share_one_session() {
+    use handle_resolver::resolver::Query;
+    let all = Query::new().public_only(false);
+    let server = server().await;
+    let r = resolver_at(&server, "seckey", true);
+    r.resolve_with("20.500.12345/USER-RSA", &all).await.unwrap();
+    assert_eq!((server.session_setups(), server.challenges()), (0, 0));
+    let reads = (0..8).map(|_| r.resolve_with(PROTECTED, &all));
+    for rec in futures::future::join_all(reads).await {
+        assert_eq!(rec.unwrap().values.len(), 10);
+    }
+    assert_eq!((server.session_setups(), server.challenges()), (1, 8 + 1));
+    let reads = (0..8).map(|_| r.resolve_with(PROTECTED, &all));
+    for rec in futures::future::join_all(reads).await {
+        assert_eq!(rec.unwrap().values.len(), 10);
+    }
+    assert_eq!((server.session_setups(), server.challenges()), (1, 9));
+    // Every answer with the non-public value travelled encrypted.
+    assert_eq!(server.encrypted_answers(), 16);
+    // The trace names the session.
+    let (rec, attempts) = r.resolve_traced(PROTECTED, &all).await;
+    rec.unwrap();
+    let last = attempts.last().unwrap();
+    assert!(last.session.is_some_and(|id| id > 0), "{last}");
+    assert!(last.to_string().contains(" in session "), "{last}");
+}

@@ -33,6 +33,7 @@ mod answer;
 mod error;
 mod keys;
 mod secret;
+mod session;
 mod verify;
 
 pub use answer::{answer_message, Authenticator, Challenge, Credentials, Identity, NONCE_LEN};
@@ -41,6 +42,10 @@ pub use keys::{PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
 pub use secret::{
     pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, SecretKey, SecretKeyMac,
     MAX_PBKDF2_ITERATIONS, PBKDF2_ITERATIONS, PBKDF2_KEY_BITS, PBKDF2_SALT_LEN,
+};
+pub use session::{
+    answer_setup, DhKeyPair, SessionError, CIPHER_AES, DH_GENERATOR, DH_GROUP2_PRIME,
+    DH_SECRET_LEN, SESSION_TIMEOUT_SECS,
 };
 pub use verify::{verify_answer, VerifyError};
 

@@ -15,9 +15,14 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use tokio::time::Instant;
 
-use crate::transport::{Exchange, ExchangeOptions, TransportError, TransportKind};
+use tracing::debug;
+
+use crate::auth::DhKeyPair;
+use crate::transport::{Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
-use crate::wire::{verify_message, Message, OpFlags, ResponseCode, ServerInfo};
+use crate::wire::{
+    verify_message, Message, OpFlags, ProtocolVersion, ResponseCode, ServerInfo, SessionKey,
+};
 
 use super::clock::Clock;
 use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
@@ -26,6 +31,7 @@ use super::hedging::race;
 use super::limiter::Limiter;
 use super::record::{Attempt, AttemptOutcome};
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
+use super::session::{Lease, Sessions};
 use super::settings::{Settings, REQUEST_LIFETIME_SECS};
 use super::sites::{interface_addr, Site};
 use super::srtt::{order_sites, srtt_key, SrttTable};
@@ -45,6 +51,8 @@ pub(crate) struct Attempter {
     limiter: Limiter,
     /// Who the resolver is when a server challenges (402).
     auth: Option<Arc<crate::auth::Authenticator>>,
+    /// Sessions with servers, for requests that need the identity.
+    sessions: Sessions,
     rng: Mutex<StdRng>,
 }
 
@@ -77,6 +85,7 @@ impl Attempter {
             health: Health::new(),
             limiter: Limiter::new(),
             auth: settings.authenticator.clone(),
+            sessions: Sessions::new(settings.sessions && settings.authenticator.is_some()),
             rng: Mutex::new(rng),
         }
     }
@@ -343,11 +352,29 @@ impl Attempter {
     ) -> Result<Answer, ResolveError> {
         let request = spec.to_message(site, self.request_expiration());
         let key = srtt_key(server);
-        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
-        let permit = match kind {
-            TransportKind::Udp => Some(self.limiter.acquire(key).await),
-            _ => None,
+        // Administration goes in a session with the server when it can (session.rs; the
+        // setup, if one is due, comes first); a resolution that clears public-only goes in
+        // the server's authenticated session if there is one, else without: if the server
+        // challenges it, it is sent again in a session (as the reference client does)
+        // rather than answered outside.
+        let to = Peer {
+            site,
+            server,
+            addr,
+            kind,
+            admin: spec.is_admin(),
         };
+        let public_only = spec.flags.contains(OpFlags::PO);
+        let mut lease = match &self.auth {
+            Some(_) if spec.is_admin() => self.lease(to).await,
+            Some(_) if !public_only => self.sessions.current(key),
+            _ => Lease::Without,
+        };
+        let defer = self.auth.is_some()
+            && !public_only
+            && !spec.is_admin()
+            && lease.key().is_none()
+            && self.sessions.may_open(key);
         let mut record = Recorded::start(
             trace,
             Attempt {
@@ -359,21 +386,27 @@ impl Attempter {
                 transmissions: 0,
                 outcome: AttemptOutcome::Cancelled,
                 url: None,
+                session: None,
             },
         );
-        let result = self.send(site, server, addr, kind, &request).await;
+        let mut result = self.send_answering(to, &request, lease.key(), !defer).await;
+        if defer && result.as_ref().is_ok_and(|r| challenged(&r.exchanged)) {
+            lease = self.lease(to).await;
+            result = self.send_answering(to, &request, lease.key(), true).await;
+        }
+        if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged)) {
+            // The server no longer knows the session (restarted, expired): once more in a
+            // new one.
+            lease.lost().await;
+            lease = self.lease(to).await;
+            result = self.send_answering(to, &request, lease.key(), true).await;
+        }
+        record.in_session(lease.key().map(|k| k.session_id()));
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
-        if let Some(permit) = permit {
-            match &result {
-                Ok(e) => permit.answered(rtt, e.transmissions),
-                Err(TransportError::Timeout) => permit.lost(),
-                Err(_) => drop(permit),
-            }
-        }
-        let exchanged = match result {
-            Ok(e) => e,
-            Err(error) => {
+        let answered = match result {
+            Ok(r) => r,
+            Err(SendFailure::Transport(error)) => {
                 record.finish(AttemptOutcome::Failed(error.to_string()), rtt, 0);
                 self.srtt.record_failure(key);
                 return Err(ResolveError::Transport {
@@ -383,47 +416,25 @@ impl Attempter {
                     error,
                 });
             }
-        };
-        let (mut response, transmissions) = (exchanged.message, exchanged.transmissions);
-        let mut continued = exchanged.continued;
-        // A challenge (402) is answered as the resolver's identity, at most twice (as the
-        // reference client does), each answer in an exchange of its own; the answer's
-        // outcome is the request's.
-        if let Some(auth) = &self.auth {
-            let mut rounds = 0;
-            while response.response_code() == ResponseCode::AuthenticationNeeded
-                && rounds < MAX_CHALLENGE_ROUNDS
-            {
-                rounds += 1;
-                let answer = match auth.answer(&response, &request, 0, request.header.expiration) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        let e = ResolveError::Authentication {
-                            server: addr,
-                            reason: e.to_string(),
-                        };
-                        record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
-                        return Err(e);
-                    }
+            Err(SendFailure::Authentication(reason)) => {
+                let e = ResolveError::Authentication {
+                    server: addr,
+                    reason,
                 };
-                match self.send(site, server, addr, kind, &answer).await {
-                    Ok(e) => (response, continued) = (e.message, e.continued),
-                    Err(error) => {
-                        record.finish(
-                            AttemptOutcome::Failed(error.to_string()),
-                            rtt,
-                            transmissions,
-                        );
-                        return Err(ResolveError::Transport {
-                            sites_asked: 1,
-                            server: addr,
-                            kind,
-                            error,
-                        });
-                    }
-                }
+                record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, 0);
+                return Err(e);
             }
+        };
+        let transmissions = answered.transmissions;
+        // The request's own round trip (not the session setup, the waits for the session or
+        // the answers to challenges): what the SRTT table learns.
+        let answered_rtt = answered.rtt;
+        let response = answered.exchanged.message;
+        let continued = answered.exchanged.continued;
+        if answered.challenged && authenticated_by(response.response_code()) {
+            lease.authenticated();
         }
+        drop(lease);
         let certified = match self.check(&request, &response, server, addr) {
             Ok(c) => c,
             Err(e) => {
@@ -448,7 +459,7 @@ impl Attempter {
         let first_wait = self.options.udp_retransmit.first().copied();
         self.srtt.record_answer(
             key,
-            rtt,
+            answered_rtt,
             transmissions,
             first_wait.unwrap_or_default(),
             answered_at,
@@ -463,34 +474,140 @@ impl Attempter {
         })
     }
 
+    /// One exchange, and (with `answer`) the answers to the server's challenges (402) as the
+    /// resolver's identity: at most [`MAX_CHALLENGE_ROUNDS`] (as the reference client), each
+    /// answer in an exchange of its own, in the same session as the request; the last
+    /// answer's outcome is the request's.
+    async fn send_answering(
+        &self,
+        to: Peer<'_>,
+        request: &Message,
+        session: Option<Arc<SessionKey>>,
+        answer: bool,
+    ) -> Result<Answered, SendFailure> {
+        // UDP waits for a place under the server's limit (the wait is not part of the RTT).
+        let key = srtt_key(to.server);
+        let permit = match to.kind {
+            TransportKind::Udp => Some(self.limiter.acquire(key).await),
+            _ => None,
+        };
+        let started = Instant::now();
+        let first = self.send(to, request, session.clone()).await;
+        let rtt = started.elapsed();
+        if let Some(permit) = permit {
+            match &first {
+                Ok(e) => permit.answered(rtt, e.transmissions),
+                Err(TransportError::Timeout) => permit.lost(),
+                Err(_) => drop(permit),
+            }
+        }
+        let first = first.map_err(SendFailure::Transport)?;
+        let mut answered = Answered {
+            transmissions: first.transmissions,
+            exchanged: first,
+            rtt,
+            challenged: false,
+        };
+        let Some(auth) = self.auth.as_ref().filter(|_| answer) else {
+            return Ok(answered);
+        };
+        let mut rounds = 0;
+        while answered.exchanged.message.response_code() == ResponseCode::AuthenticationNeeded
+            && rounds < MAX_CHALLENGE_ROUNDS
+        {
+            rounds += 1;
+            let challenge = &answered.exchanged.message;
+            let answer = auth
+                .answer(challenge, request, 0, request.header.expiration)
+                .map_err(|e| SendFailure::Authentication(e.to_string()))?;
+            answered.exchanged = self
+                .send(to, &answer, session.clone())
+                .await
+                .map_err(SendFailure::Transport)?;
+            answered.challenged = true;
+        }
+        Ok(answered)
+    }
+
+    /// The session a request to `server` goes in ([`Sessions::lease`]), set up first when
+    /// one is due: over `kind`, certified and checked like any answer. When the setup fails
+    /// in any way (an error code, unsigned or a key we do not know, silence, a broken
+    /// connection, a protocol before 2.7) the server is asked without sessions for a while,
+    /// beginning with this request.
+    async fn lease(&self, to: Peer<'_>) -> Lease {
+        let Peer {
+            site,
+            server,
+            addr,
+            kind,
+            ..
+        } = to;
+        let lease = self.sessions.lease(srtt_key(server)).await;
+        let (Lease::Setup(_), Some(auth)) = (&lease, &self.auth) else {
+            return lease;
+        };
+        if !site.request_version().at_least(2, 7) {
+            // Before 2.7 the session MAC is another keyed hash (PROTOCOL.md §9.4); no session.
+            return lease.refused();
+        }
+        let pair = DhKeyPair::generate();
+        let mut setup = pair.setup_request(auth.identity(), self.request_expiration());
+        setup.header.site_info_serial = site.request_serial;
+        setup.envelope.version = site.request_version();
+        setup.envelope.suggested = ProtocolVersion::V2_11;
+        let opened = match self.send(to, &setup, None).await {
+            Ok(e) => self
+                .check(&setup, &e.message, server, addr)
+                .map_err(|e| e.to_string())
+                .and_then(|_| pair.accept(&e.message).map_err(|e| e.to_string())),
+            Err(e) => Err(format!("{kind}: {e}")),
+        };
+        match opened {
+            Ok(key) => {
+                debug!(%addr, session = key.session_id(), "session opened");
+                lease.opened(key)
+            }
+            Err(reason) => {
+                debug!(%addr, %reason, "no session with this server; challenges without one");
+                lease.refused()
+            }
+        }
+    }
+
     /// One exchange over `kind`: HTTP(S) with what the site record says about the server's
     /// interface, the others by address.
     async fn send(
         &self,
-        site: &Site,
-        server: &ServerInfo,
-        addr: SocketAddr,
-        kind: TransportKind,
+        to: Peer<'_>,
         request: &Message,
+        session: Option<Arc<SessionKey>>,
     ) -> Result<crate::transport::Exchanged, TransportError> {
+        let Peer {
+            site,
+            server,
+            addr,
+            kind,
+            admin,
+        } = to;
+        let with_session;
+        let options = match session {
+            Some(session) => {
+                with_session = ExchangeOptions {
+                    session: Some(session),
+                    ..self.options.clone()
+                };
+                &with_session
+            }
+            None => &self.options,
+        };
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
-            let target = super::sites::http_target(
-                &site.info,
-                server,
-                kind,
-                request.header.op_code != crate::wire::OpCode::Resolution,
-            )
-            .ok_or(TransportError::Unsupported("no http interface"))?;
-            return self
-                .exchange
-                .exchange_http(&target, request, &self.options)
-                .await;
+            let target = super::sites::http_target(&site.info, server, kind, admin)
+                .ok_or(TransportError::Unsupported("no http interface"))?;
+            return self.exchange.exchange_http(&target, request, options).await;
         }
-        let _ = (site, server);
-        self.exchange
-            .exchange(addr, kind, request, &self.options)
-            .await
+        let _ = (site, server, admin);
+        self.exchange.exchange(addr, kind, request, options).await
     }
 
     /// Request expiration: now + 12 h (saturating at the largest `u32`).
@@ -563,13 +680,66 @@ impl Attempter {
     }
 }
 
-/// The one fallback rule (PROTOCOL.md §8.4): the next transport of the order is tried on the
-/// same server when a UDP attempt got no answer in time, its request is too big for
-/// datagrams, its UDP side is saturated or its UDP port is closed (ICMP port unreachable,
-/// learned on Linux); or when a connection (TCP, HTTP) timed out, was
-/// refused or reset, or closed early, as where a network blocks a port; or when the
-/// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
-/// answer, a failed TLS pin) stands.
+/// Who an exchange goes to: the server of a site, at one address, over one transport.
+#[derive(Clone, Copy)]
+struct Peer<'a> {
+    site: &'a Site,
+    server: &'a ServerInfo,
+    addr: SocketAddr,
+    kind: TransportKind,
+    /// An administration request: HTTP goes to an admin interface (the answers to its
+    /// challenges and its session setup too); anything else to a query interface.
+    admin: bool,
+}
+
+/// An exchange and the answers to its challenges ([`Attempter::send_answering`]).
+struct Answered {
+    /// The last answer (the outcome of the request).
+    exchanged: Exchanged,
+    /// Transmissions of the request itself.
+    transmissions: u32,
+    /// Round trip of the request itself (first transmission to its answer).
+    rtt: Duration,
+    /// True when a challenge was answered.
+    challenged: bool,
+}
+
+/// Why [`Attempter::send_answering`] got no answer.
+enum SendFailure {
+    /// An exchange failed.
+    Transport(TransportError),
+    /// A challenge could not be answered (its digest is not our request's, an unknown
+    /// algorithm, a key that cannot sign).
+    Authentication(String),
+}
+
+/// True when the answer is a challenge.
+fn challenged(answer: &Exchanged) -> bool {
+    answer.message.response_code() == ResponseCode::AuthenticationNeeded
+}
+
+/// True for the codes of a server that no longer knows the session the request came in.
+fn session_lost(answer: &Exchanged) -> bool {
+    matches!(
+        answer.message.response_code(),
+        ResponseCode::SessionTimeout
+            | ResponseCode::SessionFailed
+            | ResponseCode::InvalidSessionKey
+            | ResponseCode::SessionMessageRejected
+    )
+}
+
+/// True for the outcomes of a request whose challenge answer the server accepted: success,
+/// and the codes the reference server gives only after it checked the answer (captures-auth:
+/// a value at a taken index, 201; no such value, 200). A 100, 400 or 401 comes before the
+/// answer is looked at, so it proves nothing.
+fn authenticated_by(code: ResponseCode) -> bool {
+    matches!(
+        code,
+        ResponseCode::Success | ResponseCode::ValueAlreadyExists | ResponseCode::ValuesNotFound
+    )
+}
+
 /// Most challenges answered for one request (the reference client's limit).
 pub const MAX_CHALLENGE_ROUNDS: u32 = 2;
 
@@ -588,6 +758,13 @@ fn is_silence(error: &ResolveError) -> bool {
     )
 }
 
+/// The one fallback rule (PROTOCOL.md §8.4): the next transport of the order is tried on the
+/// same server when a UDP attempt got no answer in time, its request is too big for
+/// datagrams, its UDP side is saturated or its UDP port is closed (ICMP port unreachable,
+/// learned on Linux); or when a connection (TCP, HTTP) timed out, was
+/// refused or reset, or closed early, as where a network blocks a port; or when the
+/// transport cannot do it (HTTP without the feature). Anything else (an answer, a bad
+/// answer, a failed TLS pin) stands.
 fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
     let ResolveError::Transport { error, .. } = error else {
         return false;
@@ -659,7 +836,8 @@ fn telling(e: &ResolveError) -> u8 {
             | TransportError::Http(_)
             | TransportError::TooManyMessages { .. }
             | TransportError::BodyTooLarge { .. }
-            | TransportError::Tls(_) => 3,
+            | TransportError::Tls(_)
+            | TransportError::Session(_) => 3,
             TransportError::Timeout => 4,
             TransportError::Busy | TransportError::TooLargeForUdp | TransportError::Encode(_) => 5,
             TransportError::Io(..) => 6,

@@ -31,7 +31,9 @@
 //!   chains, service cache), 302/303 referrals, root refresh; runs the procedure for one
 //!   request.
 //! - `attempter`: `Attempter`: asks sites: server by hash, the hedged race, UDP → TCP,
-//!   SRTT, the checks of an answer.
+//!   SRTT, the checks of an answer, challenges answered; with `session` (sessions with
+//!   servers), `health` (learned failures, the breaker) and `limiter` (UDP requests in
+//!   flight per server) beside it.
 //!
 //! Below them: `request` (what is sent, what comes back), `trace` (the attempts of a
 //! resolution), `flight` (single flight), `cache`, `srtt`, `hedging`, `sites`, `settings`,
@@ -63,6 +65,7 @@ mod resolution;
 #[allow(clippy::module_inception)]
 mod resolver;
 mod root_refresh;
+mod session;
 mod settings;
 mod sites;
 mod srtt;
@@ -87,6 +90,7 @@ pub use proxy::{ProxyUrlError, MAX_REST_BODY, MAX_RETRIES, MAX_RETRY_WAIT};
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
 pub use resolver::{BuildError, ResolveMany, Resolver, ResolverBuilder, SiteAnswer};
+pub use session::{SESSION_LIFETIME, SESSION_REFUSED_FOR};
 pub use settings::{
     TransportPreference, DEFAULT_ROOT_REFRESH_INTERVAL, MAX_ALIAS_DEPTH, MAX_REFERRALS,
     MAX_SERVICE_DEPTH, ROOT_MAX_AGE,

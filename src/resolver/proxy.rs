@@ -156,6 +156,7 @@ impl Proxy {
                     transmissions: 0,
                     outcome: AttemptOutcome::Cancelled,
                     url: Some(url.clone()),
+                    session: None,
                 },
             );
             let fetched = self.exchange.fetch(&get).await;

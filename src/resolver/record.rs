@@ -75,6 +75,8 @@ pub struct Attempt {
     /// For a request to a proxy's REST API: the URL asked (`server` is then the proxy's
     /// address when the URL names one, else unspecified).
     pub url: Option<String>,
+    /// The session the request went in (the server's session id), when it went in one.
+    pub session: Option<u32>,
 }
 
 impl std::fmt::Display for Attempt {
@@ -95,6 +97,9 @@ impl std::fmt::Display for Attempt {
         )?;
         if self.transmissions > 1 {
             write!(f, " ({} transmissions)", self.transmissions)?;
+        }
+        if let Some(id) = self.session {
+            write!(f, " in session {id}")?;
         }
         f.write_str(": ")?;
         match &self.outcome {

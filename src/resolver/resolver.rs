@@ -495,6 +495,19 @@ impl ResolverBuilder {
         self
     }
 
+    /// Whether requests that need the identity (administration, non-public values) go in
+    /// sessions with servers, as the reference client's default does (default: on; used only
+    /// with an [`authenticator`](Self::authenticator)). In a session the first request is
+    /// challenged and authenticates it; the next ones to that server are not challenged, and
+    /// messages with non-public values are encrypted (AES-128-CBC under a Diffie-Hellman key
+    /// agreed with the server, whose setup answer must be signed by the server's key). A
+    /// server that refuses sessions is asked with plain challenges. Off: every such request
+    /// is challenged on its own (two round trips; the `udp_*`/`tcp_*` captures).
+    pub fn sessions(mut self, on: bool) -> Self {
+        self.settings.sessions = on;
+        self
+    }
+
     /// No trust root, whatever the root (refreshes are not verified).
     pub fn without_trust_root(mut self) -> Self {
         self.trust = TrustChoice::Off;

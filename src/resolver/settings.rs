@@ -102,6 +102,8 @@ pub(crate) struct Settings {
     pub(crate) persist_root: Option<std::path::PathBuf>,
     /// Who the resolver is when a server challenges.
     pub(crate) authenticator: Option<std::sync::Arc<crate::auth::Authenticator>>,
+    /// Requests that need the identity go in sessions with servers.
+    pub(crate) sessions: bool,
 }
 
 impl Default for Settings {
@@ -124,6 +126,7 @@ impl Default for Settings {
             trust_root: None,
             persist_root: None,
             authenticator: None,
+            sessions: true,
         }
     }
 }

@@ -311,6 +311,7 @@ pub(crate) struct Recorded<'a> {
     token: u64,
     open: bool,
     pub(crate) started: Instant,
+    session: Option<u32>,
 }
 
 impl<'a> Recorded<'a> {
@@ -322,7 +323,13 @@ impl<'a> Recorded<'a> {
             token,
             open: true,
             started,
+            session: None,
         }
+    }
+
+    /// The session the request goes in (recorded when the attempt ends).
+    pub(crate) fn in_session(&mut self, session: Option<u32>) {
+        self.session = session;
     }
 
     /// Records how the attempt ended, `rtt` after it started, after `transmissions`
@@ -331,9 +338,11 @@ impl<'a> Recorded<'a> {
         if !std::mem::take(&mut self.open) {
             return;
         }
+        let session = self.session;
         self.trace.end(self.token, |a| {
             a.rtt = rtt;
             a.transmissions = transmissions;
+            a.session = session;
             debug!(
                 server = %a.server,
                 transport = %a.transport,
@@ -373,6 +382,7 @@ mod tests {
             transmissions: 0,
             outcome: AttemptOutcome::Cancelled,
             url: None,
+            session: None,
         }
     }
 

@@ -23,12 +23,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use parking_lot::Mutex;
 
+use super::session::ServerSessions;
 use super::store::Store;
 use crate::auth::{verify_answer, Challenge};
 use crate::wire::{
     AdminPermissions, AdminRecord, Body, ChallengeAnswer, ChallengeBody, DigestAlgorithm,
     ErrorBody, HandleValue, Limits, Message, OpCode, OpFlags, RequestDigest, ResolutionResponse,
-    ResponseCode,
+    ResponseCode, ValueReference,
 };
 
 /// How long a challenge waits for its answer (the reference's `max_auth_time` default).
@@ -48,6 +49,10 @@ struct Pending {
 pub(crate) struct AuthState {
     pending: Mutex<HashMap<u32, Pending>>,
     next_session: AtomicU32,
+    /// Open sessions (their ids come from the same counter as challenges').
+    pub(crate) sessions: ServerSessions,
+    /// Challenges issued (for tests).
+    issued: std::sync::atomic::AtomicU64,
 }
 
 impl AuthState {
@@ -55,12 +60,25 @@ impl AuthState {
         Self {
             pending: Mutex::new(HashMap::new()),
             next_session: AtomicU32::new(1),
+            sessions: ServerSessions::default(),
+            issued: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    /// The 402 to `request`, remembered under a new session id.
-    pub(crate) fn challenge(&self, request: &Message) -> Message {
-        let session = self.next_session.fetch_add(1, Ordering::Relaxed).max(1);
+    /// Challenges issued so far.
+    pub(crate) fn issued(&self) -> u64 {
+        self.issued.load(Ordering::Relaxed)
+    }
+
+    /// A new session id (for a challenge or a session).
+    pub(crate) fn next_id(&self) -> u32 {
+        self.next_session.fetch_add(1, Ordering::Relaxed).max(1)
+    }
+
+    /// The 402 to `request`, remembered under the id of the session it came in, or a new one.
+    pub(crate) fn challenge(&self, request: &Message, in_session: Option<u32>) -> Message {
+        self.issued.fetch_add(1, Ordering::Relaxed);
+        let session = in_session.unwrap_or_else(|| self.next_id());
         let nonce: [u8; 16] = rand::random();
         let digest = request.header_and_body().ok().and_then(|hb| {
             RequestDigest::compute(DigestAlgorithm::for_version(request.envelope.version), &hb)
@@ -161,23 +179,16 @@ pub(crate) fn answer(
         )];
     };
     let request = &pending.request;
-    let fail = |code, text: &'static [u8]| {
+    let fail = |code| {
         vec![reply(
             request,
             answer_msg,
             code,
-            Body::Error(ErrorBody::new(text)),
+            Body::Error(ErrorBody::default()),
         )]
     };
-    let Some((admin_handles, needed)) = requirements(store, request) else {
-        return fail(ResponseCode::HandleNotFound, b"");
-    };
-    let granted = permissions(store, limits, &admin_handles, &answer.identity);
-    let Some(granted) = granted else {
-        return fail(ResponseCode::InvalidAdmin, b"");
-    };
-    if !granted.contains(needed) {
-        return fail(ResponseCode::InsufficientPermissions, b"");
+    if let Err(code) = authorize(store, limits, request, &answer.identity) {
+        return fail(code);
     }
     let key_value = store.get(&answer.identity.handle).and_then(|h| {
         h.values
@@ -189,9 +200,50 @@ pub(crate) fn answer(
         .map(|v| verify_answer(answer, &pending.challenge, &v, limits).is_ok())
         .unwrap_or(false);
     if !verified {
-        return fail(ResponseCode::AuthenticationFailed, b"");
+        return fail(ResponseCode::AuthenticationFailed);
     }
+    // A challenge issued in a session authenticates the session.
+    auth.sessions
+        .authenticate(answer_msg.envelope.session_id, answer.identity.clone());
     perform(store, request, answer_msg)
+}
+
+/// The answers to `request` sent in a session authenticated as `identity`: no challenge, the
+/// same permission checks.
+pub(crate) fn perform_as(
+    store: &Store,
+    limits: &Limits,
+    request: &Message,
+    identity: &ValueReference,
+) -> Vec<Message> {
+    if let Err(code) = authorize(store, limits, request, identity) {
+        return vec![Message::response_to(
+            request,
+            code,
+            Body::Error(ErrorBody::default()),
+        )];
+    }
+    perform(store, request, request)
+}
+
+/// The reference server's checks before it looks at an answer: 100 when the handle does not
+/// exist, 400 when the identity is in no HS_ADMIN value that decides, 401 when it lacks the
+/// permission.
+fn authorize(
+    store: &Store,
+    limits: &Limits,
+    request: &Message,
+    identity: &ValueReference,
+) -> Result<(), ResponseCode> {
+    let (admin_handles, needed) =
+        requirements(store, request).ok_or(ResponseCode::HandleNotFound)?;
+    let granted =
+        permissions(store, limits, &admin_handles, identity).ok_or(ResponseCode::InvalidAdmin)?;
+    if granted.contains(needed) {
+        Ok(())
+    } else {
+        Err(ResponseCode::InsufficientPermissions)
+    }
 }
 
 /// The handles whose HS_ADMIN values decide, and the permission the request needs; `None`

@@ -71,6 +71,9 @@ pub(super) trait Backend: Send + Sync + 'static {
     fn limits(&self) -> Limits;
     /// Writes the native answer to `request` into `out` (as over UDP and TCP).
     fn respond(&self, request: &Message, out: &mut BytesMut);
+    /// Decodes a native request (envelope ‖ message), decrypting one sent encrypted in a
+    /// session.
+    fn decode(&self, frame: Bytes) -> Result<Message, String>;
     /// The REST API's answer to `GET target` (429 when the faults say so).
     fn rest(&self, target: &str) -> HttpReply;
     /// The RFC 2169 resolver's answer to `GET target`.
@@ -174,9 +177,9 @@ async fn serve<B: Backend>(state: &B, request: Request<Incoming>) -> Response<Fu
 /// with status 200 (an undecodable request gets the server's error answer, as over TCP).
 fn native<B: Backend>(state: &B, body: Bytes) -> HttpReply {
     let mut out = BytesMut::new();
-    match Message::decode(body, &state.limits()) {
+    match state.decode(body) {
         Ok(request) => state.respond(&request, &mut out),
-        Err(e) => protocol_error(&e.to_string(), &mut out),
+        Err(e) => protocol_error(&e, &mut out),
     }
     HttpReply::new(200, HDL_MIME_TYPE, out.freeze())
 }

@@ -39,6 +39,7 @@ mod patch;
 mod respond;
 mod rest;
 pub mod server;
+mod session;
 pub mod store;
 pub mod uri_res;
 

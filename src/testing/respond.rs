@@ -7,6 +7,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use super::admin::{self, AuthState};
 use super::key::{sign_encoded, TestKey};
 use super::patch::{patch_u32, REQUEST_ID_AT};
+use super::session::ServerSession;
 use super::store::{Lookup, Store};
 use crate::wire::{
     Body, DigestAlgorithm, Envelope, ErrorBody, Header, Limits, Message, OpCode, OpFlags,
@@ -30,6 +31,8 @@ pub(crate) struct Responder<'a> {
     pub(crate) key: &'a TestKey,
     pub(crate) auth: &'a AuthState,
     pub(crate) limits: &'a Limits,
+    /// The session the request came in, its MAC verified.
+    pub(crate) session: Option<&'a ServerSession>,
 }
 
 impl Responder<'_> {
@@ -76,7 +79,11 @@ impl Responder<'_> {
                         Body::Error(ErrorBody::default()),
                         out,
                     ),
-                    Lookup::AuthenticationNeeded => self.message(self.auth.challenge(request), out),
+                    Lookup::AuthenticationNeeded => {
+                        if self.authenticated(request, out) {
+                            return;
+                        }
+                    }
                     Lookup::AllPublic(stored) => {
                         self.success(request, &r.handle, &stored.public_encoded, out)
                     }
@@ -103,26 +110,22 @@ impl Responder<'_> {
                 }
             }
             (OpCode::ChallengeResponse, Body::ChallengeAnswer(answer)) => {
-                // Answers to the original request (several for a list of handles), each
-                // signed on its own when that request asked for it.
-                let mut one = BytesMut::new();
-                for m in admin::answer(self.auth, self.store, self.limits, request, answer) {
-                    one.clear();
-                    let certify = m.header.flags.contains(OpFlags::CT);
-                    self.message(m, &mut one);
-                    if certify {
-                        if let Err(e) = sign_encoded(&mut one, self.key) {
-                            tracing::debug!(error = %e, "answer left unsigned");
-                        }
-                    }
-                    out.put_slice(&one);
-                }
+                let answers = admin::answer(self.auth, self.store, self.limits, request, answer);
+                self.messages(answers, out);
                 return;
             }
             (op, _) if admin::is_admin(*op) => match admin::precheck(self.store, request) {
                 Some(m) => self.message(m, out),
-                None => self.message(self.auth.challenge(request), out),
+                None => {
+                    if self.authenticated(request, out) {
+                        return;
+                    }
+                }
             },
+            (OpCode::SessionSetup, _) => {
+                let id = self.auth.next_id();
+                self.message(self.auth.sessions.setup(request, id), out);
+            }
             (OpCode::GetSiteInfo, _) => self.generic(
                 request,
                 ResponseCode::Success,
@@ -144,6 +147,43 @@ impl Responder<'_> {
             if let Err(e) = sign_encoded(out, self.key) {
                 tracing::debug!(error = %e, "answer left unsigned");
             }
+        }
+    }
+
+    /// A request that needs an identity: carried out when it came in a session that proved
+    /// one (true: the answers are written and signed), challenged (in its session, if any)
+    /// otherwise (false: the challenge is written, to be signed like any answer).
+    fn authenticated(&self, request: &Message, out: &mut BytesMut) -> bool {
+        match self.session.and_then(ServerSession::authenticated) {
+            Some(identity) => {
+                let answers = admin::perform_as(self.store, self.limits, request, &identity);
+                self.messages(answers, out);
+                true
+            }
+            None => {
+                let challenge = self
+                    .auth
+                    .challenge(request, self.session.map(ServerSession::id));
+                self.message(challenge, out);
+                false
+            }
+        }
+    }
+
+    /// Answers to one request (several for a list of handles), each signed on its own when
+    /// the request asked for it.
+    fn messages(&self, answers: Vec<Message>, out: &mut BytesMut) {
+        let mut one = BytesMut::new();
+        for m in answers {
+            one.clear();
+            let certify = m.header.flags.contains(OpFlags::CT);
+            self.message(m, &mut one);
+            if certify {
+                if let Err(e) = sign_encoded(&mut one, self.key) {
+                    tracing::debug!(error = %e, "answer left unsigned");
+                }
+            }
+            out.put_slice(&one);
         }
     }
 

@@ -22,12 +22,13 @@ use super::faults::{other_id, patched, FaultState, Faults};
 use super::key::TestKey;
 use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
 use super::respond::{protocol_error, Responder, SiteRole};
+use super::session::{encrypt_answer, InSession};
 use super::store::Store;
 use super::uri_res::Urns;
 use crate::wire::{
-    fragment, Envelope, HandleValue, HashOption, Interface, InterfaceType, Limits, Message,
-    Protocol, ProtocolVersion, Reader, Reassembler, ReassemblerConfig, ServerInfo, SiteInfo,
-    ENVELOPE_LEN, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+    fragment, Body, Envelope, ErrorBody, HandleValue, HashOption, Interface, InterfaceType, Limits,
+    Message, Protocol, ProtocolVersion, Reader, Reassembler, ReassemblerConfig, ServerInfo,
+    SiteInfo, ENVELOPE_LEN, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
 
 /// How a [`TestServer`] starts.
@@ -325,6 +326,32 @@ impl TestServer {
         self.state.tcp_requests.load(Ordering::Relaxed)
     }
 
+    /// Session setups (op code 400) answered.
+    pub fn session_setups(&self) -> u64 {
+        self.state.auth.sessions.setups()
+    }
+
+    /// Challenges (402) issued.
+    pub fn challenges(&self) -> u64 {
+        self.state.auth.issued()
+    }
+
+    /// Answers encrypted in a session (they carried non-public values).
+    pub fn encrypted_answers(&self) -> u64 {
+        self.state.auth.sessions.encrypted()
+    }
+
+    /// Encrypted requests received and opened in a session.
+    pub fn encrypted_requests(&self) -> u64 {
+        self.state.auth.sessions.opened()
+    }
+
+    /// Forgets every open session, as a restarted server would: a request in one then gets
+    /// 500 SESSION_TIMEOUT.
+    pub fn forget_sessions(&self) {
+        self.state.auth.sessions.clear();
+    }
+
     /// HTTP requests received.
     pub fn http_requests(&self) -> u64 {
         self.state.http_requests.load(Ordering::Relaxed)
@@ -469,8 +496,21 @@ impl State {
         self.role.read().clone()
     }
 
-    /// Writes the answer to `request` into `out` (UDP, TCP and HTTP alike).
+    /// Writes the answer to `request` into `out` (UDP, TCP and HTTP alike); in a session,
+    /// checks its MAC first and encrypts an answer with non-public values.
     pub(super) fn respond(&self, request: &Message, out: &mut BytesMut) {
+        let session = match self.auth.sessions.check(request) {
+            InSession::No => None,
+            InSession::Verified(s) => Some(s),
+            InSession::Rejected(code) => {
+                out.clear();
+                let answer = Message::response_to(request, code, Body::Error(ErrorBody::default()));
+                if let Ok(b) = answer.encode() {
+                    out.extend_from_slice(&b);
+                }
+                return;
+            }
+        };
         let role = self.role();
         Responder {
             store: &self.store,
@@ -478,8 +518,18 @@ impl State {
             key: &self.key,
             auth: &self.auth,
             limits: &self.limits,
+            session: session.as_deref(),
         }
         .respond(request, out);
+        if let Some(s) = session.or_else(|| self.auth.sessions.of_answer(request)) {
+            encrypt_answer(&self.auth.sessions, &s, out, &self.limits);
+        }
+    }
+
+    /// Decodes a request frame (envelope ‖ message), decrypted when it is encrypted in a
+    /// session.
+    fn decode_request(&self, frame: Bytes) -> Result<Message, String> {
+        self.auth.sessions.decode(frame, &self.limits)
     }
 
     /// Decodes one request datagram from `peer`; fragments are collected (per client
@@ -489,9 +539,7 @@ impl State {
             Envelope::decode(&mut Reader::new(datagram.clone())).map_err(|e| e.to_string())?;
         if envelope.message_length as usize <= MAX_FRAGMENT_PAYLOAD && envelope.sequence_number == 0
         {
-            return Message::decode(datagram, &self.limits)
-                .map(Some)
-                .map_err(|e| e.to_string());
+            return self.decode_request(datagram).map(Some);
         }
         let mut all = self.reassemblers.lock();
         let now = Instant::now();
@@ -534,6 +582,10 @@ impl super::http::Backend for State {
 
     fn respond(&self, request: &Message, out: &mut BytesMut) {
         State::respond(self, request, out);
+    }
+
+    fn decode(&self, frame: Bytes) -> Result<Message, String> {
+        self.decode_request(frame)
     }
 
     fn rest(&self, target: &str) -> super::http_reply::HttpReply {
@@ -753,7 +805,7 @@ async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
                 }
             }
             state.tcp_requests.fetch_add(1, Ordering::Relaxed);
-            Message::decode(Bytes::from(msg), &state.limits).map_err(|e| e.to_string())
+            state.decode_request(Bytes::from(msg))
         }
         Ok(env) => {
             state.tcp_requests.fetch_add(1, Ordering::Relaxed);

@@ -22,9 +22,12 @@ use bytes::{Bytes, BytesMut};
 use thiserror::Error;
 use tokio_util::codec::{Decoder, Encoder};
 
+use std::sync::Arc;
+
+use crate::wire::session::open;
 use crate::wire::{
-    DecodeError, EncodeError, Limits, Message, Reassembler, ReassemblerConfig, ENVELOPE_LEN,
-    MAX_DATAGRAM,
+    CryptError, DecodeError, EncodeError, Envelope, Limits, Message, Reader, Reassembler,
+    ReassemblerConfig, SessionKey, ENVELOPE_LEN, MAX_DATAGRAM,
 };
 
 /// Errors of the codecs.
@@ -39,6 +42,9 @@ pub enum CodecError {
     /// A message could not be encoded.
     #[error(transparent)]
     Encode(#[from] EncodeError),
+    /// An encrypted frame could not be opened (no session, or not under its key).
+    #[error("session: {0}")]
+    Session(CryptError),
     /// A datagram to send is larger than [`MAX_DATAGRAM`]; send [`crate::wire::fragment`]'s
     /// pieces one by one instead.
     #[error("datagram of {len} bytes exceeds {max} bytes")]
@@ -57,12 +63,23 @@ const MESSAGE_LENGTH_AT: usize = 16;
 #[derive(Debug, Clone, Default)]
 pub struct HandleCodec {
     limits: Limits,
+    session: Option<Arc<SessionKey>>,
 }
 
 impl HandleCodec {
     /// A codec applying `limits` (the maximum frame is `limits.max_message_length` + 20).
     pub fn new(limits: Limits) -> Self {
-        Self { limits }
+        Self {
+            limits,
+            session: None,
+        }
+    }
+
+    /// A codec that opens encrypted frames (envelope EC) with `session`; without one they
+    /// are an error.
+    pub fn with_session(mut self, session: Option<Arc<SessionKey>>) -> Self {
+        self.session = session;
+        self
     }
 
     /// The limits in use.
@@ -87,8 +104,13 @@ impl Decoder for HandleCodec {
             src.reserve(total - src.len());
             return Ok(None);
         }
-        let frame = src.split_to(total).freeze();
-        Ok(Some(Message::decode(frame, &self.limits)?))
+        let mut r = Reader::new(src.split_to(total).freeze());
+        let envelope = Envelope::decode(&mut r)?;
+        match open(self.session.as_deref(), envelope, r.rest(), &self.limits) {
+            Ok(m) => Ok(Some(m)),
+            Err(CryptError::Decode(e)) => Err(e.into()),
+            Err(e) => Err(CodecError::Session(e)),
+        }
     }
 }
 

@@ -63,6 +63,10 @@ pub enum TransportError {
         /// The cap.
         limit: usize,
     },
+    /// A session could not seal the request or open the answer (an encrypted answer outside
+    /// a session, or one that does not decrypt under the session key).
+    #[error("session: {0}")]
+    Session(crate::wire::CryptError),
     /// TLS: the handshake failed or the server's certificate does not carry the key its
     /// HS_SITE record names.
     #[error("tls: {0}")]

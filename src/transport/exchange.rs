@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::error::TransportError;
-use crate::wire::{Limits, Message};
+use crate::wire::{Limits, Message, SessionKey};
 
 /// Which transport an attempt used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,6 +62,10 @@ pub struct ExchangeOptions {
     pub tcp_read_timeout: Duration,
     /// Decode limits applied to the answer.
     pub limits: Limits,
+    /// The session the request goes in ([`SessionKey::seal`]: session id, MAC, encryption of
+    /// non-public values) and its answer is opened with (decrypted when encrypted). `None`:
+    /// outside any session, and an encrypted answer is refused.
+    pub session: Option<Arc<SessionKey>>,
 }
 
 impl Default for ExchangeOptions {
@@ -75,6 +79,7 @@ impl Default for ExchangeOptions {
             tcp_connect_timeout: Duration::from_secs(5),
             tcp_read_timeout: Duration::from_secs(10),
             limits: Limits::default(),
+            session: None,
         }
     }
 }

@@ -28,7 +28,7 @@ pub(crate) async fn exchange(
     options: &ExchangeOptions,
 ) -> Result<(Message, Vec<Message>), TransportError> {
     let id = random_request_id();
-    let encoded = encode_with_request_id(request, id)?;
+    let encoded = encode_with_request_id(request, id, options.session.as_deref())?;
     let started = Instant::now();
     let stream =
         match tokio::time::timeout(options.tcp_connect_timeout, TcpStream::connect(server)).await {
@@ -45,7 +45,10 @@ pub(crate) async fn exchange(
     // The request goes out in one write; no reason to wait for more.
     stream.set_nodelay(true)?;
     let connected = Instant::now();
-    let mut framed = Framed::new(stream, AnswerCodec(HandleCodec::new(options.limits)));
+    let mut framed = Framed::new(
+        stream,
+        AnswerCodec(HandleCodec::new(options.limits).with_session(options.session.clone())),
+    );
     let answer = tokio::time::timeout(options.tcp_read_timeout, async {
         framed.send(encoded).await.map_err(codec_error)?;
         let first = match framed.next().await {
@@ -127,6 +130,7 @@ fn codec_error(e: AnswerError) -> TransportError {
         AnswerError::Codec(CodecError::Io(e)) => e.into(),
         AnswerError::Codec(CodecError::Decode(e)) => TransportError::Decode(e),
         AnswerError::Codec(CodecError::Encode(e)) => TransportError::Encode(e),
+        AnswerError::Codec(CodecError::Session(e)) => TransportError::Session(e),
         AnswerError::Codec(e @ CodecError::DatagramTooLarge { .. }) => {
             TransportError::Io(std::io::ErrorKind::InvalidData, e.to_string())
         }

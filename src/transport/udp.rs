@@ -43,9 +43,11 @@ use super::error::TransportError;
 use super::exchange::{ExchangeOptions, Exchanged};
 use super::request_id::{encode_with_request_id, random_request_id};
 use super::udp_sys::{self, QueuedError};
+use crate::wire::envelope::mark_truncated;
+use crate::wire::session::open;
 use crate::wire::{
-    fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, ENVELOPE_LEN,
-    MAX_FRAGMENT_PAYLOAD,
+    fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, SessionKey,
+    ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
 };
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
@@ -81,6 +83,8 @@ struct Pending {
     tx: oneshot::Sender<Outcome>,
     /// Decode limits of this request.
     limits: Limits,
+    /// The session its answer is opened with.
+    session: Option<Arc<SessionKey>>,
     /// A multi-datagram answer being collected; its `held_bytes` are counted in the table's
     /// `reassembly_bytes`. One pointer wide while empty (the collector boxes its partial
     /// message): most answers are one datagram, and every pending entry (a table slot per
@@ -244,6 +248,7 @@ impl UdpDemux {
         &self,
         peer: SocketAddr,
         limits: Limits,
+        session: Option<Arc<SessionKey>>,
     ) -> Result<(PendingGuard<'_>, oneshot::Receiver<Outcome>), TransportError> {
         let (tx, rx) = oneshot::channel();
         let mut id = random_request_id();
@@ -268,6 +273,7 @@ impl UdpDemux {
                 token,
                 tx,
                 limits,
+                session,
                 partial: Collector::new(),
             },
         );
@@ -289,8 +295,9 @@ impl UdpDemux {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
-        let (guard, mut rx) = self.register(server, options.limits)?;
-        let encoded = encode_with_request_id(request, guard.id)?;
+        let (guard, mut rx) = self.register(server, options.limits, options.session.clone())?;
+        let session = options.session.as_deref();
+        let encoded = encode_with_request_id(request, guard.id, session)?;
         let single;
         let fragments: Vec<Bytes>;
         let datagrams: &[Bytes] = if encoded.len() <= ENVELOPE_LEN + MAX_FRAGMENT_PAYLOAD {
@@ -298,10 +305,11 @@ impl UdpDemux {
             &single
         } else {
             // Every fragment of a multi-datagram request carries TC, as the reference client
-            // sends them (PROTOCOL.md §8.1); receivers go by MessageLength either way.
-            let mut marked = request.clone();
-            marked.envelope.truncated = true;
-            fragments = fragment(&encode_with_request_id(&marked, guard.id)?);
+            // sends them (PROTOCOL.md §8.1); receivers go by MessageLength either way. Set in
+            // the bytes: a request sealed in a session is not sealed twice.
+            let mut marked = bytes::BytesMut::from(&encoded[..]);
+            mark_truncated(&mut marked);
+            fragments = fragment(&marked.freeze());
             if fragments.len() > MAX_UDP_REQUEST_FRAGMENTS {
                 return Err(TransportError::TooLargeForUdp);
             }
@@ -508,16 +516,16 @@ impl Shared {
             return;
         }
         let id = envelope.request_id;
-        let (limits, token) = {
+        let (limits, token, session) = {
             let t = self.lock();
             match self.acceptable(&t, id, from) {
-                Some(p) => (p.limits, p.token),
+                Some(p) => (p.limits, p.token, p.session.clone()),
                 None => return,
             }
         };
         // Decoded outside the lock (callers keep registering meanwhile), from the envelope
         // already read.
-        let answer = match Message::decode_parts(envelope, reader.rest(), &limits) {
+        let answer = match open(session.as_deref(), envelope, reader.rest(), &limits) {
             Ok(m) => m,
             Err(e) => {
                 debug!(%from, request_id = id, error = %e, "dropped undecodable udp datagram");
@@ -597,7 +605,7 @@ impl Shared {
                 return;
             }
         };
-        match Message::decode_parts(envelope, message, &p.limits) {
+        match open(p.session.as_deref(), envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
                     drop(guard);

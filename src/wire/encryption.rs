@@ -42,6 +42,9 @@ pub enum CryptError {
     /// The ciphertext does not decrypt to validly padded plaintext (wrong key, or damaged).
     #[error("ciphertext does not decrypt under the session key")]
     Decrypt,
+    /// The message is encrypted and no session key is at hand to decrypt it.
+    #[error("the message is encrypted and no session is open")]
+    NoSession,
     /// The envelope, or the decrypted message, does not decode.
     #[error(transparent)]
     Decode(#[from] DecodeError),
@@ -113,11 +116,21 @@ impl Message {
     ) -> Result<Message, CryptError> {
         let mut r = Reader::new(buf);
         let envelope = Envelope::decode(&mut r)?;
+        Self::decode_encrypted_parts(envelope, r.rest(), session_key, limits)
+    }
+
+    /// [`decode_encrypted`](Self::decode_encrypted) given an already-read envelope and the
+    /// bytes after it (IV and ciphertext), as a transport that read the envelope first has them.
+    pub fn decode_encrypted_parts(
+        envelope: Envelope,
+        payload: Bytes,
+        session_key: &[u8],
+        limits: &Limits,
+    ) -> Result<Message, CryptError> {
         if !envelope.encrypted {
             return Err(CryptError::NotEncrypted);
         }
         let declared = limits.check_message_length(envelope.message_length)?;
-        let payload = r.rest();
         if payload.len() != declared {
             return Err(DecodeError::new(
                 "message",

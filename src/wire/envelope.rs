@@ -55,6 +55,16 @@ const TC: u8 = 0x20;
 /// Mask of the suggested-major bits in byte 2 (DO-IRP reads 5 bits; Java writes 2).
 const SUGGESTED_MAJOR_MASK: u8 = 0x1F;
 
+/// Sets the TC flag in an encoded envelope ‖ message, in place (what the reference client
+/// puts on every fragment of a multi-datagram request). No signature, MAC or encryption
+/// covers the envelope's flags, so a sealed message stays valid. Fewer than 3 bytes: nothing
+/// to set.
+pub fn mark_truncated(encoded: &mut [u8]) {
+    if let Some(flags) = encoded.get_mut(2) {
+        *flags |= TC;
+    }
+}
+
 /// The message envelope: versions, flags, ids and the message length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Envelope {

@@ -7,7 +7,8 @@
 //! - [`envelope`], [`header`], [`codes`]: the fixed-size parts of every message;
 //! - [`body`], [`digest`], [`credential`], [`message`]: whole messages; [`challenge`]: the
 //!   layouts of a challenge answer's MAC or signature;
-//! - [`encryption`]: session-encrypted messages (envelope flag EC, AES-128-CBC);
+//! - [`encryption`]: session-encrypted messages (envelope flag EC, AES-128-CBC); [`session`]:
+//!   what an open session does to each message (MAC, encryption);
 //! - [`fragments`]: UDP fragmentation and reassembly (the one reassembly rule: [`Collector`]);
 //! - [`value`]: handle values as they travel;
 //! - [`limits`]: the caps applied to every length and count;
@@ -37,6 +38,7 @@ pub mod loc;
 pub mod message;
 pub mod pubkey;
 pub mod reader;
+pub mod session;
 pub mod signature;
 pub mod site;
 pub mod typed;
@@ -69,6 +71,7 @@ pub use loc::{LocError, Location, Locations};
 pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;
+pub use session::SessionKey;
 pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm, SignatureError};
 pub use site::{Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
 pub use typed::{TypedError, TypedValue, ValueFormat};

@@ -49,7 +49,7 @@ pub(crate) async fn exchange(
     options: &ExchangeOptions,
 ) -> Result<Message, TransportError> {
     let id = random_request_id();
-    let encoded = encode_with_request_id(request, id)?;
+    let encoded = encode_with_request_id(request, id, options.session.as_deref())?;
     let server = target.addr;
     let started = Instant::now();
     let stream =
@@ -166,7 +166,7 @@ pub(crate) fn decode_answer(
     if body.is_empty() {
         return Err(TransportError::Http(format!("status {status}, empty body")));
     }
-    let mut codec = HandleCodec::new(options.limits);
+    let mut codec = HandleCodec::new(options.limits).with_session(options.session.clone());
     let mut buf = BytesMut::from(&body[..]);
     match codec.decode(&mut buf) {
         Ok(Some(message)) if message.is_response() => Ok(message),
@@ -175,6 +175,7 @@ pub(crate) fn decode_answer(
         ))),
         Ok(None) => Err(TransportError::Closed),
         Err(CodecError::Decode(e)) => Err(TransportError::Decode(e)),
+        Err(CodecError::Session(e)) => Err(TransportError::Session(e)),
         Err(e) => Err(TransportError::Http(format!("status {status}, body: {e}"))),
     }
 }

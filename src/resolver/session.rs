@@ -1,0 +1,309 @@
+//! [`Sessions`]: the sessions the resolver holds with servers (PROTOCOL.md §10), as the
+//! reference client's default session tracker keeps them. Only a resolver with an identity
+//! ([`ResolverBuilder::authenticator`](super::ResolverBuilder::authenticator)) uses them, and
+//! only for requests that need the identity: administration, and a resolution that clears
+//! public-only once the server challenges it (it is then sent again in a session, as the
+//! reference client does; while a session with the server is authenticated, such
+//! resolutions go in it from the start).
+//!
+//! Why: without a session every such request is challenged (two round trips, and for a
+//! secret key 10,000 PBKDF2 rounds per answer); in a session the first request is challenged
+//! and authenticates the session, and the next ones go through at once, their values
+//! encrypted on the wire.
+//!
+//! Per server, one [`Slot`]:
+//! - nothing yet, or the session expired: the first request sets one up (while it holds the
+//!   slot, the others wait for it);
+//! - open, not yet authenticated: one request at a time goes in it, so that one challenge
+//!   authenticates it (the server keeps one pending challenge per session: two challenged at
+//!   once would replace each other's);
+//! - open and authenticated: every request goes in it at once;
+//! - refused (the server answered the setup with an error, or unsigned, or its key is
+//!   unknown): requests go without a session for [`SESSION_REFUSED_FOR`], then setup is tried again.
+//!
+//! The Attempter runs the setup exchange and calls back here with the outcome; this file only
+//! keeps the state.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::OwnedMutexGuard;
+use tokio::time::Instant;
+
+use crate::wire::SessionKey;
+
+/// How long the resolver uses a session (the server keeps it for the 24 h the setup asks;
+/// a fresh key every hour costs one round trip).
+pub const SESSION_LIFETIME: Duration = Duration::from_secs(3600);
+/// How long a server that refused a session is asked without one.
+pub const SESSION_REFUSED_FOR: Duration = Duration::from_secs(600);
+/// Most servers with a slot; past it, slots of expired or refused sessions are dropped.
+const MAX_SLOTS: usize = 1024;
+
+/// A server's session as the resolver knows it.
+#[derive(Default)]
+pub(crate) enum State {
+    #[default]
+    None,
+    Open {
+        key: Arc<SessionKey>,
+        expires: Instant,
+        authenticated: bool,
+    },
+    Refused {
+        until: Instant,
+    },
+}
+
+/// One server's session, behind the lock a setup or first authentication holds.
+type Slot = Arc<tokio::sync::Mutex<State>>;
+
+/// The resolver's sessions, by server.
+pub(crate) struct Sessions {
+    enabled: bool,
+    slots: Mutex<HashMap<SocketAddr, Slot>>,
+}
+
+/// What a request gets from [`Sessions::lease`].
+pub(crate) enum Lease {
+    /// Go without a session.
+    Without,
+    /// Go in this session (of this slot); authenticated, so no one else needs to wait.
+    Shared(Arc<SessionKey>, Slot),
+    /// Go in this session, holding the slot until this request is answered (setup and
+    /// first authentication are one at a time).
+    Held(Arc<SessionKey>, OwnedMutexGuard<State>),
+    /// No session yet: set one up (holding the slot) and [`Lease::opened`] or
+    /// [`Lease::refused`] it.
+    Setup(OwnedMutexGuard<State>),
+}
+
+impl Lease {
+    /// The session to send in, if any.
+    pub(crate) fn key(&self) -> Option<Arc<SessionKey>> {
+        match self {
+            Lease::Shared(k, _) | Lease::Held(k, _) => Some(k.clone()),
+            Lease::Without | Lease::Setup(_) => None,
+        }
+    }
+
+    /// The setup succeeded: the session is open (not yet authenticated) and this request
+    /// goes in it, still holding the slot.
+    pub(crate) fn opened(self, key: SessionKey) -> Lease {
+        match self {
+            Lease::Setup(mut guard) => {
+                let key = Arc::new(key);
+                *guard = State::Open {
+                    key: key.clone(),
+                    expires: Instant::now() + SESSION_LIFETIME,
+                    authenticated: false,
+                };
+                Lease::Held(key, guard)
+            }
+            other => other,
+        }
+    }
+
+    /// The server refused a session: none with it for [`SESSION_REFUSED_FOR`].
+    pub(crate) fn refused(self) -> Lease {
+        if let Lease::Setup(mut guard) = self {
+            *guard = State::Refused {
+                until: Instant::now() + SESSION_REFUSED_FOR,
+            };
+        }
+        Lease::Without
+    }
+
+    /// The request went through in the session (its challenge, if any, was answered and
+    /// accepted): later requests need not wait.
+    pub(crate) fn authenticated(&mut self) {
+        if let Lease::Held(_, guard) = self {
+            if let State::Open { authenticated, .. } = &mut **guard {
+                *authenticated = true;
+            }
+        }
+    }
+
+    /// The server no longer knows the session (500, 501, 502 or 505): it is dropped (unless another
+    /// request replaced it already); the next request sets up another.
+    pub(crate) async fn lost(self) {
+        match self {
+            Lease::Held(_, mut guard) => *guard = State::None,
+            Lease::Shared(lost, slot) => {
+                let mut state = slot.lock().await;
+                if matches!(&*state, State::Open { key, .. } if Arc::ptr_eq(key, &lost)) {
+                    *state = State::None;
+                }
+            }
+            Lease::Without | Lease::Setup(_) => {}
+        }
+    }
+}
+
+impl Sessions {
+    /// Sessions when `enabled` (the builder's `sessions` setting and an identity).
+    pub(crate) fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn slot(&self, server: SocketAddr) -> Slot {
+        let mut slots = self.slots.lock();
+        if !slots.contains_key(&server) && slots.len() >= MAX_SLOTS {
+            // Slots nobody holds and whose state is not a live session go first.
+            let now = Instant::now();
+            slots.retain(|_, s| {
+                Arc::strong_count(s) > 1
+                    || s.try_lock()
+                        .is_ok_and(|st| matches!(*st, State::Open { expires, .. } if expires > now))
+            });
+        }
+        slots.entry(server).or_default().clone()
+    }
+
+    /// The authenticated session with `server`, if there is one now (never waits).
+    pub(crate) fn current(&self, server: SocketAddr) -> Lease {
+        if !self.enabled {
+            return Lease::Without;
+        }
+        let slot = self.slot(server);
+        let Ok(state) = slot.clone().try_lock_owned() else {
+            return Lease::Without;
+        };
+        match &*state {
+            State::Open {
+                key,
+                expires,
+                authenticated: true,
+            } if *expires > Instant::now() => Lease::Shared(key.clone(), slot),
+            _ => Lease::Without,
+        }
+    }
+
+    /// False when no session will be had with `server` now (sessions off, or it refused one
+    /// lately).
+    pub(crate) fn may_open(&self, server: SocketAddr) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let slot = self.slot(server);
+        let refused = slot.try_lock().is_ok_and(
+            |state| matches!(&*state, State::Refused { until } if *until > Instant::now()),
+        );
+        !refused
+    }
+
+    /// The session a request to `server` goes in (waiting while another request sets it up
+    /// or authenticates it).
+    pub(crate) async fn lease(&self, server: SocketAddr) -> Lease {
+        if !self.enabled {
+            return Lease::Without;
+        }
+        let slot = self.slot(server);
+        let mut guard = slot.clone().lock_owned().await;
+        let now = Instant::now();
+        match &*guard {
+            State::Open {
+                key,
+                expires,
+                authenticated,
+            } if *expires > now => {
+                if *authenticated {
+                    Lease::Shared(key.clone(), slot)
+                } else {
+                    Lease::Held(key.clone(), guard)
+                }
+            }
+            State::Refused { until } if *until > now => Lease::Without,
+            _ => {
+                *guard = State::None;
+                Lease::Setup(guard)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zeroize::Zeroizing;
+
+    fn addr() -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], 2641))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_request_sets_up_and_the_next_waits_until_authenticated() {
+        let s = Arc::new(Sessions::new(true));
+        let Lease::Setup(_) = s.lease(addr()).await else {
+            panic!("a setup first")
+        };
+        // The first lease was dropped unresolved: the next request sets up again.
+        let lease = s.lease(addr()).await;
+        let mut held = lease.opened(SessionKey::new(7, Zeroizing::new([1; 32])));
+        assert_eq!(held.key().map(|k| k.session_id()), Some(7));
+        // While it is held, another request waits (the paused clock runs ahead an hour while
+        // it does: it is blocked, not slow).
+        let mut waiting = tokio::spawn({
+            let s = s.clone();
+            async move { s.lease(addr()).await.key().map(|k| k.session_id()) }
+        });
+        let hour = Duration::from_secs(3599);
+        assert!(tokio::time::timeout(hour, &mut waiting).await.is_err());
+        held.authenticated();
+        drop(held);
+        assert_eq!(waiting.await.unwrap(), Some(7));
+        // Authenticated: shared, nobody waits.
+        let a = s.lease(addr()).await;
+        let b = s.lease(addr()).await;
+        assert!(matches!(a, Lease::Shared(..)) && matches!(b, Lease::Shared(..)));
+        assert!(matches!(s.current(addr()), Lease::Shared(..)));
+        // One of them finds the session lost: the next request sets up again.
+        a.lost().await;
+        drop(b);
+        assert!(matches!(s.lease(addr()).await, Lease::Setup(_)));
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_remembered_and_a_lost_session_is_set_up_again() {
+        let s = Sessions::new(true);
+        let lease = s.lease(addr()).await;
+        assert!(s.may_open(addr()));
+        assert!(matches!(lease.refused(), Lease::Without));
+        assert!(!s.may_open(addr()));
+        assert!(matches!(s.lease(addr()).await, Lease::Without));
+        let other = SocketAddr::from(([127, 0, 0, 2], 2641));
+        let held = s
+            .lease(other)
+            .await
+            .opened(SessionKey::new(3, Zeroizing::new([2; 32])));
+        held.lost().await;
+        assert!(matches!(s.lease(other).await, Lease::Setup(_)));
+        assert!(matches!(
+            Sessions::new(false).lease(other).await,
+            Lease::Without
+        ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sessions_expire_and_refusals_end() {
+        let s = Sessions::new(true);
+        let mut held = s
+            .lease(addr())
+            .await
+            .opened(SessionKey::new(3, Zeroizing::new([2; 32])));
+        held.authenticated();
+        drop(held);
+        tokio::time::advance(SESSION_LIFETIME).await;
+        let lease = s.lease(addr()).await;
+        assert!(matches!(lease, Lease::Setup(_)));
+        drop(lease.refused());
+        tokio::time::advance(SESSION_REFUSED_FOR).await;
+        assert!(matches!(s.lease(addr()).await, Lease::Setup(_)));
+    }
+}
