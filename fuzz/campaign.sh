@@ -22,7 +22,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")"
-ALL=(message value site reassembler ident root_files json uri_list http_answer)
+ALL=(message value site reassembler ident root_files json uri_list http_answer auth session)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 RUNS=${RUNS:-10000000}
@@ -45,14 +45,16 @@ for t in "${TARGETS[@]}"; do
     var="RUNS_$t"
     n=${!var:-$RUNS}
     log="logs/$t.log"
-    before=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
+    # (A missing directory would fail the pipeline, and with it the script, on a fresh checkout.)
+    mkdir -p "artifacts/$t"
+    before=$(find "artifacts/$t" -type f | wc -l)
     echo "== $t: $n executions (log: fuzz/$log)" >&2
     start=$(date +%s.%N)
     status=0
     nice -n 19 "${FUZZ[@]}" run -s "$SANITIZER" "$t" -- \
         -runs="$n" -timeout=30 -rss_limit_mb=1024 -print_final_stats=1 >"$log" 2>&1 || status=$?
     end=$(date +%s.%N)
-    after=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
+    after=$(find "artifacts/$t" -type f | wc -l)
     crashes=$((after - before))
     if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then
         crashes="? (exit $status, see $log)"

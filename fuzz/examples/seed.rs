@@ -15,6 +15,25 @@
 //!   scheme-less proxy forms, under each of the eight option combinations in turn;
 //! - `root_files`: the values of every `0.NA/0.NA` answer as a `root_info` file.
 //!
+//! From `../fixtures/reference/captures-auth` (UDP datagrams put together, TCP streams cut
+//! by MessageLength):
+//! - `session`: every message of the three `session_*` folders, under each of the four
+//!   modes, with that folder's session (accept, answer_setup, open in the session, open
+//!   without one);
+//! - `auth` mode 0: every file of `keys/` (PEM and the reference library's files, private
+//!   and public), each identity's PKCS#8 and X.509 DER from `keys/identities.json`, and
+//!   `../fixtures/auth/dsa1024_privkey_encrypted.bin`; mode 1: that file, each
+//!   `*_privkey.bin`, and each of those encrypted again (scheme 4) under the target's
+//!   passphrase with 16 PBKDF2 iterations and key lengths of 128, 160 and 256 bits;
+//! - `auth` mode 2: every challenge of every `auth.json` with its original request (a
+//!   session-encrypted request decrypted with the session key, as its digest is over the
+//!   plaintext), under each of the target's eight identities; and the same requests
+//!   challenged again at 2.0 (MD5 digest in the body), 2.5 (RD SHA-1) and 2.6 (RD MD5),
+//!   one identity each in turn;
+//! - `auth` mode 3: every captured answer with its challenge, under the stored value of
+//!   the identity that answered; for the HS_SECKEY identities the answer again with a
+//!   16-iteration PBKDF2 MAC and with an HMAC-SHA256 one, which verify.
+//!
 //! Handle records (the shipped `root-files/bootstrap_handles`, the records of
 //! `captures/handles.json` and `captures-dsa/handles.json`, and every handle of the test
 //! server's handle file `testserver/handles.json`, read by `handle_resolver::testing` as the
@@ -34,16 +53,22 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use handle_resolver::auth::{pbkdf2_derive, Authenticator, SecretKey, SecretKeyMac};
 use handle_resolver::resolver::read_bootstrap_handles;
 use handle_resolver::testing::StoreFile;
 use handle_resolver::transport::http::HDL_MIME_TYPE;
+use handle_resolver::wire::encryption::encrypt_payload;
 use handle_resolver::wire::json::{value_to_json, RestAnswer};
 use handle_resolver::wire::value::encode_values;
 use handle_resolver::wire::{
-    Body, Envelope, HandleValue, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN,
-    MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+    Body, ChallengeBody, DigestAlgorithm, Envelope, HandleValue, Limits, Message, OpFlags,
+    PartialMessage, ProtocolVersion, Reader, RequestDigest, ResponseCode, SecretKeyProof,
+    ENVELOPE_LEN, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
+use hmac::{Hmac, Mac};
+use md5::{Digest, Md5};
 use serde_json::{json, Value as Json};
+use sha1::Sha1;
 use types::TYPES;
 
 struct Corpus {
@@ -330,6 +355,305 @@ fn test_server(corpus: &mut Corpus, fixtures: &Path) {
     }
 }
 
+/// The passphrase of the `auth` target (mode 1).
+const PASSPHRASE: &str = "grüße-päss-ß-3";
+
+/// Every message of a captures-auth folder by its `decoded.json` label: UDP datagrams of
+/// one direction, client port and request id put together by sequence number under the
+/// first one's envelope (labels joined by `,`); TCP streams cut by MessageLength (the k-th
+/// message of a stream, k ≥ 2, is `"<file> msgk"`).
+fn frames(dir: &Path) -> Vec<(String, Bytes)> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    // (direction and port, request id) → labels and datagrams, in capture order.
+    type Datagrams = ((String, u32), Vec<String>, Vec<Bytes>);
+    let mut udp: Vec<Datagrams> = Vec::new();
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let data = Bytes::from(fs::read(&f).unwrap());
+        if name.starts_with("tcp") {
+            let mut at = 0;
+            let mut k = 1;
+            while let Some(e) = envelope(&data.slice(at..)) {
+                let end = (at + ENVELOPE_LEN + e.message_length as usize).min(data.len());
+                let label = if k == 1 {
+                    name.clone()
+                } else {
+                    format!("{name} msg{k}")
+                };
+                out.push((label, data.slice(at..end)));
+                at = end;
+                k += 1;
+            }
+            continue;
+        }
+        let Some(env) = envelope(&data) else {
+            continue;
+        };
+        // `NN_c2s_udp_cportP.bin`: the part after the number names direction and port.
+        let key = (name.split_once('_').unwrap().1.to_string(), env.request_id);
+        match udp.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, labels, datagrams)) => {
+                labels.push(name);
+                datagrams.push(data);
+            }
+            None => udp.push((key, vec![name], vec![data])),
+        }
+    }
+    for (_, labels, mut datagrams) in udp {
+        datagrams.sort_by_key(|d| envelope(d).map_or(0, |e| e.sequence_number));
+        let mut frame = BytesMut::new();
+        frame.put_slice(&datagrams[0][..ENVELOPE_LEN]);
+        for d in &datagrams {
+            frame.put_slice(&d[ENVELOPE_LEN..]);
+        }
+        out.push((labels.join(","), frame.freeze()));
+    }
+    out
+}
+
+fn unhex(v: &Json) -> Vec<u8> {
+    hex::decode(v.as_str().unwrap()).unwrap()
+}
+
+/// `int2 n ‖ a (n bytes) ‖ b`.
+fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = (a.len() as u16).to_be_bytes().to_vec();
+    out.extend_from_slice(a);
+    out.extend_from_slice(b);
+    out
+}
+
+/// A reference key encoding (`*_privkey.bin` without its scheme word) in a scheme-4 file:
+/// `int4 4 ‖ bytes salt ‖ int4 iterations ‖ int4 key bits ‖ bytes IV ‖ bytes ciphertext`.
+fn encrypted_key_file(key: &[u8], key_bits: u32) -> Vec<u8> {
+    let salt = [0x5Au8; 16];
+    let iv = [0xA5u8; 16];
+    let iterations = 16;
+    let derived = pbkdf2_derive(PASSPHRASE.as_bytes(), &salt, iterations, key_bits);
+    let ct = encrypt_payload(&derived[..16], &iv, key).unwrap();
+    let mut out = BytesMut::new();
+    out.put_u32(4);
+    out.put_u32(16);
+    out.put_slice(&salt);
+    out.put_u32(iterations);
+    out.put_u32(key_bits);
+    out.put_u32(16);
+    out.put_slice(&iv);
+    out.put_u32((ct.len() - 16) as u32);
+    out.put_slice(&ct[16..]);
+    out.to_vec()
+}
+
+/// `auth` modes 0 and 1: the key files.
+fn key_files(corpus: &mut Corpus, auth: &Path, fixtures: &Path) {
+    let keys = auth.join("keys");
+    let mut files: Vec<PathBuf> = fs::read_dir(&keys)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bin" || e == "pem"))
+        .collect();
+    files.sort();
+    for f in files {
+        let data = fs::read(&f).unwrap();
+        corpus.add_with("auth", "key", 0, &data);
+        if f.to_string_lossy().ends_with("_privkey.bin") {
+            corpus.add_with("auth", "key", 1, &data);
+            for bits in [128, 160, 256] {
+                corpus.add_with("auth", "key", 1, &encrypted_key_file(&data[4..], bits));
+            }
+        }
+    }
+    let ids: Json =
+        serde_json::from_slice(&fs::read(keys.join("identities.json")).unwrap()).unwrap();
+    for id in ids["identities"].as_object().unwrap().values() {
+        for field in ["privateKeyPkcs8DerHex", "publicKeyX509DerHex"] {
+            if id["key"][field].is_string() {
+                corpus.add_with("auth", "key", 0, &unhex(&id["key"][field]));
+            }
+        }
+    }
+    let jdk = fs::read(fixtures.join("auth/dsa1024_privkey_encrypted.bin")).unwrap();
+    corpus.add_with("auth", "key", 0, &jdk);
+    corpus.add_with("auth", "key", 1, &jdk);
+}
+
+/// The `auth` target's stored value (mode 3) for a `clientIdentity` of `auth.json`.
+fn stored_index(identity: &str) -> u8 {
+    match identity {
+        "seckey_hashed" => 1,
+        "seckey_nonascii" => 2,
+        "rsa" | "rsa_wrongkey" => 3,
+        "dsa" => 4,
+        "dsa1024" => 5,
+        _ => 0,
+    }
+}
+
+fn hmac_sha1(key: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut m = <Hmac<Sha1> as Mac>::new_from_slice(key).unwrap();
+    m.update(data);
+    m.finalize().into_bytes().to_vec()
+}
+
+/// The answer message with another `signedResponse`.
+fn with_signed_response(answer: &Message, signed: Bytes) -> Bytes {
+    let mut a = answer.clone();
+    if let Body::ChallengeAnswer(b) = &mut a.body {
+        b.signed_response = signed;
+    }
+    a.signed_bytes = Bytes::new();
+    a.encode().unwrap()
+}
+
+/// `request` challenged again at `version`: RD with `algorithm`, or (2.0) the MD5 digest in
+/// the body.
+fn rechallenge(request: &Message, nonce: &Bytes, version: ProtocolVersion) -> Bytes {
+    let hb = request.header_and_body().unwrap();
+    let legacy = !version.at_least(2, 1);
+    let mut probe = request.clone();
+    probe.header.flags.set(OpFlags::RD, !legacy);
+    let mut c = Message::response_to(
+        &probe,
+        ResponseCode::AuthenticationNeeded,
+        Body::Challenge(ChallengeBody {
+            nonce: nonce.clone(),
+            legacy_digest: legacy.then(|| Bytes::from(Md5::digest(&hb).to_vec())),
+        }),
+    );
+    let algorithm = if version.at_least(2, 6) {
+        DigestAlgorithm::Md5
+    } else {
+        DigestAlgorithm::Sha1
+    };
+    c.request_digest = (!legacy).then(|| RequestDigest::compute(algorithm, &hb).unwrap());
+    c.envelope.version = version;
+    c.envelope.suggested = version;
+    c.envelope.session_id = 9;
+    c.encode().unwrap()
+}
+
+/// captures-auth: the `session` corpus, and the `auth` corpus's challenges and answers.
+fn captures_auth(corpus: &mut Corpus, auth: &Path) {
+    let limits = Limits::default();
+    let ids: Json =
+        serde_json::from_slice(&fs::read(auth.join("keys/identities.json")).unwrap()).unwrap();
+    let mut dirs: Vec<PathBuf> = fs::read_dir(auth)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("auth.json").is_file())
+        .collect();
+    dirs.sort();
+    let mut session_index = 0u8;
+    let mut turn = 0u8;
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let frames = frames(&dir);
+        let frame = |label: &str| frames.iter().find(|(l, _)| l == label).unwrap().1.clone();
+        let doc: Json = serde_json::from_slice(&fs::read(dir.join("auth.json")).unwrap()).unwrap();
+        let session_key = doc["session"]["clientState"]["sessions"][0]["sessionKeyHex"]
+            .as_str()
+            .map(|k| hex::decode(k).unwrap());
+        if name.starts_with("session_") {
+            for (_, f) in &frames {
+                for op in 0..4 {
+                    corpus.add_with("session", &name, (session_index << 2) | op, f);
+                }
+            }
+            session_index += 1;
+        }
+        for ex in doc["exchanges"].as_array().unwrap() {
+            let wire = frame(ex["originalRequestFile"].as_str().unwrap());
+            let mut request = match &session_key {
+                Some(key) if envelope(&wire).unwrap().encrypted => {
+                    Message::decode_encrypted(wire, key, &limits).unwrap()
+                }
+                _ => Message::decode(wire, &limits).unwrap(),
+            };
+            request.envelope.encrypted = false;
+            let request_bytes = request.encode().unwrap();
+            let challenge_bytes = frame(ex["challengeFile"].as_str().unwrap());
+            for who in 0..8u8 {
+                let seed = pair(&request_bytes, &challenge_bytes);
+                corpus.add_with("auth", &name, (who << 2) | 2, &seed);
+            }
+            let challenge = Message::decode(challenge_bytes.clone(), &limits).unwrap();
+            let Body::Challenge(body) = &challenge.body else {
+                panic!("{name}: not a challenge")
+            };
+            for version in [
+                ProtocolVersion::new(2, 0),
+                ProtocolVersion::new(2, 5),
+                ProtocolVersion::new(2, 6),
+            ] {
+                let again = rechallenge(&request, &body.nonce, version);
+                corpus.add_with(
+                    "auth",
+                    &name,
+                    (turn << 2) | 2,
+                    &pair(&request_bytes, &again),
+                );
+                turn = (turn + 1) % 8;
+            }
+            let Some(answer_file) = ex["answerFile"].as_str() else {
+                continue;
+            };
+            let identity = ex["recompute"]["clientIdentity"].as_str().unwrap();
+            let stored = stored_index(identity);
+            let answer_bytes = frame(answer_file);
+            corpus.add_with(
+                "auth",
+                &name,
+                (stored << 2) | 3,
+                &pair(&challenge_bytes, &answer_bytes),
+            );
+            let id = &ids["identities"][identity];
+            if id["authType"] != "HS_SECKEY" {
+                continue;
+            }
+            // The same identity's answer with cheaper MACs, which the target verifies.
+            let mac_key = unhex(&id["macKeyHex"]);
+            let answer = Message::decode(answer_bytes, &limits).unwrap();
+            let digest = challenge.request_digest.as_ref().unwrap();
+            let mut data = body.nonce.to_vec();
+            data.extend_from_slice(&digest.digest);
+            let salt = [0x33u8; 16];
+            let derived = pbkdf2_derive(&mac_key, &salt, 16, 160);
+            let proof = SecretKeyProof::Pbkdf2 {
+                salt: Bytes::copy_from_slice(&salt),
+                iterations: 16,
+                key_bits: 160,
+                mac: Bytes::from(hmac_sha1(&derived, &data)),
+            };
+            let pbkdf2 = with_signed_response(&answer, proof.encode().unwrap());
+            corpus.add_with(
+                "auth",
+                &name,
+                (stored << 2) | 3,
+                &pair(&challenge_bytes, &pbkdf2),
+            );
+            let hmac = Authenticator::secret_key(
+                handle_resolver::auth::Identity::new(300, "20.500.12345/USER-SECKEY"),
+                SecretKey::new(&mac_key),
+            )
+            .with_secret_key_mac(SecretKeyMac::HmacSha256)
+            .answer_with_salt(&challenge, &request, 1, 2, salt)
+            .unwrap();
+            corpus.add_with(
+                "auth",
+                &name,
+                (stored << 2) | 3,
+                &pair(&challenge_bytes, &hmac.encode().unwrap()),
+            );
+        }
+    }
+}
+
 fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let reference = here.join("../fixtures/reference");
@@ -351,6 +675,9 @@ fn main() {
             scenario(&mut corpus, &d);
         }
     }
+    let auth = reference.join("captures-auth");
+    key_files(&mut corpus, &auth, &here.join("../fixtures"));
+    captures_auth(&mut corpus, &auth);
     let keys = reference.join("captures-dsa/keys");
     let pubkey = TYPES.iter().position(|t| *t == "HS_PUBKEY").unwrap() as u8;
     for k in fs::read_dir(keys).unwrap() {

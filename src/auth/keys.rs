@@ -11,6 +11,9 @@
 //! (`RSA_PRIV_KEY ‖ n ‖ d`, with no public exponent, cannot be signed with by the `rsa`
 //! crate and is refused as unsupported.)
 //!
+//! A DSA key, from either format, needs a q of 160, 224 or 256 bits and 0 < x < q; any other
+//! is [`KeyFileError::InvalidKey`] (a q under 8 bits would make signing loop forever).
+//!
 //! Signatures, as the reference client's `PublicKeyAuthenticationInfo`: RSA PKCS#1 v1.5
 //! (deterministic) with SHA-256 from 2.7 on, SHA-1 before; DSA with SHA-256 from 2.11 on and
 //! SHA-1 before (the reference library keeps SHA1withDSA below 2.11 even where RSA uses
@@ -237,8 +240,9 @@ impl PrivateKey {
             return Ok(Self::Rsa(k));
         }
         dsa::SigningKey::from_pkcs8_pem(pem)
-            .map(Self::Dsa)
             .map_err(|e| KeyFileError::Pkcs8(e.to_string()))
+            .and_then(checked_dsa)
+            .map(Self::Dsa)
     }
 
     /// Reads a PKCS#8 DER private key (RSA or DSA).
@@ -247,8 +251,9 @@ impl PrivateKey {
             return Ok(Self::Rsa(k));
         }
         dsa::SigningKey::from_pkcs8_der(der)
-            .map(Self::Dsa)
             .map_err(|e| KeyFileError::Pkcs8(e.to_string()))
+            .and_then(checked_dsa)
+            .map(Self::Dsa)
     }
 
     /// The matching public key as an HS_PUBKEY value would hold it (the reference
@@ -310,12 +315,32 @@ impl PrivateKey {
     }
 }
 
+/// True for the sizes of q that DSA defines (FIPS 186-4: 160, 224 and 256 bits; what the
+/// JDK generates). A smaller q cannot be signed with: the `dsa` crate's RFC 6979 nonce loop
+/// never ends when q has fewer than 8 bits.
+fn dsa_q_size(q: &dsa::BigUint) -> bool {
+    matches!(q.bits(), 160 | 224 | 256)
+}
+
+/// A DSA key read from PKCS#8, refused when its q is not of a DSA size.
+fn checked_dsa(k: dsa::SigningKey) -> Result<dsa::SigningKey, KeyFileError> {
+    if dsa_q_size(k.verifying_key().components().q()) {
+        Ok(k)
+    } else {
+        Err(KeyFileError::InvalidKey("DSA"))
+    }
+}
+
 fn dsa_from(
     p: dsa::BigUint,
     q: dsa::BigUint,
     g: dsa::BigUint,
     x: dsa::BigUint,
 ) -> Result<dsa::SigningKey, KeyFileError> {
+    // Checked before any exponentiation: q's size, and 0 < x < q.
+    if !dsa_q_size(&q) || x == dsa::BigUint::default() || x >= q {
+        return Err(KeyFileError::InvalidKey("DSA"));
+    }
     let components =
         dsa::Components::from_components(p, q, g).map_err(|_| KeyFileError::InvalidKey("DSA"))?;
     let y = components.g().modpow(&x, components.p());

@@ -499,3 +499,64 @@ fn a_passphrase_encrypted_key_file_decrypts_with_its_passphrase_only() {
         ));
     }
 }
+
+/// Found while writing the `auth` fuzz target, which signs with every key that reads: a DSA
+/// key with q = 2 (p = 5, g = 4, x = 1, so y = 4 and y^q = 1 mod p: the `dsa` crate's checks
+/// pass) read without complaint, and signing with it never returned (the crate's RFC 6979
+/// nonce loop draws q.bits() / 8 = 0 bytes, forever). Such keys are refused when read, in the
+/// reference library's file and in PKCS#8 alike, as is x outside 1..q.
+#[test]
+fn dsa_keys_whose_q_is_not_of_a_dsa_size_are_refused() {
+    let reference = hex::decode(concat!(
+        "00000001",
+        "0000000c4453415f505249565f4b4559",
+        "0000000101",
+        "0000000105",
+        "0000000102",
+        "0000000104"
+    ))
+    .unwrap();
+    let der =
+        hex::decode("301e020100301406072a8648ce38040130090201050201020201040403020101").unwrap();
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        <base64ct::Base64 as base64ct::Encoding>::encode_string(&der)
+    );
+    for (what, file) in [
+        ("reference", reference),
+        ("DER", der),
+        ("PEM", pem.into_bytes()),
+    ] {
+        assert_eq!(
+            PrivateKey::from_bytes(&file).unwrap_err(),
+            KeyFileError::InvalidKey("DSA"),
+            "{what}"
+        );
+    }
+    // x = q and x = 0 with the dsa1024 key's p, q and g.
+    let PrivateKey::Dsa(good) = dsa1024_key() else {
+        unreachable!()
+    };
+    let c = good.verifying_key().components();
+    let file = |x: &[u8]| {
+        let mut f = vec![0, 0, 0, 1];
+        for part in [
+            &b"DSA_PRIV_KEY"[..],
+            x,
+            &c.p().to_bytes_be(),
+            &c.q().to_bytes_be(),
+            &c.g().to_bytes_be(),
+        ] {
+            f.extend_from_slice(&(part.len() as u32).to_be_bytes());
+            f.extend_from_slice(part);
+        }
+        f
+    };
+    for x in [c.q().to_bytes_be(), vec![0]] {
+        assert_eq!(
+            PrivateKey::from_bytes(&file(&x)).unwrap_err(),
+            KeyFileError::InvalidKey("DSA")
+        );
+    }
+    assert!(PrivateKey::from_bytes(&file(&[1])).is_ok());
+}

@@ -140,8 +140,15 @@ impl Envelope {
     }
 
     /// Bytes 2 and 3 as they go on the wire, built from the flags and the suggested version.
+    /// A suggested major too large for its 5 bits that is the message version's is written
+    /// as 0 ("same as the message version"), so that it decodes to itself.
     pub fn flag_bytes(&self) -> [u8; 2] {
-        let mut b2 = self.suggested.major & SUGGESTED_MAJOR_MASK;
+        let major = self.suggested.major;
+        let mut b2 = if major > SUGGESTED_MAJOR_MASK && self.suggested == self.version {
+            0
+        } else {
+            major & SUGGESTED_MAJOR_MASK
+        };
         if self.compressed {
             b2 |= CP;
         }
@@ -231,5 +238,29 @@ mod tests {
         let mut out = BytesMut::new();
         e.encode(&mut out);
         assert_eq!(&out[2..4], &[2, 11]);
+    }
+
+    #[test]
+    fn a_suggested_version_too_large_for_its_bits_survives_a_flag_change() {
+        // Version 45.59 with bytes 2-3 `00 ff`: suggested major 0, so the suggested version
+        // is the message's, 45.59, which 5 bits cannot hold. Setting EC (as sealing a
+        // message in a session does) must not turn it into 13.59 (45 & 0x1F): the session
+        // MAC covers the suggested version.
+        let raw = [
+            0x2d, 0x3b, 0x00, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x51,
+        ];
+        let mut e = Envelope::decode(&mut Reader::new(Bytes::copy_from_slice(&raw))).unwrap();
+        assert_eq!(e.suggested, ProtocolVersion::new(45, 59));
+        e.encrypted = true;
+        let mut out = BytesMut::new();
+        e.encode(&mut out);
+        assert_eq!(&out[2..4], &[0x40, 59]);
+        let back = Envelope::decode(&mut Reader::new(out.freeze())).unwrap();
+        assert!(back.encrypted);
+        assert_eq!(back.suggested, e.suggested);
+        // Representable versions are written as before.
+        let mut v2 = Envelope::new(ProtocolVersion::V2_11, ProtocolVersion::V2_11, 1);
+        v2.encrypted = true;
+        assert_eq!(v2.flag_bytes(), [0x42, 11]);
     }
 }

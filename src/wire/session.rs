@@ -274,6 +274,28 @@ mod tests {
         assert!(!s.verify_mac(&back));
     }
 
+    /// Found by the `session` fuzz target: an add-value request of version 45.59 whose
+    /// envelope says "suggested = message version" (suggested major 0). Sealing it sets EC,
+    /// and the envelope used to be rewritten with suggested major 45 & 0x1F = 13, so the
+    /// receiver's MAC input (over the suggested version) differed from the sender's.
+    #[test]
+    fn a_message_sealed_again_verifies_whatever_its_versions() {
+        let wire = hex::decode(concat!(
+            "2d3b00ffffffff35136959750000000000000051000000660000000000000080000100006b05bbb8",
+            "00000035000000000000000142cc84582a234895090f2a2348990000000000000013695975000000",
+            "000000005100090f2a234899000000000000000000"
+        ))
+        .unwrap();
+        let m = Message::decode(Bytes::from(wire), &Limits::default()).unwrap();
+        assert_eq!(m.envelope.suggested, m.envelope.version);
+        let s = session();
+        let back = sealed(&s, &m, m.envelope.request_id);
+        assert!(back.envelope.encrypted, "a value the public may not read");
+        assert_eq!(back.envelope.suggested, m.envelope.suggested);
+        assert_eq!(back.body, m.body);
+        assert!(s.verify_mac(&back));
+    }
+
     #[test]
     fn only_messages_with_restricted_values_are_encrypted() {
         let s = session();
