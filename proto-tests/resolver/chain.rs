@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use handle_resolver::resolver::{
-    AttemptOutcome, ProtocolViolation, Query, ResolveError, TransportPreference,
+    AttemptOutcome, ProtocolViolation, Query, ResolveError, Resolver, TransportPreference,
 };
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::{
@@ -406,6 +406,30 @@ async fn fixed_server_mode_skips_the_service_lookup() {
     let rec = r.resolve(h).await.unwrap();
     assert_eq!(rec.source.server, addr(10));
     assert_eq!(w.net.total(), 1);
+}
+
+/// With a fixed server, nothing but that server is ever asked: not the built-in root
+/// (whose keys make the resolver refresh a root it has not read, which in fixed-server mode
+/// it never uses), not even in the background after the answer.
+#[tokio::test(start_paused = true)]
+async fn fixed_server_mode_never_refreshes_the_built_in_root() {
+    let w = World::new(None);
+    let h = "20.500.1/direct-only";
+    w.store.insert(h, urls(h, 1));
+    let r = Resolver::builder()
+        .server(addr(10))
+        .exchange(w.net.clone())
+        .cache_size(0)
+        .build()
+        .unwrap();
+    w.net
+        .serve(addr(10), store_server(w.store.clone(), None, None));
+    for _ in 0..3 {
+        r.resolve(h).await.unwrap();
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+    let asked: Vec<_> = w.net.log().iter().map(|s| s.to).collect();
+    assert_eq!(asked, [addr(10); 3]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -209,7 +209,7 @@ impl SiteLocator {
     /// The whole procedure for one request: the sites for its handle, the answer of the
     /// first of them to answer, the referrals it leads to, and one root refresh on 300
     /// (out-of-date site information) before starting over. Returns the final answer (any
-    /// code but 302/303).
+    /// code but 302/303). With a fixed server no answer triggers a root refresh.
     ///
     /// `path` lists the service handles this request is made for (empty for a resolution's
     /// own request); work done for a root refresh (its path starts with the root handle)
@@ -226,7 +226,9 @@ impl SiteLocator {
                 .sites_for(&spec.handle, spec.certify(), trace, path)
                 .await?;
             let answer = self.ask(spec, sites, trace, path).await?;
-            if in_refresh {
+            // A fixed server is all a resolver asks: its root is never used, so nothing
+            // refreshes it (the built-in root would be the global one).
+            if in_refresh || self.fixed.is_some() {
                 return Ok(answer);
             }
             if answer.code() == ResponseCode::OutOfDateSiteInfo && trace.claim_refresh() {
