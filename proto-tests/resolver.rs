@@ -9,6 +9,7 @@ mod chain;
 mod cli;
 mod cli_bulk;
 mod cordra_case;
+mod early_loss;
 mod flight;
 mod health;
 mod hedge;
@@ -18,8 +19,8 @@ mod loopback;
 mod mock;
 mod proxy;
 mod referrals;
-// Only Linux reports a refused datagram on an unconnected socket (the error queue).
 mod refresh;
+// Only Linux reports a refused datagram on an unconnected socket (the error queue).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod refused;
 mod replay;

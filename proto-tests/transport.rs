@@ -2,6 +2,7 @@
 //! retransmission, faults, TCP framing errors, cancellation, load.
 
 mod cancel;
+pub mod early_loss;
 mod http;
 // Only Linux reports a refused datagram on an unconnected socket (the error queue).
 #[cfg(any(target_os = "linux", target_os = "android"))]

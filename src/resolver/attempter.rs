@@ -21,7 +21,7 @@ use crate::auth::DhKeyPair;
 use crate::transport::{Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
 use crate::wire::{
-    verify_message, Message, OpFlags, ProtocolVersion, ResponseCode, ServerInfo, SessionKey,
+    verify_message, Message, OpCode, OpFlags, ProtocolVersion, ResponseCode, ServerInfo, SessionKey,
 };
 
 use super::clock::Clock;
@@ -365,8 +365,11 @@ impl Attempter {
             admin: spec.is_admin(),
         };
         let public_only = spec.flags.contains(OpFlags::PO);
+        // The session setups and the second sends below are boxed: they happen only with an
+        // identity, and inline they would make every attempt's future (held by each request
+        // in flight) about 1 KB larger.
         let mut lease = match &self.auth {
-            Some(_) if spec.is_admin() => self.lease(to).await,
+            Some(_) if spec.is_admin() => Box::pin(self.lease(to)).await,
             Some(_) if !public_only => self.sessions.current(key),
             _ => Lease::Without,
         };
@@ -391,15 +394,15 @@ impl Attempter {
         );
         let mut result = self.send_answering(to, &request, lease.key(), !defer).await;
         if defer && result.as_ref().is_ok_and(|r| challenged(&r.exchanged)) {
-            lease = self.lease(to).await;
-            result = self.send_answering(to, &request, lease.key(), true).await;
+            lease = Box::pin(self.lease(to)).await;
+            result = Box::pin(self.send_answering(to, &request, lease.key(), true)).await;
         }
         if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged)) {
             // The server no longer knows the session (restarted, expired): once more in a
             // new one.
-            lease.lost().await;
-            lease = self.lease(to).await;
-            result = self.send_answering(to, &request, lease.key(), true).await;
+            Box::pin(lease.lost()).await;
+            lease = Box::pin(self.lease(to)).await;
+            result = Box::pin(self.send_answering(to, &request, lease.key(), true)).await;
         }
         record.in_session(lease.key().map(|k| k.session_id()));
         let answered_at = Instant::now();
@@ -486,24 +489,45 @@ impl Attempter {
         answer: bool,
     ) -> Result<Answered, SendFailure> {
         // UDP waits for a place under the server's limit (the wait is not part of the RTT).
+        // A query presumed lost by the transport (no answer within the server's loss
+        // timeout: `ExchangeOptions::udp_loss_detection`) is sent again at once, under the
+        // limit again, at most `MAX_EARLY_RESENDS` times; the last transmission waits out the
+        // retransmission schedule. Administration requests are never sent again this way.
         let key = srtt_key(to.server);
-        let permit = match to.kind {
-            TransportKind::Udp => Some(self.limiter.acquire(key).await),
-            _ => None,
-        };
-        let started = Instant::now();
-        let first = self.send(to, request, session.clone()).await;
-        let rtt = started.elapsed();
-        if let Some(permit) = permit {
-            match &first {
-                Ok(e) => permit.answered(rtt, e.transmissions),
-                Err(TransportError::Timeout) => permit.lost(),
-                Err(_) => drop(permit),
+        let detecting = to.kind == TransportKind::Udp
+            && self.options.udp_loss_detection
+            && matches!(
+                request.header.op_code,
+                OpCode::Resolution | OpCode::GetSiteInfo
+            );
+        let mut resent = 0u32;
+        let mut started = None;
+        let (first, rtt) = loop {
+            let permit = match to.kind {
+                TransportKind::Udp => Some(self.limiter.acquire(key).await),
+                _ => None,
+            };
+            let sent = Instant::now();
+            let first_sent = *started.get_or_insert(sent);
+            let detect = detecting && resent < MAX_EARLY_RESENDS;
+            let result = self.send(to, request, session.clone(), detect).await;
+            if let Some(permit) = permit {
+                match &result {
+                    Ok(e) => permit.answered(sent.elapsed(), e.transmissions),
+                    Err(TransportError::Timeout | TransportError::PresumedLost) => permit.lost(),
+                    Err(_) => drop(permit),
+                }
             }
-        }
+            match result {
+                Err(TransportError::PresumedLost) if detect => resent += 1,
+                // After a resend the RTT counts from the first transmission, as the
+                // transport counts it after a retransmission (an upper bound only).
+                other => break (other, first_sent.elapsed()),
+            }
+        };
         let first = first.map_err(SendFailure::Transport)?;
         let mut answered = Answered {
-            transmissions: first.transmissions,
+            transmissions: first.transmissions.saturating_add(resent),
             exchanged: first,
             rtt,
             challenged: false,
@@ -520,8 +544,9 @@ impl Attempter {
             let answer = auth
                 .answer(challenge, request, 0, request.header.expiration)
                 .map_err(|e| SendFailure::Authentication(e.to_string()))?;
-            answered.exchanged = self
-                .send(to, &answer, session.clone())
+            // Boxed, as in `attempt`: inline, the answer and this send would make every
+            // request's future about 600 bytes larger.
+            answered.exchanged = Box::pin(self.send(to, &answer, session.clone(), false))
                 .await
                 .map_err(SendFailure::Transport)?;
             answered.challenged = true;
@@ -555,7 +580,7 @@ impl Attempter {
         setup.header.site_info_serial = site.request_serial;
         setup.envelope.version = site.request_version();
         setup.envelope.suggested = ProtocolVersion::V2_11;
-        let opened = match self.send(to, &setup, None).await {
+        let opened = match self.send(to, &setup, None, false).await {
             Ok(e) => self
                 .check(&setup, &e.message, server, addr)
                 .map_err(|e| e.to_string())
@@ -581,6 +606,7 @@ impl Attempter {
         to: Peer<'_>,
         request: &Message,
         session: Option<Arc<SessionKey>>,
+        loss_detection: bool,
     ) -> Result<crate::transport::Exchanged, TransportError> {
         let Peer {
             site,
@@ -589,16 +615,16 @@ impl Attempter {
             kind,
             admin,
         } = to;
-        let with_session;
-        let options = match session {
-            Some(session) => {
-                with_session = ExchangeOptions {
-                    session: Some(session),
-                    ..self.options.clone()
-                };
-                &with_session
-            }
-            None => &self.options,
+        let changed;
+        let options = if session.is_none() && loss_detection == self.options.udp_loss_detection {
+            &self.options
+        } else {
+            changed = ExchangeOptions {
+                session,
+                udp_loss_detection: loss_detection,
+                ..self.options.clone()
+            };
+            &changed
         };
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
@@ -740,6 +766,11 @@ fn authenticated_by(code: ResponseCode) -> bool {
     )
 }
 
+/// Most times one query presumed lost is sent again at once
+/// ([`ExchangeOptions::udp_loss_detection`]); the transmission after the last of them
+/// waits out the retransmission schedule.
+pub const MAX_EARLY_RESENDS: u32 = 4;
+
 /// Most challenges answered for one request (the reference client's limit).
 pub const MAX_CHALLENGE_ROUNDS: u32 = 2;
 
@@ -838,7 +869,7 @@ fn telling(e: &ResolveError) -> u8 {
             | TransportError::BodyTooLarge { .. }
             | TransportError::Tls(_)
             | TransportError::Session(_) => 3,
-            TransportError::Timeout => 4,
+            TransportError::Timeout | TransportError::PresumedLost => 4,
             TransportError::Busy | TransportError::TooLargeForUdp | TransportError::Encode(_) => 5,
             TransportError::Io(..) => 6,
             TransportError::Unsupported(_) => 7,

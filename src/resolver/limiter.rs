@@ -1,16 +1,24 @@
 //! [`Limiter`]: how many UDP requests may be in flight to one server at once, learned from
 //! what the network says, so that asking for more concurrency is never slower: the requests
 //! over the limit wait here, in the client, instead of overflowing the server's receive
-//! buffer (where each dropped datagram costs a 500 ms retransmission).
+//! buffer.
 //!
-//! The limit follows a gradient on round-trip times, in the manner of Netflix's
-//! concurrency-limits (`Gradient2Limit`): with `rtt_noload` the lowest RTT seen lately, every
-//! answer moves the limit toward `limit × min(1, 2 × rtt_noload / rtt) + √limit`, so it grows
-//! while answers come as fast as an idle server gives them (by √limit per answer, smoothed:
-//! a path with a long RTT fills quickly) and shrinks as soon as they queue (RTT over twice the
-//! idle one), before the server drops anything. A loss (an answer that needed a
-//! retransmission, or none at all) halves it, at most once per [`CUT_INTERVAL`]. Bounds:
-//! [`MIN_LIMIT`] to [`MAX_LIMIT`], starting at [`INITIAL_LIMIT`].
+//! Two signals move the limit, in the manner of a TCP congestion window:
+//! - **Loss** halves it: a request presumed lost by the transport (no answer within the
+//!   server's loss timeout, a few round trips: `ExchangeOptions::udp_loss_detection`),
+//!   answered only after a retransmission, or never answered. Losses of requests sent before
+//!   the last cut are the same event and do not cut again (one cut per round of requests).
+//! - **Queueing** shrinks it: with `rtt_noload` the lowest RTT seen lately, an answer whose
+//!   RTT exceeds both twice `rtt_noload` and `rtt_noload` + [`QUEUE_ALLOWANCE`] moves the
+//!   limit toward `limit × allowed / rtt`. Queueing below the allowance is not a signal: on
+//!   loopback the idle RTT is tens of microseconds, and a healthy server's receive buffer
+//!   holding a few milliseconds of requests is what fills it.
+//!
+//! Otherwise each answer raises it: by `√limit / 5` (it doubles in a few round trips, so a
+//! path with a long RTT fills quickly) while the server has not lost a request for
+//! [`LOSS_MEMORY`], and by `1 / limit` (one per round of requests) after a loss, so that a
+//! server that drops beyond some depth is probed gently. Bounds: [`MIN_LIMIT`] to
+//! [`MAX_LIMIT`], starting at [`INITIAL_LIMIT`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -18,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::sync::Notify;
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 /// The limit of a server not seen yet.
@@ -27,9 +35,12 @@ pub const INITIAL_LIMIT: f64 = 32.0;
 pub const MIN_LIMIT: f64 = 4.0;
 /// The highest limit (a path of 50 ms RTT needs 4096 in flight for 80,000 answers/s).
 pub const MAX_LIMIT: f64 = 8192.0;
-/// At most one cut for losses in this long (one burst of drops is one signal).
-pub const CUT_INTERVAL: Duration = Duration::from_millis(250);
-/// Weight of one answer's target in the smoothed limit.
+/// Queueing up to this much over the idle RTT is not a signal (as CoDel's 5 ms target).
+pub const QUEUE_ALLOWANCE: Duration = Duration::from_millis(5);
+/// After a loss, the limit grows by one per round of requests for this long.
+pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
+/// Weight of one answer's target in the smoothed limit (and of `√limit` in the growth
+/// before any loss).
 const SMOOTHING: f64 = 0.2;
 /// An RTT up to this many times the idle one is not queueing.
 const TOLERANCE: f64 = 2.0;
@@ -42,16 +53,21 @@ const MAX_TRACKED: usize = 4096;
 #[derive(Debug)]
 struct State {
     limit: f64,
-    in_flight: usize,
+    /// The places that exist: those held and those free in the semaphore. Above the limit
+    /// after a cut, until enough are given back.
+    places: usize,
     rtt_noload: Option<f64>,
+    /// When the limit was last cut for a loss.
     last_cut: Option<Instant>,
 }
 
-/// The limit of one server and the requests waiting for it.
+/// The limit of one server and the requests waiting for it: in a fair (first come, first
+/// served) semaphore, so that a request woken for a free place cannot lose it to one that
+/// just arrived, and no request waits through many rounds while others pass.
 #[derive(Debug)]
 struct ServerLimit {
     state: Mutex<State>,
-    freed: Notify,
+    free: Semaphore,
 }
 
 impl ServerLimit {
@@ -59,11 +75,11 @@ impl ServerLimit {
         Self {
             state: Mutex::new(State {
                 limit: INITIAL_LIMIT,
-                in_flight: 0,
+                places: INITIAL_LIMIT as usize,
                 rtt_noload: None,
                 last_cut: None,
             }),
-            freed: Notify::new(),
+            free: Semaphore::new(INITIAL_LIMIT as usize),
         }
     }
 }
@@ -79,6 +95,8 @@ pub(crate) struct Limiter {
 #[derive(Debug)]
 pub(crate) struct Permit {
     server: Arc<ServerLimit>,
+    /// When the place was taken (the request is sent right after).
+    taken: Instant,
 }
 
 impl Limiter {
@@ -100,30 +118,18 @@ impl Limiter {
         s
     }
 
-    /// Waits for a place in flight to `server`. Cancellation-safe: a waiter dropped takes
-    /// nothing.
+    /// Waits for a place in flight to `server`, in turn. Cancellation-safe: a waiter
+    /// dropped takes nothing.
     pub(crate) async fn acquire(&self, server: SocketAddr) -> Permit {
         let server = self.server(server);
-        loop {
-            {
-                let freed = server.freed.notified();
-                tokio::pin!(freed);
-                // Registered before the check, so a place freed in between wakes it.
-                freed.as_mut().enable();
-                let got = {
-                    let mut st = server.state.lock();
-                    let free = (st.in_flight as f64) < st.limit.floor();
-                    if free {
-                        st.in_flight += 1;
-                    }
-                    free
-                };
-                if !got {
-                    freed.await;
-                    continue;
-                }
-            }
-            return Permit { server };
+        // The place is counted in `State::places` and given back by the permit's drop. (The
+        // semaphore is never closed, so the error arm does not happen.)
+        if let Ok(place) = server.free.acquire().await {
+            place.forget();
+        }
+        Permit {
+            server,
+            taken: Instant::now(),
         }
     }
 
@@ -141,48 +147,54 @@ impl Permit {
         if transmissions > 1 {
             return self.lost();
         }
-        let before;
-        let after;
         {
             let mut st = self.server.state.lock();
-            before = st.limit;
             let rtt = rtt.as_secs_f64().max(1e-6);
             let noload = match st.rtt_noload {
                 Some(n) if rtt >= n => n + (rtt - n) * NOLOAD_DRIFT,
                 _ => rtt,
             };
             st.rtt_noload = Some(noload);
-            let gradient = (TOLERANCE * noload / rtt).min(1.0);
-            let target = st.limit * gradient + st.limit.sqrt();
-            st.limit =
-                (st.limit * (1.0 - SMOOTHING) + target * SMOOTHING).clamp(MIN_LIMIT, MAX_LIMIT);
-            after = st.limit;
-        }
-        // A higher limit lets more waiters go (the drop of `self` frees one more place).
-        for _ in 0..(after.floor() - before.floor()).max(0.0) as usize {
-            self.server.freed.notify_one();
+            let allowed = (TOLERANCE * noload).max(noload + QUEUE_ALLOWANCE.as_secs_f64());
+            let recent_loss = st
+                .last_cut
+                .is_some_and(|t| self.taken.saturating_duration_since(t) < LOSS_MEMORY);
+            let growth = if recent_loss {
+                1.0 / st.limit
+            } else {
+                SMOOTHING * st.limit.sqrt()
+            };
+            let shrink = SMOOTHING * st.limit * (1.0 - (allowed / rtt).min(1.0));
+            st.limit = (st.limit - shrink + growth).clamp(MIN_LIMIT, MAX_LIMIT);
+            // A higher limit makes places for the next waiters.
+            let places = st.limit as usize;
+            if places > st.places {
+                self.server.free.add_permits(places - st.places);
+                st.places = places;
+            }
         }
     }
 
-    /// The request got no answer, or one only after a retransmission: the limit is halved
-    /// (once per [`CUT_INTERVAL`]).
+    /// The request got no answer, one only after a retransmission, or was presumed lost:
+    /// the limit is halved, unless it was sent before the last cut (the same event).
     pub(crate) fn lost(self) {
-        let now = Instant::now();
         let mut st = self.server.state.lock();
-        if !st
-            .last_cut
-            .is_some_and(|t| now.saturating_duration_since(t) < CUT_INTERVAL)
-        {
+        if !st.last_cut.is_some_and(|t| self.taken <= t) {
             st.limit = (st.limit * 0.5).max(MIN_LIMIT);
-            st.last_cut = Some(now);
+            st.last_cut = Some(Instant::now());
         }
     }
 }
 
 impl Drop for Permit {
+    /// Gives the place back, unless there are more places than the limit (after a cut).
     fn drop(&mut self) {
-        self.server.state.lock().in_flight -= 1;
-        self.server.freed.notify_one();
+        let mut st = self.server.state.lock();
+        if st.places > st.limit as usize {
+            st.places -= 1;
+        } else {
+            self.server.free.add_permits(1);
+        }
     }
 }
 
@@ -215,6 +227,38 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn waiters_get_places_in_turn() {
+        let l = Arc::new(Limiter::new());
+        let mut held = Vec::new();
+        for _ in 0..INITIAL_LIMIT as usize {
+            held.push(l.acquire(at()).await);
+        }
+        let mut waiters = Vec::new();
+        for _ in 0..3 {
+            waiters.push(tokio::spawn({
+                let l = l.clone();
+                async move { l.acquire(at()).await }
+            }));
+            // Each registers before the next arrives.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        for (i, _) in waiters.iter().enumerate() {
+            drop(held.pop());
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let done: Vec<bool> = waiters.iter().map(|w| w.is_finished()).collect();
+            assert_eq!(done, (0..3).map(|j| j <= i).collect::<Vec<_>>());
+            // A request arriving now queues behind those still waiting.
+            if i == 0 {
+                assert!(
+                    tokio::time::timeout(Duration::from_millis(1), l.acquire(at()))
+                        .await
+                        .is_err()
+                );
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn fast_answers_raise_the_limit_queueing_and_losses_lower_it() {
         let l = Limiter::new();
         for _ in 0..200 {
@@ -222,23 +266,52 @@ mod tests {
         }
         let high = l.limit(at());
         assert!(high > 200.0, "{high}");
-        // Answers that queue (RTT 5 × the idle one) bring it down.
+        // Queueing within the allowance (idle RTT 1 ms, answers at 1 + 5 ms) is no signal.
         for _ in 0..50 {
-            l.acquire(at()).await.answered(Duration::from_millis(5), 1);
+            l.acquire(at()).await.answered(Duration::from_millis(6), 1);
+        }
+        assert!(l.limit(at()) > high, "{} vs {high}", l.limit(at()));
+        let high = l.limit(at());
+        // Answers that queue past it (RTT 20 ms) bring it down.
+        for _ in 0..50 {
+            l.acquire(at()).await.answered(Duration::from_millis(20), 1);
         }
         let queued = l.limit(at());
         assert!(queued < high * 0.6, "{queued} vs {high}");
-        // A burst of losses is one halving.
-        for _ in 0..10 {
-            l.acquire(at()).await.lost();
+        // A burst of losses of requests sent before the cut is one halving.
+        let mut burst = Vec::new();
+        for _ in 0..MIN_LIMIT as usize {
+            burst.push(l.acquire(at()).await);
+        }
+        tokio::time::advance(Duration::from_millis(1)).await;
+        for p in burst {
+            p.lost();
         }
         assert_eq!(l.limit(at()), (queued * 0.5).max(MIN_LIMIT));
-        tokio::time::advance(CUT_INTERVAL).await;
+        // A request sent after the cut and answered after a retransmission cuts again.
+        tokio::time::advance(Duration::from_millis(1)).await;
         l.acquire(at()).await.answered(Duration::from_millis(9), 3);
-        assert_eq!(l.limit(at()), (queued * 0.25).max(MIN_LIMIT));
+        let cut = l.limit(at());
+        assert_eq!(cut, (queued * 0.25).max(MIN_LIMIT));
+        // After a loss it grows by one per round of requests (1 / limit per answer) ...
+        let n = 100;
+        for _ in 0..n {
+            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
+        }
+        let grown = l.limit(at());
+        assert!(
+            grown > cut && grown < cut + n as f64 / cut + 1.0,
+            "{cut} → {grown}"
+        );
+        // ... for LOSS_MEMORY, then faster again.
+        tokio::time::advance(LOSS_MEMORY).await;
+        for _ in 0..n {
+            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
+        }
+        assert!(l.limit(at()) > grown + 100.0, "{grown} → {}", l.limit(at()));
         // Never below the floor.
         for _ in 0..20 {
-            tokio::time::advance(CUT_INTERVAL).await;
+            tokio::time::advance(Duration::from_millis(1)).await;
             l.acquire(at()).await.lost();
         }
         assert_eq!(l.limit(at()), MIN_LIMIT);

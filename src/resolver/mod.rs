@@ -74,7 +74,7 @@ mod trace;
 pub mod urn;
 
 pub use admin::{Admin, AdminError};
-pub use attempter::{HAPPY_EYEBALLS_DELAY, MAX_CHALLENGE_ROUNDS};
+pub use attempter::{HAPPY_EYEBALLS_DELAY, MAX_CHALLENGE_ROUNDS, MAX_EARLY_RESENDS};
 pub use bootstrap::{
     read_root_info, root_sites_from_handles, root_sites_from_values, BootstrapError, ROOT_HANDLE,
 };
@@ -83,7 +83,7 @@ pub use cache::{DEFAULT_CAPACITY, DEFAULT_MAX_TTL, DEFAULT_NEGATIVE_TTL, WEIGHT_
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use health::{BREAKER_AFTER, BREAKER_FAILURES, FIRST_COOLDOWN, LEARNED_FOR, MAX_COOLDOWN};
-pub use limiter::{CUT_INTERVAL, INITIAL_LIMIT, MAX_LIMIT, MIN_LIMIT};
+pub use limiter::{INITIAL_LIMIT, LOSS_MEMORY, MAX_LIMIT, MIN_LIMIT, QUEUE_ALLOWANCE};
 pub use loc::{locations_of, select_location, DEFAULT_CHOOSE_BY};
 #[cfg(feature = "http")]
 pub use proxy::{ProxyUrlError, MAX_REST_BODY, MAX_RETRIES, MAX_RETRY_WAIT};

@@ -451,7 +451,10 @@ impl ResolverBuilder {
     pub fn new() -> Self {
         Self {
             settings: Settings::default(),
-            options: ExchangeOptions::default(),
+            options: ExchangeOptions {
+                udp_loss_detection: true,
+                ..ExchangeOptions::default()
+            },
             cache: CacheConfig::default(),
             root: RootSource::BuiltIn,
             server: None,
@@ -660,6 +663,18 @@ impl ResolverBuilder {
     /// An empty schedule sends no UDP at all: every request goes over TCP.
     pub fn retransmit(mut self, schedule: Vec<Duration>) -> Self {
         self.options.udp_retransmit = schedule;
+        self
+    }
+
+    /// Early loss detection over UDP (default on; see
+    /// [`ExchangeOptions::udp_loss_detection`]): a query unanswered after its server's loss
+    /// timeout (a few of its round trips, at least 2 ms) is sent again at once (at most
+    /// twice, each time under the server's limit of requests in flight, and counted as a
+    /// loss by it) instead of after the first wait of the retransmission schedule. Only
+    /// queries (resolutions, site information) are sent again this way, never
+    /// administration requests.
+    pub fn loss_detection(mut self, on: bool) -> Self {
+        self.options.udp_loss_detection = on;
         self
     }
 

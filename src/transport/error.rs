@@ -13,6 +13,12 @@ pub enum TransportError {
     /// timeout elapsed.
     #[error("timed out")]
     Timeout,
+    /// UDP, with [`ExchangeOptions::udp_loss_detection`](super::ExchangeOptions::udp_loss_detection):
+    /// no answer within the server's loss timeout (a few of its round trips), so the
+    /// request was most likely dropped. The exchange ends (an answer to it that comes later
+    /// is dropped, and widens the server's timeout) and the caller may send again.
+    #[error("presumed lost (no answer within the server's loss timeout)")]
+    PresumedLost,
     /// A socket error (kind and text, so that the error stays `Clone`). Displayed as the
     /// text without its `(os error N)` tail, e.g. `connection refused`. Kind
     /// `ConnectionRefused` over UDP: the destination port is closed (ICMP port unreachable;

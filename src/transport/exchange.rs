@@ -55,6 +55,15 @@ pub struct ExchangeOptions {
     /// and gives [`TransportError::Timeout`] at once). Default 500, 1000, 1500 ms (the
     /// reference client's schedule).
     pub udp_retransmit: Vec<Duration>,
+    /// UDP: early loss detection. A request to a server that has answered before waits at
+    /// most the server's loss timeout (learned from its round-trip times as TCP learns its
+    /// retransmission timeout: `srtt + 4 × rttvar`, at least 2 ms, longer for a server seen
+    /// to answer after it) instead of the schedule's first wait, and then ends with
+    /// [`TransportError::PresumedLost`], so that the caller can send it again (under
+    /// whatever limit it keeps). Only when that timeout is shorter than the first wait.
+    /// Default off: an exchange then answers or times out, as the schedule says. The
+    /// resolver turns it on.
+    pub udp_loss_detection: bool,
     /// TCP: connect timeout. Default 5 s.
     pub tcp_connect_timeout: Duration,
     /// TCP: how long the whole answer may take once connected (written request to last
@@ -76,6 +85,7 @@ impl Default for ExchangeOptions {
                 Duration::from_millis(1000),
                 Duration::from_millis(1500),
             ],
+            udp_loss_detection: false,
             tcp_connect_timeout: Duration::from_secs(5),
             tcp_read_timeout: Duration::from_secs(10),
             limits: Limits::default(),

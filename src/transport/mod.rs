@@ -6,6 +6,7 @@
 //! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
 //!   multi-datagram answers are put together by [`crate::wire::Collector`], the one
 //!   reassembly rule, under a per-socket memory budget;
+//! - `udp_loss`: early loss detection (a loss timeout per server, learned from its RTTs), sans-IO;
 //! - `udp_sys`: what the UDP socket asks of the operating system beyond tokio: on Linux the
 //!   error queue, by which a request to a closed UDP port fails at once;
 //! - `tcp`: one framed connection per request;
@@ -25,6 +26,7 @@ mod net;
 pub(crate) mod request_id;
 mod tcp;
 mod udp;
+mod udp_loss;
 mod udp_sys;
 
 pub use codec::{CodecError, HandleCodec};
@@ -37,3 +39,4 @@ pub use net::{
 };
 pub use tcp::MAX_CONTINUED;
 pub use udp::MAX_UDP_REQUEST_FRAGMENTS;
+pub use udp_loss::LOSS_TIMEOUT_FLOOR;

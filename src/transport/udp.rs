@@ -29,9 +29,10 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard};
-use std::time::Instant;
+use tokio::time::Instant;
 
 use bytes::Bytes;
 use tokio::net::UdpSocket;
@@ -42,6 +43,7 @@ use tracing::debug;
 use super::error::TransportError;
 use super::exchange::{ExchangeOptions, Exchanged};
 use super::request_id::{encode_with_request_id, random_request_id};
+use super::udp_loss::LossDetector;
 use super::udp_sys::{self, QueuedError};
 use crate::wire::envelope::mark_truncated;
 use crate::wire::session::open;
@@ -90,12 +92,17 @@ struct Pending {
     /// message): most answers are one datagram, and every pending entry (a table slot per
     /// request in flight) would otherwise carry the partial message's hundred-odd bytes.
     partial: Collector,
+    /// When it was sent, for a request taking part in early loss detection
+    /// ([`ExchangeOptions::udp_loss_detection`]): sent once, so its answer is an RTT sample.
+    sent_at: Option<Instant>,
 }
 
 #[derive(Default)]
 struct Table {
     map: IdMap<Pending>,
     reassembly_bytes: usize,
+    /// The loss timeouts per server, for early loss detection.
+    loss: LossDetector,
     /// The token of the last entry registered (counted under the table's lock: one shared
     /// cache line per request instead of two).
     last_token: u64,
@@ -152,6 +159,16 @@ fn refused() -> TransportError {
         std::io::ErrorKind::ConnectionRefused,
         "connection refused (udp port unreachable)".into(),
     )
+}
+
+/// A pending entry registered: its guard, where its outcome comes, and for early loss
+/// detection the server's loss timeout and the send time.
+struct Registered<'a> {
+    guard: PendingGuard<'a>,
+    rx: oneshot::Receiver<Outcome>,
+    loss_timeout: Option<(Duration, Instant)>,
+    /// Its answer will be taken as an RTT sample (until it is sent again).
+    sampled: bool,
 }
 
 /// Removes its pending entry when dropped, whatever ended the caller's future.
@@ -249,7 +266,8 @@ impl UdpDemux {
         peer: SocketAddr,
         limits: Limits,
         session: Option<Arc<SessionKey>>,
-    ) -> Result<(PendingGuard<'_>, oneshot::Receiver<Outcome>), TransportError> {
+        loss_detection: Option<Duration>,
+    ) -> Result<Registered<'_>, TransportError> {
         let (tx, rx) = oneshot::channel();
         let mut id = random_request_id();
         let mut t = self.shared.lock();
@@ -266,6 +284,13 @@ impl UdpDemux {
         }
         t.last_token = t.last_token.wrapping_add(1);
         let token = t.last_token;
+        // Early loss detection when the server's loss timeout is shorter than the schedule's
+        // first wait. Registered just before it is encoded and sent: the send time, to within
+        // the encoding's microseconds.
+        // Its answer is an RTT sample as long as it is sent once.
+        let loss_timeout =
+            loss_detection.and_then(|first_wait| t.loss.timeout(peer).filter(|l| *l < first_wait));
+        let sent_at = loss_detection.map(|_| Instant::now());
         t.map.insert(
             id,
             Pending {
@@ -275,6 +300,7 @@ impl UdpDemux {
                 limits,
                 session,
                 partial: Collector::new(),
+                sent_at,
             },
         );
         drop(t);
@@ -283,7 +309,12 @@ impl UdpDemux {
             id,
             token,
         };
-        Ok((guard, rx))
+        Ok(Registered {
+            guard,
+            rx,
+            loss_timeout: loss_timeout.zip(sent_at),
+            sampled: sent_at.is_some(),
+        })
     }
 
     /// Sends `request` to `server` (every fragment, again after each wait of the schedule)
@@ -295,7 +326,20 @@ impl UdpDemux {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
-        let (guard, mut rx) = self.register(server, options.limits, options.session.clone())?;
+        let Registered {
+            guard,
+            mut rx,
+            loss_timeout,
+            sampled,
+        } = self.register(
+            server,
+            options.limits,
+            options.session.clone(),
+            options
+                .udp_loss_detection
+                .then(|| options.udp_retransmit.first().copied())
+                .flatten(),
+        )?;
         let session = options.session.as_deref();
         let encoded = encode_with_request_id(request, guard.id, session)?;
         let single;
@@ -319,6 +363,17 @@ impl UdpDemux {
         let timed = tracing::enabled!(tracing::Level::DEBUG);
         let started = timed.then(Instant::now);
         for (attempt, wait) in options.udp_retransmit.iter().enumerate() {
+            // With early loss detection the first wait is the server's loss timeout, and
+            // the exchange ends there.
+            let probe = loss_timeout.filter(|_| attempt == 0);
+            let wait = probe.map_or(*wait, |(timeout, _)| timeout);
+            if attempt == 1 && sampled {
+                // Sent again: its answer may be to either transmission, no RTT sample.
+                let mut t = self.shared.lock();
+                if let Some(p) = t.map.get_mut(&guard.id).filter(|p| p.token == guard.token) {
+                    p.sent_at = None;
+                }
+            }
             let sent = if attempt == 0 {
                 started
             } else {
@@ -331,7 +386,7 @@ impl UdpDemux {
                 }
             }
             let transmissions = u32::try_from(attempt).map_or(u32::MAX, |a| a.saturating_add(1));
-            match tokio::time::timeout(*wait, &mut rx).await {
+            match tokio::time::timeout(wait, &mut rx).await {
                 Ok(Ok(Ok(answer))) => {
                     // The RTT counts from the first transmission: the answer may belong to
                     // any of them (`transmissions` > 1 makes it an upper bound only).
@@ -347,7 +402,8 @@ impl UdpDemux {
                     return Ok(Exchanged::new(answer, transmissions));
                 }
                 Ok(Ok(Err(error))) => {
-                    debug!(%server, transport = "udp", attempt, %error, "refused");
+                    // Refused (ICMP port unreachable) or presumed lost.
+                    debug!(%server, transport = "udp", attempt, %error, "ended without an answer");
                     return Err(error);
                 }
                 Ok(Err(_)) => {
@@ -363,6 +419,11 @@ impl UdpDemux {
                         Ok(Ok(answer)) => return Ok(Exchanged::new(answer, transmissions)),
                         Ok(Err(error)) => return Err(error),
                         Err(_) => {}
+                    }
+                    if let Some((timeout, sent_at)) = probe {
+                        debug!(%server, transport = "udp", request_id = guard.id, timeout_us = timeout.as_micros() as u64, "presumed lost");
+                        self.shared.lock().loss.presumed(server, guard.id, sent_at);
+                        return Err(TransportError::PresumedLost);
                     }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }
@@ -517,10 +578,15 @@ impl Shared {
         }
         let id = envelope.request_id;
         let (limits, token, session) = {
-            let t = self.lock();
+            let mut t = self.lock();
             match self.acceptable(&t, id, from) {
                 Some(p) => (p.limits, p.token, p.session.clone()),
-                None => return,
+                None => {
+                    if !t.map.contains_key(&id) && t.loss.unmatched(from, id, Instant::now()) {
+                        debug!(%from, request_id = id, "answer to a udp request presumed lost: the server's reorder window widens");
+                    }
+                    return;
+                }
             }
         };
         // Decoded outside the lock (callers keep registering meanwhile), from the envelope
@@ -539,6 +605,9 @@ impl Shared {
         let mut t = self.lock();
         if t.map.get(&id).is_some_and(|p| p.token == token) {
             if let Some(p) = t.remove(id) {
+                if let Some(sent_at) = p.sent_at {
+                    t.loss.answered(p.peer, sent_at.elapsed());
+                }
                 drop(t);
                 // The caller may be gone already (its guard then finds nothing to remove).
                 let _ = p.tx.send(Ok(answer));
@@ -608,6 +677,9 @@ impl Shared {
         match open(p.session.as_deref(), envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
+                    if let Some(sent_at) = p.sent_at {
+                        t.loss.answered(p.peer, sent_at.elapsed());
+                    }
                     drop(guard);
                     let _ = p.tx.send(Ok(answer));
                 }

@@ -1,0 +1,55 @@
+//! The whole stack on loopback with a relay that drops the first datagram of one query: once
+//! the server has answered, the query is presumed lost after the server's loss timeout and
+//! sent again at once, under a retransmission schedule of a minute that it never waits out
+//! (guarded, so that a regression fails instead of hanging).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use handle_resolver::resolver::{AttemptOutcome, Resolver};
+use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+use handle_resolver::transport::{NetTransport, TransportKind};
+use handle_resolver::wire::HandleValue;
+use handle_resolver::Query;
+
+use crate::transport::early_loss::dropping_relay;
+
+#[tokio::test]
+async fn a_query_presumed_lost_is_sent_again_at_once() {
+    let store = Arc::new(Store::new());
+    for name in ["early-dropped", "early-later"] {
+        store.insert(
+            format!("20.500.1/{name}"),
+            vec![HandleValue::new(
+                1,
+                "URL",
+                format!("https://example.org/{name}"),
+            )],
+        );
+    }
+    let server = TestServer::start(TestServerConfig::new(store))
+        .await
+        .unwrap();
+    let relay = dropping_relay(server.addr(), b"20.500.1/early-dropped").await;
+    let r = Resolver::builder()
+        .server(relay)
+        .exchange(Arc::new(NetTransport::new()))
+        .retransmit(vec![Duration::from_secs(60)])
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let later = r.resolve("20.500.1/early-later").await.unwrap();
+    assert_eq!(later.urls(), ["https://example.org/early-later"]);
+    let (rec, attempts) = tokio::time::timeout(
+        Duration::from_secs(30),
+        r.resolve_traced("20.500.1/early-dropped", &Query::new()),
+    )
+    .await
+    .expect("the dropped query waited out its schedule: the loss was not detected");
+    assert_eq!(rec.unwrap().urls(), ["https://example.org/early-dropped"]);
+    // One UDP attempt, answered after two transmissions (the first presumed lost).
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(attempts[0].transport, TransportKind::Udp);
+    assert!(matches!(attempts[0].outcome, AttemptOutcome::Response(_)));
+    assert_eq!(attempts[0].transmissions, 2);
+}

@@ -1,0 +1,115 @@
+//! Early loss detection over real loopback sockets: a relay in front of the test server
+//! drops the first request for one handle and forwards everything else. Once the server has
+//! answered (its loss timeout learned), the dropped request ends with `PresumedLost` after a
+//! few milliseconds, under a retransmission schedule of a minute it never waits out
+//! (guarded, so that a regression fails instead of hanging); without detection, or before
+//! the server has ever answered, the schedule is waited out as before.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use handle_resolver::transport::{
+    Exchange, ExchangeOptions, Exchanged, NetTransport, TransportError, TransportKind,
+};
+use handle_resolver::wire::ResponseCode;
+use tokio::net::UdpSocket;
+
+use super::{options, request, server};
+
+/// A UDP relay on 127.0.0.1 to `upstream` that drops the first request whose bytes contain
+/// `needle` and forwards everything else both ways. Serves until the runtime ends.
+pub async fn dropping_relay(upstream: SocketAddr, needle: &'static [u8]) -> SocketAddr {
+    let front = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = front.local_addr().unwrap();
+    tokio::spawn(async move {
+        let back = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        back.connect(upstream).await.unwrap();
+        let (mut up, mut down) = (vec![0u8; 4096], vec![0u8; 4096]);
+        let mut dropped = false;
+        let mut client = None;
+        loop {
+            tokio::select! {
+                got = front.recv_from(&mut up) => {
+                    let (n, from) = got.unwrap();
+                    client = Some(from);
+                    if !dropped && up[..n].windows(needle.len()).any(|w| w == needle) {
+                        dropped = true;
+                        continue;
+                    }
+                    back.send(&up[..n]).await.unwrap();
+                }
+                got = back.recv(&mut down) => {
+                    let n = got.unwrap();
+                    front.send_to(&down[..n], client.unwrap()).await.unwrap();
+                }
+            }
+        }
+    });
+    addr
+}
+
+fn detecting(waits_ms: &[u64]) -> ExchangeOptions {
+    ExchangeOptions {
+        udp_loss_detection: true,
+        ..options(waits_ms)
+    }
+}
+
+/// `warm_up` requests for `20.500.1/none` (answered: not found) to `to`, then one for
+/// `20.500.1/small` (which the relay drops) under `options`; its outcome.
+async fn dropped_after(
+    to: SocketAddr,
+    warm_up: usize,
+    options: ExchangeOptions,
+) -> Result<Exchanged, TransportError> {
+    let t = Arc::new(NetTransport::new());
+    for _ in 0..warm_up {
+        let answer = t
+            .exchange(
+                to,
+                TransportKind::Udp,
+                &request("20.500.1/none"),
+                &detecting(&[60_000]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.message.response_code(), ResponseCode::HandleNotFound);
+    }
+    let got = tokio::time::timeout(
+        Duration::from_secs(30),
+        t.exchange(to, TransportKind::Udp, &request("20.500.1/small"), &options),
+    )
+    .await
+    .expect("the dropped request waited out its schedule: the loss was not detected");
+    assert_eq!(t.pending_count(), 0);
+    got
+}
+
+#[tokio::test]
+async fn a_request_unanswered_past_the_servers_loss_timeout_is_presumed_lost() {
+    let server = server(1).await;
+    let relay = dropping_relay(server.addr(), b"20.500.1/small").await;
+    let got = dropped_after(relay, 5, detecting(&[60_000])).await;
+    assert_eq!(got.unwrap_err(), TransportError::PresumedLost);
+}
+
+#[tokio::test]
+async fn without_detection_the_schedule_is_waited_out() {
+    let server = server(1).await;
+    let relay = dropping_relay(server.addr(), b"20.500.1/small").await;
+    let started = tokio::time::Instant::now();
+    let got = dropped_after(relay, 5, options(&[400])).await;
+    assert_eq!(got.unwrap_err(), TransportError::Timeout);
+    assert!(started.elapsed() >= Duration::from_millis(400));
+}
+
+#[tokio::test]
+async fn a_server_that_never_answered_has_no_loss_timeout() {
+    let server = server(1).await;
+    let relay = dropping_relay(server.addr(), b"20.500.1/small").await;
+    let started = tokio::time::Instant::now();
+    let got = dropped_after(relay, 0, detecting(&[400])).await;
+    assert_eq!(got.unwrap_err(), TransportError::Timeout);
+    assert!(started.elapsed() >= Duration::from_millis(400));
+}
