@@ -57,8 +57,8 @@ pub struct ExchangeOptions {
     pub udp_retransmit: Vec<Duration>,
     /// UDP: early loss detection. A request to a server that has answered before waits at
     /// most the server's loss timeout (learned from its round-trip times as TCP learns its
-    /// retransmission timeout: `srtt + 4 × rttvar`, at least 2 ms, longer for a server seen
-    /// to answer after it) instead of the schedule's first wait, and then ends with
+    /// timeouts: the larger of `srtt + 4 × rttvar` and `2 × srtt`, at least 2 ms, longer for
+    /// a server seen to answer after it) instead of the schedule's first wait, and then ends with
     /// [`TransportError::PresumedLost`], so that the caller can send it again (under
     /// whatever limit it keeps). Only when that timeout is shorter than the first wait.
     /// Default off: an exchange then answers or times out, as the schedule says. The

@@ -1,6 +1,6 @@
-//! Early loss detection for UDP requests: a probe timeout per server, learned from its
-//! round-trip times as TCP learns its retransmission timeout (RFC 6298: `srtt + 4 ×
-//! rttvar`), with a floor of [`LOSS_TIMEOUT_FLOOR`]. A request still unanswered after it is
+//! Early loss detection for UDP requests: a loss timeout per server, learned from its
+//! round-trip times as TCP learns its timeouts: the larger of RFC 6298's `srtt + 4 × rttvar`
+//! and a tail-loss probe's `2 × srtt` (RFC 8985), with a floor of [`LOSS_TIMEOUT_FLOOR`]. A request still unanswered after it is
 //! presumed lost, and its exchange ends
 //! ([`TransportError::PresumedLost`](super::TransportError::PresumedLost)) so that the caller
 //! sends it again under its own rules (the resolver does, under its per-server limit),
@@ -71,8 +71,11 @@ impl Peer {
         self.srtt = (self.srtt * 7 + rtt) / 8;
     }
 
+    /// The larger of a tail-loss probe's `2 × srtt` (RFC 8985, §7.2) and RFC 6298's
+    /// `srtt + 4 × rttvar`: a path with a steady RTT still gets a whole RTT of slack.
     fn timeout(&self) -> Duration {
-        (self.srtt + self.rttvar * 4).max(LOSS_TIMEOUT_FLOOR) * self.mult
+        let rto = self.srtt + self.rttvar * 4;
+        rto.max(self.srtt * 2).max(LOSS_TIMEOUT_FLOOR) * self.mult
     }
 }
 
@@ -149,12 +152,18 @@ mod tests {
     }
 
     #[test]
-    fn the_timeout_follows_rfc_6298_above_the_floor() {
+    fn the_timeout_follows_rfc_6298_with_a_round_trip_of_slack_above_the_floor() {
         let mut d = LossDetector::default();
         assert_eq!(d.timeout(peer()), None, "nothing to learn from yet");
         // First sample 100 ms: srtt 100, rttvar 50, timeout 300 ms.
         d.answered(peer(), ms(100));
         assert_eq!(d.timeout(peer()), Some(ms(300)));
+        // A steady RTT: rttvar shrinks toward 0, the timeout toward 2 × srtt.
+        let steady: SocketAddr = "127.0.0.4:2641".parse().unwrap();
+        for _ in 0..200 {
+            d.answered(steady, ms(50));
+        }
+        assert_eq!(d.timeout(steady), Some(ms(100)));
         // Second sample 20 ms: rttvar = (3 × 50 + 80) / 4 = 57.5, srtt = (700 + 20) / 8 = 90.
         d.answered(peer(), ms(20));
         assert_eq!(
@@ -190,16 +199,12 @@ mod tests {
             d.presumed(peer(), id, t0);
             assert!(d.unmatched(peer(), id, t0 + ms(3)));
         }
-        let base = d.peers[&peer()].srtt + d.peers[&peer()].rttvar * 4;
-        assert_eq!(
-            d.timeout(peer()),
-            Some(base.max(LOSS_TIMEOUT_FLOOR) * MAX_MULT)
-        );
+        let widest = d.timeout(peer()).unwrap();
         // RESET_AFTER presumptions not contradicted: back to one times the base.
         for id in 100..100 + RESET_AFTER {
             d.presumed(peer(), id, t0);
         }
-        assert_eq!(d.timeout(peer()), Some(base.max(LOSS_TIMEOUT_FLOOR)));
+        assert_eq!(d.timeout(peer()).unwrap() * MAX_MULT, widest);
         // Only the last RECENT_PRESUMED are remembered.
         for id in 1000..1000 + RECENT_PRESUMED as u32 {
             d.presumed(peer(), id, t0);
