@@ -20,10 +20,16 @@ use super::{options, request, server};
 /// A UDP relay on 127.0.0.1 to `upstream` that drops the first request whose bytes contain
 /// `needle` and forwards everything else both ways. Serves until the runtime ends.
 pub async fn dropping_relay(upstream: SocketAddr, needle: &'static [u8]) -> SocketAddr {
+    relay(upstream, needle, None).await
+}
+
+/// As [`dropping_relay`], but with `late`, the first request for `needle` is forwarded that
+/// much later instead of dropped (a server that stalls on it).
+async fn relay(upstream: SocketAddr, needle: &'static [u8], late: Option<Duration>) -> SocketAddr {
     let front = UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let addr = front.local_addr().unwrap();
     tokio::spawn(async move {
-        let back = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let back = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
         back.connect(upstream).await.unwrap();
         let (mut up, mut down) = (vec![0u8; 4096], vec![0u8; 4096]);
         let mut dropped = false;
@@ -35,6 +41,13 @@ pub async fn dropping_relay(upstream: SocketAddr, needle: &'static [u8]) -> Sock
                     client = Some(from);
                     if !dropped && up[..n].windows(needle.len()).any(|w| w == needle) {
                         dropped = true;
+                        if let Some(late) = late {
+                            let (back, held) = (back.clone(), up[..n].to_vec());
+                            tokio::spawn(async move {
+                                tokio::time::sleep(late).await;
+                                back.send(&held).await.unwrap();
+                            });
+                        }
                         continue;
                     }
                     back.send(&up[..n]).await.unwrap();
@@ -63,7 +76,16 @@ async fn dropped_after(
     warm_up: usize,
     options: ExchangeOptions,
 ) -> Result<Exchanged, TransportError> {
-    let t = Arc::new(NetTransport::new());
+    dropped_after_on(&NetTransport::new(), to, warm_up, options).await
+}
+
+/// [`dropped_after`] on transport `t`.
+async fn dropped_after_on(
+    t: &NetTransport,
+    to: SocketAddr,
+    warm_up: usize,
+    options: ExchangeOptions,
+) -> Result<Exchanged, TransportError> {
     for _ in 0..warm_up {
         let answer = t
             .exchange(
@@ -112,4 +134,25 @@ async fn a_server_that_never_answered_has_no_loss_timeout() {
     let got = dropped_after(relay, 0, detecting(&[400])).await;
     assert_eq!(got.unwrap_err(), TransportError::Timeout);
     assert!(started.elapsed() >= Duration::from_millis(400));
+}
+
+#[tokio::test]
+async fn an_answer_after_the_loss_timeout_widens_it() {
+    let server = server(1).await;
+    let late = Duration::from_millis(300);
+    let relay = relay(server.addr(), b"20.500.1/small", Some(late)).await;
+    let t = NetTransport::new();
+    assert_eq!(t.udp_loss_timeout(relay), None);
+    let got = dropped_after_on(&t, relay, 5, detecting(&[60_000])).await;
+    assert_eq!(got.unwrap_err(), TransportError::PresumedLost);
+    let before = t.udp_loss_timeout(relay).unwrap();
+    assert!(before < late, "{before:?}");
+    // The answer to the request presumed lost comes in after all: the presumption was
+    // wrong, and the timeout at least doubles (its RTT is a sample too).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while t.udp_loss_timeout(relay) == Some(before) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let after = t.udp_loss_timeout(relay).unwrap();
+    assert!(after >= before * 2, "{before:?} → {after:?}");
 }

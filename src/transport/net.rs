@@ -206,6 +206,18 @@ impl NetTransport {
             .sum()
     }
 
+    /// The UDP loss timeout learned for `server` (early loss detection,
+    /// [`ExchangeOptions::udp_loss_detection`](super::ExchangeOptions::udp_loss_detection)):
+    /// `None` until it has answered a request that took part.
+    pub fn udp_loss_timeout(&self, server: SocketAddr) -> Option<std::time::Duration> {
+        let slot = if server.is_ipv4() {
+            &self.inner.v4
+        } else {
+            &self.inner.v6
+        };
+        current(slot)?.loss_timeout(server)
+    }
+
     /// Bytes currently held by partially received multi-datagram answers (both families).
     pub fn reassembly_bytes(&self) -> usize {
         [&self.inner.v4, &self.inner.v6]

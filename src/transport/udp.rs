@@ -252,6 +252,10 @@ impl UdpDemux {
         self.shared.lock().map.len()
     }
 
+    pub(crate) fn loss_timeout(&self, server: SocketAddr) -> Option<Duration> {
+        self.shared.lock().loss.timeout(server)
+    }
+
     pub(crate) fn reassembly_bytes(&self) -> usize {
         self.shared.lock().reassembly_bytes
     }
