@@ -53,3 +53,47 @@ async fn a_query_presumed_lost_is_sent_again_at_once() {
     assert!(matches!(attempts[0].outcome, AttemptOutcome::Response(_)));
     assert_eq!(attempts[0].transmissions, 2);
 }
+
+/// `Resolver::query` sends a request as it is, once: it has no early loss detection (a
+/// `PresumedLost` would reach the caller), and a dropped datagram is retransmitted on the
+/// schedule.
+#[tokio::test]
+async fn a_raw_query_is_never_presumed_lost() {
+    let store = Arc::new(Store::new());
+    for name in ["raw-dropped", "raw-warm"] {
+        store.insert(
+            format!("20.500.1/{name}"),
+            vec![HandleValue::new(
+                1,
+                "URL",
+                format!("https://example.org/{name}"),
+            )],
+        );
+    }
+    let server = TestServer::start(TestServerConfig::new(store))
+        .await
+        .unwrap();
+    let relay = dropping_relay(server.addr(), b"20.500.1/raw-dropped").await;
+    let transport = Arc::new(NetTransport::new());
+    let r = Resolver::builder()
+        .server(relay)
+        .exchange(transport.clone())
+        .retransmit(vec![Duration::from_millis(300); 2])
+        .build()
+        .unwrap();
+    // The relay's loss timeout is learned (a few milliseconds).
+    r.resolve("20.500.1/raw-warm").await.unwrap();
+    assert!(transport.udp_loss_timeout(relay).is_some());
+    let request = handle_resolver::wire::Message::resolution_request(
+        "20.500.1/raw-dropped".to_string(),
+        vec![],
+        vec![],
+        1,
+        u32::MAX,
+    );
+    let answer = r.query(relay, &request).await.unwrap();
+    assert_eq!(
+        answer.response_code(),
+        handle_resolver::wire::ResponseCode::Success
+    );
+}

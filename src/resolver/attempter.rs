@@ -277,8 +277,11 @@ impl Attempter {
             |kind| matches!(kind, TransportKind::Udp | TransportKind::Tcp).then_some(server),
             server,
             |addr, kind| async move {
+                // Sent once as given: no early loss detection (its `PresumedLost` would end
+                // the exchange with nothing to send it again).
+                let options = self.exchange_options(None, false);
                 self.exchange
-                    .exchange(addr, kind, request, &self.options)
+                    .exchange(addr, kind, request, &options)
                     .await
                     .map(|e| e.message)
                     .map_err(|error| ResolveError::Transport {
@@ -615,17 +618,8 @@ impl Attempter {
             kind,
             admin,
         } = to;
-        let changed;
-        let options = if session.is_none() && loss_detection == self.options.udp_loss_detection {
-            &self.options
-        } else {
-            changed = ExchangeOptions {
-                session,
-                udp_loss_detection: loss_detection,
-                ..self.options.clone()
-            };
-            &changed
-        };
+        let options = self.exchange_options(session, loss_detection);
+        let options = &*options;
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
             let target = super::sites::http_target(&site.info, server, kind, admin)
@@ -634,6 +628,24 @@ impl Attempter {
         }
         let _ = (site, server, admin);
         self.exchange.exchange(addr, kind, request, options).await
+    }
+
+    /// The exchange options of one request: the resolver's, in `session` (`None`: outside
+    /// any), with early loss detection as asked (the caller resends what is presumed lost).
+    fn exchange_options(
+        &self,
+        session: Option<Arc<SessionKey>>,
+        loss_detection: bool,
+    ) -> std::borrow::Cow<'_, ExchangeOptions> {
+        if session.is_none() && loss_detection == self.options.udp_loss_detection {
+            std::borrow::Cow::Borrowed(&self.options)
+        } else {
+            std::borrow::Cow::Owned(ExchangeOptions {
+                session,
+                udp_loss_detection: loss_detection,
+                ..self.options.clone()
+            })
+        }
     }
 
     /// Request expiration: now + 12 h (saturating at the largest `u32`).
