@@ -52,6 +52,10 @@ async fn a_query_presumed_lost_is_sent_again_at_once() {
     assert_eq!(attempts[0].transport, TransportKind::Udp);
     assert!(matches!(attempts[0].outcome, AttemptOutcome::Response(_)));
     assert_eq!(attempts[0].transmissions, 2);
+    // The resend's own round trip is what the server's SRTT learns: not the 60 s first
+    // wait of the schedule, which an answer after a retransmission would imply.
+    let srtt = r.server_rtt(relay).unwrap();
+    assert!(srtt < Duration::from_secs(1), "{srtt:?}");
 }
 
 /// `Resolver::query` sends a request as it is, once: it has no early loss detection (a

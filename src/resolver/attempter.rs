@@ -433,8 +433,10 @@ impl Attempter {
         };
         let transmissions = answered.transmissions;
         // The request's own round trip (not the session setup, the waits for the session or
-        // the answers to challenges): what the SRTT table learns.
+        // the answers to challenges, nor the sends presumed lost before the last one): what
+        // the SRTT table learns.
         let answered_rtt = answered.rtt;
+        let sampled_transmissions = transmissions.saturating_sub(answered.resent);
         let response = answered.exchanged.message;
         let continued = answered.exchanged.continued;
         if answered.challenged && authenticated_by(response.response_code()) {
@@ -466,7 +468,7 @@ impl Attempter {
         self.srtt.record_answer(
             key,
             answered_rtt,
-            transmissions,
+            sampled_transmissions,
             first_wait.unwrap_or_default(),
             answered_at,
         );
@@ -504,14 +506,12 @@ impl Attempter {
                 OpCode::Resolution | OpCode::GetSiteInfo
             );
         let mut resent = 0u32;
-        let mut started = None;
         let (first, rtt) = loop {
             let permit = match to.kind {
                 TransportKind::Udp => Some(self.limiter.acquire(key).await),
                 _ => None,
             };
             let sent = Instant::now();
-            let first_sent = *started.get_or_insert(sent);
             let detect = detecting && resent < MAX_EARLY_RESENDS;
             let result = self.send(to, request, session.clone(), detect).await;
             if let Some(permit) = permit {
@@ -523,14 +523,15 @@ impl Attempter {
             }
             match result {
                 Err(TransportError::PresumedLost) if detect => resent += 1,
-                // After a resend the RTT counts from the first transmission, as the
-                // transport counts it after a retransmission (an upper bound only).
-                other => break (other, first_sent.elapsed()),
+                // A resend has a request id of its own: its RTT is the last exchange's,
+                // unambiguous unless the transport retransmitted it.
+                other => break (other, sent.elapsed()),
             }
         };
         let first = first.map_err(SendFailure::Transport)?;
         let mut answered = Answered {
             transmissions: first.transmissions.saturating_add(resent),
+            resent,
             exchanged: first,
             rtt,
             challenged: false,
@@ -734,9 +735,12 @@ struct Peer<'a> {
 struct Answered {
     /// The last answer (the outcome of the request).
     exchanged: Exchanged,
-    /// Transmissions of the request itself.
+    /// Transmissions of the request itself (the sends of those presumed lost included).
     transmissions: u32,
-    /// Round trip of the request itself (first transmission to its answer).
+    /// Of them, the sends presumed lost and sent again under a new request id.
+    resent: u32,
+    /// Round trip of the last exchange of the request (its first transmission to the
+    /// answer): a sample when that exchange took one transmission.
     rtt: Duration,
     /// True when a challenge was answered.
     challenged: bool,
