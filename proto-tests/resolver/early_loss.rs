@@ -47,11 +47,12 @@ async fn a_query_presumed_lost_is_sent_again_at_once() {
     .await
     .expect("the dropped query waited out its schedule: the loss was not detected");
     assert_eq!(rec.unwrap().urls(), ["https://example.org/early-dropped"]);
-    // One UDP attempt, answered after two transmissions (the first presumed lost).
+    // One UDP attempt, answered after at least two transmissions (the first presumed lost;
+    // on a loaded machine a resend may be presumed lost too).
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert_eq!(attempts[0].transport, TransportKind::Udp);
     assert!(matches!(attempts[0].outcome, AttemptOutcome::Response(_)));
-    assert_eq!(attempts[0].transmissions, 2);
+    assert!(attempts[0].transmissions >= 2, "{attempts:?}");
     // The resend's own round trip is what the server's SRTT learns: not the 60 s first
     // wait of the schedule, which an answer after a retransmission would imply.
     let srtt = r.server_rtt(relay).unwrap();

@@ -279,7 +279,7 @@ impl Attempter {
             |addr, kind| async move {
                 // Sent once as given: no early loss detection (its `PresumedLost` would end
                 // the exchange with nothing to send it again).
-                let options = self.exchange_options(None, false);
+                let options = self.exchange_options(None, None);
                 self.exchange
                     .exchange(addr, kind, request, &options)
                     .await
@@ -506,13 +506,25 @@ impl Attempter {
                 OpCode::Resolution | OpCode::GetSiteInfo
             );
         let mut resent = 0u32;
+        let mut first_taken = None;
         let (first, rtt) = loop {
+            // A resend is the same request to the limit: its losses are one event.
             let permit = match to.kind {
-                TransportKind::Udp => Some(self.limiter.acquire(key).await),
+                TransportKind::Udp => {
+                    let p = self.limiter.acquire(key).await;
+                    Some(match first_taken {
+                        Some(t) => p.taken_at(t),
+                        None => {
+                            first_taken = Some(p.taken());
+                            p
+                        }
+                    })
+                }
                 _ => None,
             };
             let sent = Instant::now();
-            let detect = detecting && resent < MAX_EARLY_RESENDS;
+            // The transport's loss timeout doubles with each resend (`udp_loss_backoff`).
+            let detect = (detecting && resent < MAX_EARLY_RESENDS).then_some(resent);
             let result = self.send(to, request, session.clone(), detect).await;
             if let Some(permit) = permit {
                 match &result {
@@ -522,7 +534,7 @@ impl Attempter {
                 }
             }
             match result {
-                Err(TransportError::PresumedLost) if detect => resent += 1,
+                Err(TransportError::PresumedLost) if detect.is_some() => resent += 1,
                 // A resend has a request id of its own: its RTT is the last exchange's,
                 // unambiguous unless the transport retransmitted it.
                 other => break (other, sent.elapsed()),
@@ -550,7 +562,7 @@ impl Attempter {
                 .map_err(|e| SendFailure::Authentication(e.to_string()))?;
             // Boxed, as in `attempt`: inline, the answer and this send would make every
             // request's future about 600 bytes larger.
-            answered.exchanged = Box::pin(self.send(to, &answer, session.clone(), false))
+            answered.exchanged = Box::pin(self.send(to, &answer, session.clone(), None))
                 .await
                 .map_err(SendFailure::Transport)?;
             answered.challenged = true;
@@ -584,7 +596,7 @@ impl Attempter {
         setup.header.site_info_serial = site.request_serial;
         setup.envelope.version = site.request_version();
         setup.envelope.suggested = ProtocolVersion::V2_11;
-        let opened = match self.send(to, &setup, None, false).await {
+        let opened = match self.send(to, &setup, None, None).await {
             Ok(e) => self
                 .check(&setup, &e.message, server, addr)
                 .map_err(|e| e.to_string())
@@ -610,7 +622,7 @@ impl Attempter {
         to: Peer<'_>,
         request: &Message,
         session: Option<Arc<SessionKey>>,
-        loss_detection: bool,
+        loss_detection: Option<u32>,
     ) -> Result<crate::transport::Exchanged, TransportError> {
         let Peer {
             site,
@@ -632,18 +644,25 @@ impl Attempter {
     }
 
     /// The exchange options of one request: the resolver's, in `session` (`None`: outside
-    /// any), with early loss detection as asked (the caller resends what is presumed lost).
+    /// any), with early loss detection when `loss_detection` gives the number of times the
+    /// request was presumed lost before (the caller resends what is presumed lost), without
+    /// when `None`.
     fn exchange_options(
         &self,
         session: Option<Arc<SessionKey>>,
-        loss_detection: bool,
+        loss_detection: Option<u32>,
     ) -> std::borrow::Cow<'_, ExchangeOptions> {
-        if session.is_none() && loss_detection == self.options.udp_loss_detection {
+        let (detect, backoff) = (loss_detection.is_some(), loss_detection.unwrap_or(0));
+        if session.is_none()
+            && detect == self.options.udp_loss_detection
+            && backoff == self.options.udp_loss_backoff
+        {
             std::borrow::Cow::Borrowed(&self.options)
         } else {
             std::borrow::Cow::Owned(ExchangeOptions {
                 session,
-                udp_loss_detection: loss_detection,
+                udp_loss_detection: detect,
+                udp_loss_backoff: backoff,
                 ..self.options.clone()
             })
         }

@@ -71,6 +71,19 @@ struct ServerLimit {
 }
 
 impl ServerLimit {
+    /// Makes the places match a changed limit: more places for the next waiters when it
+    /// grew; when it shrank, the free places above it are taken back at once (the held
+    /// ones as they are given back).
+    fn fit_places(&self, st: &mut State) {
+        let target = st.limit as usize;
+        if target > st.places {
+            self.free.add_permits(target - st.places);
+            st.places = target;
+        } else if st.places > target {
+            st.places -= self.free.forget_permits(st.places - target);
+        }
+    }
+
     fn new() -> Self {
         Self {
             state: Mutex::new(State {
@@ -159,19 +172,22 @@ impl Permit {
             let recent_loss = st
                 .last_cut
                 .is_some_and(|t| self.taken.saturating_duration_since(t) < LOSS_MEMORY);
-            let growth = if recent_loss {
+            // Only a limit that is used grows (RFC 7661): with few requests in flight an
+            // answer says nothing of a larger number, and a limit grown idle would let a
+            // burst through untested.
+            let held = st
+                .places
+                .saturating_sub(self.server.free.available_permits());
+            let growth = if (held as f64) * 2.0 < st.limit {
+                0.0
+            } else if recent_loss {
                 1.0 / st.limit
             } else {
                 SMOOTHING * st.limit.sqrt()
             };
             let shrink = SMOOTHING * st.limit * (1.0 - (allowed / rtt).min(1.0));
             st.limit = (st.limit - shrink + growth).clamp(MIN_LIMIT, MAX_LIMIT);
-            // A higher limit makes places for the next waiters.
-            let places = st.limit as usize;
-            if places > st.places {
-                self.server.free.add_permits(places - st.places);
-                st.places = places;
-            }
+            self.server.fit_places(&mut st);
         }
     }
 
@@ -182,7 +198,20 @@ impl Permit {
         if !st.last_cut.is_some_and(|t| self.taken <= t) {
             st.limit = (st.limit * 0.5).max(MIN_LIMIT);
             st.last_cut = Some(Instant::now());
+            self.server.fit_places(&mut st);
         }
+    }
+
+    /// When the place was taken.
+    pub(crate) fn taken(&self) -> Instant {
+        self.taken
+    }
+
+    /// The same place, counted as taken at `first`: a request sent again after a loss is
+    /// one request, and its losses one event with the first (no second cut for it).
+    pub(crate) fn taken_at(mut self, first: Instant) -> Self {
+        self.taken = self.taken.min(first);
+        self
     }
 }
 
@@ -201,6 +230,8 @@ impl Drop for Permit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::FutureExt;
+    use std::collections::VecDeque;
 
     fn at() -> SocketAddr {
         "127.0.0.1:2641".parse().unwrap()
@@ -258,46 +289,62 @@ mod tests {
         }
     }
 
+    /// Takes every free place of the server into `window` (outside tokio's cooperative
+    /// budget, which would make an acquire pending after a hundred-odd in one poll).
+    fn fill(l: &Limiter, window: &mut VecDeque<Permit>) {
+        while let Some(p) = tokio::task::unconstrained(l.acquire(at())).now_or_never() {
+            window.push_back(p);
+        }
+    }
+
+    /// Answers `n` requests at `rtt` with the limit in use: every place taken, and each
+    /// answer's place taken again at once.
+    fn answer_full(l: &Limiter, window: &mut VecDeque<Permit>, n: usize, rtt: Duration) {
+        for _ in 0..n {
+            fill(l, window);
+            if let Some(p) = window.pop_front() {
+                p.answered(rtt, 1);
+            }
+        }
+        fill(l, window);
+    }
+
+    fn free(l: &Limiter) -> usize {
+        l.server(at()).free.available_permits()
+    }
+
     #[tokio::test(start_paused = true)]
     async fn fast_answers_raise_the_limit_queueing_and_losses_lower_it() {
         let l = Limiter::new();
-        for _ in 0..200 {
-            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
-        }
+        let mut w = VecDeque::new();
+        let ms = Duration::from_millis;
+        answer_full(&l, &mut w, 200, ms(1));
         let high = l.limit(at());
         assert!(high > 200.0, "{high}");
         // Queueing within the allowance (idle RTT 1 ms, answers at 1 + 5 ms) is no signal.
-        for _ in 0..50 {
-            l.acquire(at()).await.answered(Duration::from_millis(6), 1);
-        }
+        answer_full(&l, &mut w, 50, ms(6));
         assert!(l.limit(at()) > high, "{} vs {high}", l.limit(at()));
         let high = l.limit(at());
         // Answers that queue past it (RTT 20 ms) bring it down.
-        for _ in 0..50 {
-            l.acquire(at()).await.answered(Duration::from_millis(20), 1);
-        }
+        answer_full(&l, &mut w, 50, ms(20));
         let queued = l.limit(at());
         assert!(queued < high * 0.6, "{queued} vs {high}");
         // A burst of losses of requests sent before the cut is one halving.
-        let mut burst = Vec::new();
-        for _ in 0..MIN_LIMIT as usize {
-            burst.push(l.acquire(at()).await);
-        }
-        tokio::time::advance(Duration::from_millis(1)).await;
-        for p in burst {
+        tokio::time::advance(ms(1)).await;
+        for p in w.drain(..) {
             p.lost();
         }
         assert_eq!(l.limit(at()), (queued * 0.5).max(MIN_LIMIT));
+        assert_eq!(free(&l), l.limit(at()) as usize, "places back to the limit");
         // A request sent after the cut and answered after a retransmission cuts again.
-        tokio::time::advance(Duration::from_millis(1)).await;
-        l.acquire(at()).await.answered(Duration::from_millis(9), 3);
+        tokio::time::advance(ms(1)).await;
+        fill(&l, &mut w);
+        w.pop_front().unwrap().answered(ms(9), 3);
         let cut = l.limit(at());
         assert_eq!(cut, (queued * 0.25).max(MIN_LIMIT));
         // After a loss it grows by one per round of requests (1 / limit per answer) ...
         let n = 100;
-        for _ in 0..n {
-            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
-        }
+        answer_full(&l, &mut w, n, ms(1));
         let grown = l.limit(at());
         assert!(
             grown > cut && grown < cut + n as f64 / cut + 1.0,
@@ -305,25 +352,64 @@ mod tests {
         );
         // ... for LOSS_MEMORY, then faster again.
         tokio::time::advance(LOSS_MEMORY).await;
-        for _ in 0..n {
-            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
-        }
+        answer_full(&l, &mut w, n, ms(1));
         assert!(l.limit(at()) > grown + 100.0, "{grown} → {}", l.limit(at()));
         // Never below the floor.
+        w.clear();
         for _ in 0..20 {
-            tokio::time::advance(Duration::from_millis(1)).await;
+            tokio::time::advance(ms(1)).await;
             l.acquire(at()).await.lost();
         }
         assert_eq!(l.limit(at()), MIN_LIMIT);
+        assert_eq!(free(&l), MIN_LIMIT as usize);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_limit_grows_only_when_used_and_a_cut_takes_back_free_places() {
+        let l = Limiter::new();
+        // One request at a time: a limit of 32 is not in use, and does not grow.
+        for _ in 0..500 {
+            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
+        }
+        assert_eq!(l.limit(at()), INITIAL_LIMIT);
+        // Two in flight and a loss: the limit halves, and so do the places at once, not
+        // as the 30 free ones would come back (they are not held).
+        let a = l.acquire(at()).await;
+        let b = l.acquire(at()).await;
+        tokio::time::advance(Duration::from_millis(1)).await;
+        a.lost();
+        assert_eq!(l.limit(at()), INITIAL_LIMIT / 2.0);
+        assert_eq!(free(&l), (INITIAL_LIMIT / 2.0) as usize - 1);
+        drop(b);
+        assert_eq!(free(&l), (INITIAL_LIMIT / 2.0) as usize);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_sent_again_is_one_loss_event() {
+        let l = Limiter::new();
+        let first = l.acquire(at()).await;
+        let first_taken = first.taken();
+        tokio::time::advance(Duration::from_millis(3)).await;
+        first.lost();
+        let once = l.limit(at());
+        assert_eq!(once, INITIAL_LIMIT / 2.0);
+        // Sent again (a new place, after the cut) and lost again: no second cut.
+        tokio::time::advance(Duration::from_millis(3)).await;
+        l.acquire(at()).await.taken_at(first_taken).lost();
+        assert_eq!(l.limit(at()), once);
+        // Another request taken after the cut is another event.
+        l.acquire(at()).await.lost();
+        assert_eq!(l.limit(at()), once / 2.0);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_long_path_fills_quickly() {
         let l = Limiter::new();
+        let mut w = VecDeque::new();
         // Every answer 50 ms: no queueing, the limit grows by about √limit × 0.2 per answer.
         let mut answers = 0;
         while l.limit(at()) < 4096.0 {
-            l.acquire(at()).await.answered(Duration::from_millis(50), 1);
+            answer_full(&l, &mut w, 1, Duration::from_millis(50));
             answers += 1;
         }
         assert!(answers < 2000, "{answers} answers to reach 4096");

@@ -669,8 +669,9 @@ impl ResolverBuilder {
     /// Early loss detection over UDP (default on; see
     /// [`ExchangeOptions::udp_loss_detection`]): a query unanswered after its server's loss
     /// timeout (a few of its round trips, at least 2 ms) is sent again at once (at most
-    /// twice, each time under the server's limit of requests in flight, and counted as a
-    /// loss by it) instead of after the first wait of the retransmission schedule. Only
+    /// [`MAX_EARLY_RESENDS`](super::MAX_EARLY_RESENDS) times, each under the server's limit
+    /// of requests in flight and with the timeout doubled, the whole counted as one loss by
+    /// the limit) instead of after the first wait of the retransmission schedule. Only
     /// queries (resolutions, site information) are sent again this way, never
     /// administration requests.
     pub fn loss_detection(mut self, on: bool) -> Self {

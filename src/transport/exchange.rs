@@ -64,6 +64,10 @@ pub struct ExchangeOptions {
     /// Default off: an exchange then answers or times out, as the schedule says. The
     /// resolver turns it on.
     pub udp_loss_detection: bool,
+    /// UDP, with `udp_loss_detection`: how many times this request was presumed lost
+    /// before; its loss timeout doubles for each (up to 64 times), so that a request the
+    /// server is merely slow with is not sent again and again. Default 0.
+    pub udp_loss_backoff: u32,
     /// TCP: connect timeout. Default 5 s.
     pub tcp_connect_timeout: Duration,
     /// TCP: how long the whole answer may take once connected (written request to last
@@ -86,6 +90,7 @@ impl Default for ExchangeOptions {
                 Duration::from_millis(1500),
             ],
             udp_loss_detection: false,
+            udp_loss_backoff: 0,
             tcp_connect_timeout: Duration::from_secs(5),
             tcp_read_timeout: Duration::from_secs(10),
             limits: Limits::default(),

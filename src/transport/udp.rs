@@ -161,6 +161,17 @@ fn refused() -> TransportError {
     )
 }
 
+/// Most doublings of a loss timeout for a request presumed lost before
+/// ([`ExchangeOptions::udp_loss_backoff`]).
+const MAX_LOSS_BACKOFF: u32 = 6;
+
+/// What [`UdpDemux::presume_lost`] found.
+enum Presumed {
+    Lost,
+    Answered,
+    Collecting,
+}
+
 /// A pending entry registered: its guard, where its outcome comes, and for early loss
 /// detection the server's loss timeout and the send time.
 struct Registered<'a> {
@@ -270,7 +281,7 @@ impl UdpDemux {
         peer: SocketAddr,
         limits: Limits,
         session: Option<Arc<SessionKey>>,
-        loss_detection: Option<Duration>,
+        loss_detection: Option<(Duration, u32)>,
     ) -> Result<Registered<'_>, TransportError> {
         let (tx, rx) = oneshot::channel();
         let mut id = random_request_id();
@@ -292,8 +303,12 @@ impl UdpDemux {
         // first wait. Registered just before it is encoded and sent: the send time, to within
         // the encoding's microseconds.
         // Its answer is an RTT sample as long as it is sent once.
-        let loss_timeout =
-            loss_detection.and_then(|first_wait| t.loss.timeout(peer).filter(|l| *l < first_wait));
+        let loss_timeout = loss_detection.and_then(|(first_wait, backoff)| {
+            t.loss
+                .timeout(peer)
+                .map(|l| l * 2u32.pow(backoff.min(MAX_LOSS_BACKOFF)))
+                .filter(|l| *l < first_wait)
+        });
         let sent_at = loss_detection.map(|_| Instant::now());
         t.map.insert(
             id,
@@ -342,7 +357,8 @@ impl UdpDemux {
             options
                 .udp_loss_detection
                 .then(|| options.udp_retransmit.first().copied())
-                .flatten(),
+                .flatten()
+                .map(|first_wait| (first_wait, options.udp_loss_backoff)),
         )?;
         let session = options.session.as_deref();
         let encoded = encode_with_request_id(request, guard.id, session)?;
@@ -366,11 +382,11 @@ impl UdpDemux {
         // The clock is read for the debug events only (the resolver times attempts itself).
         let timed = tracing::enabled!(tracing::Level::DEBUG);
         let started = timed.then(Instant::now);
-        for (attempt, wait) in options.udp_retransmit.iter().enumerate() {
+        for (attempt, &scheduled) in options.udp_retransmit.iter().enumerate() {
             // With early loss detection the first wait is the server's loss timeout, and
             // the exchange ends there.
             let probe = loss_timeout.filter(|_| attempt == 0);
-            let wait = probe.map_or(*wait, |(timeout, _)| timeout);
+            let wait = probe.map_or(scheduled, |(timeout, _)| timeout);
             if attempt == 1 && sampled {
                 // Sent again: its answer may be to either transmission, no RTT sample.
                 let mut t = self.shared.lock();
@@ -390,7 +406,23 @@ impl UdpDemux {
                 }
             }
             let transmissions = u32::try_from(attempt).map_or(u32::MAX, |a| a.saturating_add(1));
-            match tokio::time::timeout(wait, &mut rx).await {
+            let mut outcome = tokio::time::timeout(wait, &mut rx).await;
+            if let (Err(_), Some((timeout, sent_at))) = (&outcome, probe) {
+                match self.presume_lost(&guard, server, sent_at) {
+                    Presumed::Lost => {
+                        debug!(%server, transport = "udp", request_id = guard.id, timeout_us = timeout.as_micros() as u64, "presumed lost");
+                        return Err(TransportError::PresumedLost);
+                    }
+                    // Its outcome was handed over (or is being) as the timeout fired.
+                    Presumed::Answered => outcome = Ok((&mut rx).await),
+                    // A multi-datagram answer is coming in: the rest of the first wait.
+                    Presumed::Collecting => {
+                        outcome =
+                            tokio::time::timeout(scheduled.saturating_sub(timeout), &mut rx).await
+                    }
+                }
+            }
+            match outcome {
                 Ok(Ok(Ok(answer))) => {
                     // The RTT counts from the first transmission: the answer may belong to
                     // any of them (`transmissions` > 1 makes it an upper bound only).
@@ -424,17 +456,33 @@ impl UdpDemux {
                         Ok(Err(error)) => return Err(error),
                         Err(_) => {}
                     }
-                    if let Some((timeout, sent_at)) = probe {
-                        debug!(%server, transport = "udp", request_id = guard.id, timeout_us = timeout.as_micros() as u64, "presumed lost");
-                        self.shared.lock().loss.presumed(server, guard.id, sent_at);
-                        return Err(TransportError::PresumedLost);
-                    }
                     debug!(%server, transport = "udp", attempt, wait_ms = wait.as_millis() as u64, "no answer");
                 }
             }
         }
         drop(guard);
         Err(TransportError::Timeout)
+    }
+
+    /// At the loss timeout of the request of `guard`, in one look at the table: presumed lost
+    /// (its entry removed) unless it was answered meanwhile or an answer to it is being
+    /// collected.
+    fn presume_lost(
+        &self,
+        guard: &PendingGuard<'_>,
+        server: SocketAddr,
+        sent_at: Instant,
+    ) -> Presumed {
+        let mut t = self.shared.lock();
+        match t.map.get(&guard.id).filter(|p| p.token == guard.token) {
+            None => Presumed::Answered,
+            Some(p) if p.partial.held_bytes() > 0 => Presumed::Collecting,
+            Some(_) => {
+                t.remove(guard.id);
+                t.loss.presumed(server, guard.id, sent_at);
+                Presumed::Lost
+            }
+        }
     }
 
     /// Sends one datagram. A refusal reported by the send is not this datagram's (it was
@@ -607,7 +655,10 @@ impl Shared {
             return;
         }
         let mut t = self.lock();
-        if t.map.get(&id).is_some_and(|p| p.token == token) {
+        if !t.map.get(&id).is_some_and(|p| p.token == token) {
+            // Presumed lost while it was being decoded.
+            t.loss.unmatched(from, id, Instant::now());
+        } else {
             if let Some(p) = t.remove(id) {
                 if let Some(sent_at) = p.sent_at {
                     t.loss.answered(p.peer, sent_at.elapsed());
@@ -644,6 +695,9 @@ impl Shared {
         let id = envelope.request_id;
         let mut guard = self.lock();
         if self.acceptable(&guard, id, from).is_none() {
+            if !guard.map.contains_key(&id) {
+                guard.loss.unmatched(from, id, Instant::now());
+            }
             return;
         }
         let t = &mut *guard;

@@ -44,6 +44,8 @@ struct Peer {
     srtt: Duration,
     rttvar: Duration,
     mult: u32,
+    /// When `mult` last doubled: at most once per timeout (a stall answers many late).
+    widened_at: Option<Instant>,
     unchallenged: u32,
     /// Id and send time of the requests presumed lost lately.
     presumed: VecDeque<(u32, Instant)>,
@@ -55,6 +57,7 @@ impl Peer {
             srtt: rtt,
             rttvar: rtt / 2,
             mult: 1,
+            widened_at: None,
             unchallenged: 0,
             presumed: VecDeque::new(),
         }
@@ -79,6 +82,13 @@ impl Peer {
     }
 }
 
+/// The table key of a server: its IP and port (an IPv6 flow label or scope id in the
+/// address a request went to, or in the source of an answer, does not make another server,
+/// as the socket's `same_peer` has it).
+fn key(peer: SocketAddr) -> SocketAddr {
+    SocketAddr::new(peer.ip(), peer.port())
+}
+
 /// The per-server loss timeouts of one UDP socket.
 #[derive(Debug, Default)]
 pub(crate) struct LossDetector {
@@ -89,11 +99,12 @@ impl LossDetector {
     /// How long a request to `peer` may go unanswered before it is presumed lost; `None`
     /// while the server has never answered.
     pub(crate) fn timeout(&self, peer: SocketAddr) -> Option<Duration> {
-        self.peers.get(&peer).map(Peer::timeout)
+        self.peers.get(&key(peer)).map(Peer::timeout)
     }
 
     /// A request sent once to `peer` was answered `rtt` after it was sent.
     pub(crate) fn answered(&mut self, peer: SocketAddr, rtt: Duration) {
+        let peer = key(peer);
         match self.peers.get_mut(&peer) {
             Some(p) => p.sample(rtt),
             None => {
@@ -107,7 +118,7 @@ impl LossDetector {
 
     /// The request `id`, sent to `peer` at `sent_at`, was presumed lost.
     pub(crate) fn presumed(&mut self, peer: SocketAddr, id: u32, sent_at: Instant) {
-        let Some(p) = self.peers.get_mut(&peer) else {
+        let Some(p) = self.peers.get_mut(&key(peer)) else {
             return;
         };
         if p.presumed.len() >= RECENT_PRESUMED {
@@ -122,9 +133,10 @@ impl LossDetector {
 
     /// An answer from `peer` at `now` matched no waiting request. When it answers one
     /// presumed lost, the presumption was wrong: its RTT is taken as a sample and the
-    /// server's timeout doubles. Returns whether it was.
+    /// server's timeout doubles (once per timeout: the late answers of one stall are one
+    /// piece of evidence). Returns whether it was.
     pub(crate) fn unmatched(&mut self, peer: SocketAddr, id: u32, now: Instant) -> bool {
-        let Some(p) = self.peers.get_mut(&peer) else {
+        let Some(p) = self.peers.get_mut(&key(peer)) else {
             return false;
         };
         let Some(i) = p.presumed.iter().position(|&(x, _)| x == id) else {
@@ -133,7 +145,14 @@ impl LossDetector {
         if let Some((_, sent_at)) = p.presumed.remove(i) {
             p.sample(now.saturating_duration_since(sent_at));
         }
-        p.mult = (p.mult * 2).min(MAX_MULT);
+        let timeout = p.timeout();
+        if !p
+            .widened_at
+            .is_some_and(|t| now.saturating_duration_since(t) < timeout)
+        {
+            p.mult = (p.mult * 2).min(MAX_MULT);
+            p.widened_at = Some(now);
+        }
         p.unchallenged = 0;
         true
     }
@@ -195,10 +214,18 @@ mod tests {
         let widened = d.timeout(peer()).unwrap();
         // The late answer's 3 ms is a sample too, so the base grows as well as doubling.
         assert!(widened > LOSS_TIMEOUT_FLOOR * 2, "{widened:?}");
-        for id in 10..20 {
-            d.presumed(peer(), id, t0);
-            assert!(d.unmatched(peer(), id, t0 + ms(3)));
+        // Late answers within one timeout of the last widening are the same stall: no
+        // more doubling.
+        d.presumed(peer(), 5, t0);
+        assert!(d.unmatched(peer(), 5, t0 + ms(4)));
+        assert_eq!(d.peers[&peer()].mult, 2);
+        // Ten more, each a second apart: the multiplier doubles up to its cap.
+        for (i, id) in (10..20).enumerate() {
+            let answered_at = t0 + Duration::from_secs(1 + i as u64);
+            d.presumed(peer(), id, answered_at - ms(3));
+            assert!(d.unmatched(peer(), id, answered_at));
         }
+        assert_eq!(d.peers[&peer()].mult, MAX_MULT);
         let widest = d.timeout(peer()).unwrap();
         // RESET_AFTER presumptions not contradicted: back to one times the base.
         for id in 100..100 + RESET_AFTER {
