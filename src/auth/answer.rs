@@ -372,7 +372,7 @@ const CARRIED_FLAGS: [OpFlags; 7] = [
 ];
 
 /// The answer message as the reference client builds it (captures-auth): op code 200, the
-/// challenge's session id, the request's versions, carried flags ([`CARRIED_FLAGS`]) and
+/// challenge's session id, the request's versions, carried flags (`CARRIED_FLAGS`) and
 /// recursion count, site serial -1 (0xFFFF), no credential.
 pub fn answer_message(
     challenge: &Challenge,
