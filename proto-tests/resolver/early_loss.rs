@@ -3,6 +3,7 @@
 //! sent again at once, under a retransmission schedule of a minute that it never waits out
 //! (guarded, so that a regression fails instead of hanging).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,10 +15,11 @@ use handle_resolver::Query;
 
 use crate::transport::early_loss::dropping_relay;
 
-#[tokio::test]
-async fn a_query_presumed_lost_is_sent_again_at_once() {
+/// A test server holding `20.500.1/<dropped>` and `20.500.1/<other>` (one URL each), and a
+/// relay in front of it that drops the first request for `dropped`.
+async fn behind_relay(dropped: &str, other: &str) -> (TestServer, SocketAddr) {
     let store = Arc::new(Store::new());
-    for name in ["early-dropped", "early-later"] {
+    for name in [dropped, other] {
         store.insert(
             format!("20.500.1/{name}"),
             vec![HandleValue::new(
@@ -30,7 +32,13 @@ async fn a_query_presumed_lost_is_sent_again_at_once() {
     let server = TestServer::start(TestServerConfig::new(store))
         .await
         .unwrap();
-    let relay = dropping_relay(server.addr(), b"20.500.1/early-dropped").await;
+    let relay = dropping_relay(server.addr(), format!("20.500.1/{dropped}").as_bytes()).await;
+    (server, relay)
+}
+
+#[tokio::test]
+async fn a_query_presumed_lost_is_sent_again_at_once() {
+    let (_server, relay) = behind_relay("early-dropped", "early-later").await;
     let r = Resolver::builder()
         .server(relay)
         .exchange(Arc::new(NetTransport::new()))
@@ -64,21 +72,7 @@ async fn a_query_presumed_lost_is_sent_again_at_once() {
 /// schedule.
 #[tokio::test]
 async fn a_raw_query_is_never_presumed_lost() {
-    let store = Arc::new(Store::new());
-    for name in ["raw-dropped", "raw-warm"] {
-        store.insert(
-            format!("20.500.1/{name}"),
-            vec![HandleValue::new(
-                1,
-                "URL",
-                format!("https://example.org/{name}"),
-            )],
-        );
-    }
-    let server = TestServer::start(TestServerConfig::new(store))
-        .await
-        .unwrap();
-    let relay = dropping_relay(server.addr(), b"20.500.1/raw-dropped").await;
+    let (_server, relay) = behind_relay("raw-dropped", "raw-warm").await;
     let transport = Arc::new(NetTransport::new());
     let r = Resolver::builder()
         .server(relay)

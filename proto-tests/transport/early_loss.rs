@@ -19,15 +19,16 @@ use super::{options, request, server};
 
 /// A UDP relay on 127.0.0.1 to `upstream` that drops the first request whose bytes contain
 /// `needle` and forwards everything else both ways. Serves until the runtime ends.
-pub async fn dropping_relay(upstream: SocketAddr, needle: &'static [u8]) -> SocketAddr {
+pub async fn dropping_relay(upstream: SocketAddr, needle: &[u8]) -> SocketAddr {
     relay(upstream, needle, None).await
 }
 
 /// As [`dropping_relay`], but with `late`, the first request for `needle` is forwarded that
 /// much later instead of dropped (a server that stalls on it).
-async fn relay(upstream: SocketAddr, needle: &'static [u8], late: Option<Duration>) -> SocketAddr {
+async fn relay(upstream: SocketAddr, needle: &[u8], late: Option<Duration>) -> SocketAddr {
     let front = UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let addr = front.local_addr().unwrap();
+    let needle = needle.to_vec();
     tokio::spawn(async move {
         let back = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
         back.connect(upstream).await.unwrap();

@@ -512,13 +512,8 @@ impl Attempter {
             let permit = match to.kind {
                 TransportKind::Udp => {
                     let p = self.limiter.acquire(key).await;
-                    Some(match first_taken {
-                        Some(t) => p.taken_at(t),
-                        None => {
-                            first_taken = Some(p.taken());
-                            p
-                        }
-                    })
+                    let first = *first_taken.get_or_insert(p.taken());
+                    Some(p.taken_at(first))
                 }
                 _ => None,
             };
