@@ -151,7 +151,7 @@ fn cases() -> Vec<(OpCode, ResponseCode, Body, bool)> {
         (
             O::SessionSetup,
             R::Reserved,
-            Body::SessionSetupRequest(SessionSetupRequest {
+            Body::SessionSetupRequest(Box::new(SessionSetupRequest {
                 key_exchange_mode: 4,
                 timeout: 86_400,
                 identity: ValueReference {
@@ -161,7 +161,7 @@ fn cases() -> Vec<(OpCode, ResponseCode, Body, bool)> {
                 public_key: Some(h("DH key")),
                 exchange_key: None,
                 trailer: Bytes::from_static(&[0, 0]),
-            }),
+            })),
             false,
         ),
         (
@@ -177,14 +177,14 @@ fn cases() -> Vec<(OpCode, ResponseCode, Body, bool)> {
         (
             O::ChallengeResponse,
             R::Reserved,
-            Body::ChallengeAnswer(ChallengeAnswer {
+            Body::ChallengeAnswer(Box::new(ChallengeAnswer {
                 auth_type: h("HS_SECKEY"),
                 identity: ValueReference {
                     handle: h("20.500.12345/USER-SECKEY"),
                     index: 300,
                 },
                 signed_response: Bytes::from_static(&[0x13, 1, 2]),
-            }),
+            })),
             true,
         ),
         (

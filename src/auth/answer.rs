@@ -406,7 +406,7 @@ pub fn answer_message(
             body_length: 0,
         },
         request_digest: None,
-        body: Body::ChallengeAnswer(body),
+        body: Body::ChallengeAnswer(Box::new(body)),
         credential: None,
         signed_bytes: Bytes::new(),
     }

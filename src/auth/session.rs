@@ -198,7 +198,7 @@ impl DhKeyPair {
     /// answer can be tied to it. Version fields and request id are the caller's.
     pub fn setup_request(&self, identity: &Identity, expiration: u32) -> Message {
         let public_key = self.public_key().encode().unwrap_or_default();
-        let body = Body::SessionSetupRequest(SessionSetupRequest {
+        let body = Body::SessionSetupRequest(Box::new(SessionSetupRequest {
             key_exchange_mode: key_exchange::DH,
             timeout: SESSION_TIMEOUT_SECS,
             identity: ValueReference {
@@ -208,7 +208,7 @@ impl DhKeyPair {
             public_key: Some(public_key),
             exchange_key: None,
             trailer: Bytes::from_static(SESSION_SETUP_TRAILER),
-        });
+        }));
         let mut m = Message::request(body, OpCode::SessionSetup, 0, expiration);
         m.header.flags = OpFlags::CT | OpFlags::REC | OpFlags::CA | OpFlags::PO | OpFlags::RD;
         m

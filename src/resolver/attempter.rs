@@ -521,9 +521,10 @@ impl Attempter {
             // The transport's loss timeout doubles with each resend (`udp_loss_backoff`).
             let detect = (detecting && resent < MAX_EARLY_RESENDS).then_some(resent);
             let result = self.send(to, request, session.clone(), detect).await;
+            let rtt = sent.elapsed();
             if let Some(permit) = permit {
                 match &result {
-                    Ok(e) => permit.answered(sent.elapsed(), e.transmissions),
+                    Ok(e) => permit.answered(rtt, e.transmissions),
                     Err(TransportError::Timeout | TransportError::PresumedLost) => permit.lost(),
                     Err(_) => drop(permit),
                 }
@@ -532,7 +533,7 @@ impl Attempter {
                 Err(TransportError::PresumedLost) if detect.is_some() => resent += 1,
                 // A resend has a request id of its own: its RTT is the last exchange's,
                 // unambiguous unless the transport retransmitted it.
-                other => break (other, sent.elapsed()),
+                other => break (other, rtt),
             }
         };
         let first = first.map_err(SendFailure::Transport)?;

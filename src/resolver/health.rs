@@ -16,8 +16,8 @@
 //!
 //! Keyed like the SRTT table (`srtt_key`: the server, whatever transport is used).
 
+use foldhash::HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -104,13 +104,14 @@ impl Health {
         server: SocketAddr,
         order: &'a [TransportKind],
     ) -> Cow<'a, [TransportKind]> {
-        let now = Instant::now();
         let m = self.entries.lock();
-        let demoted = |k: &TransportKind| {
-            m.get(&server)
-                .is_some_and(|e| e.demoted.iter().any(|(d, until)| d == k && *until > now))
+        // The common case, nothing learned for this server: the order as it is, no copy
+        // (and no clock read: these run for every request).
+        let Some(e) = m.get(&server) else {
+            return Cow::Borrowed(order);
         };
-        // The common case, nothing learned for this server: the order as it is, no copy.
+        let now = Instant::now();
+        let demoted = |k: &TransportKind| e.demoted.iter().any(|(d, until)| d == k && *until > now);
         if !order.iter().any(demoted) {
             return Cow::Borrowed(order);
         }
@@ -121,11 +122,11 @@ impl Health {
 
     /// Whether a request may go to `server` now (see [`Admission`]).
     pub(crate) fn admit(&self, server: SocketAddr) -> Admission {
-        let now = Instant::now();
         let mut m = self.entries.lock();
         let Some(e) = m.get_mut(&server) else {
             return Admission::Go;
         };
+        let now = Instant::now();
         let Some(open_until) = e.open_until else {
             // Silent since a failure for long enough: open now.
             let silent = e
@@ -156,11 +157,11 @@ impl Health {
     /// An answer came from `server` over `kind` after the transports in `failed` had failed
     /// on it (silence or refusal) in this request: those are learned, the breaker closes.
     pub(crate) fn answered(&self, server: SocketAddr, failed: &[TransportKind]) {
-        let now = Instant::now();
         let mut m = self.entries.lock();
         if failed.is_empty() && !m.contains_key(&server) {
             return; // The common case: a healthy server never seen failing costs no entry.
         }
+        let now = Instant::now();
         let e = entry(&mut m, server, now);
         e.failures = 0;
         e.first_failure = None;

@@ -20,7 +20,7 @@
 //! server that drops beyond some depth is probed gently. Bounds: [`MIN_LIMIT`] to
 //! [`MAX_LIMIT`], starting at [`INITIAL_LIMIT`].
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

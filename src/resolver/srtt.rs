@@ -12,7 +12,7 @@
 //!   so a penalised server is retried eventually.
 //! - A random jitter (up to ±[`JITTER`] or ±10 %) spreads load between equally fast sites.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 

@@ -360,8 +360,10 @@ impl<'a> Recorded<'a> {
 
 impl Drop for Recorded<'_> {
     fn drop(&mut self) {
-        let rtt = self.started.elapsed();
-        self.finish(AttemptOutcome::Cancelled, rtt, 0);
+        if self.open {
+            let rtt = self.started.elapsed();
+            self.finish(AttemptOutcome::Cancelled, rtt, 0);
+        }
     }
 }
 

@@ -25,7 +25,7 @@
 //! gets an error instead of waiting out its schedule, and the demultiplexer reports itself
 //! closed (`UdpDemux::is_closed`): the transport then binds a fresh one.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -493,7 +493,17 @@ impl UdpDemux {
     async fn send_to(&self, datagram: &[u8], server: SocketAddr) -> std::io::Result<usize> {
         let mut tries = 0;
         loop {
-            match self.socket.send_to(datagram, server).await {
+            // Tried at once; only a full send buffer waits for the socket. The wait is boxed:
+            // tokio's send future is about 550 bytes, which inline would be part of every
+            // exchange's future, and would make the exchange's box too large for the
+            // allocator's fast per-thread cache (BENCHMARKS.md §7).
+            let sent = match self.socket.try_send_to(datagram, server) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    Box::pin(self.socket.send_to(datagram, server)).await
+                }
+                sent => sent,
+            };
+            match sent {
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && tries < 8 => {
                     tries += 1;
                 }

@@ -20,9 +20,11 @@
 //! 8985 widens its reorder window on evidence of reordering; [`RESET_AFTER`] presumptions
 //! in a row not contradicted bring it back. Sans-IO: the caller passes the clock.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
+
+use foldhash::HashMap;
 
 use tokio::time::Instant;
 

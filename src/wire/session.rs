@@ -244,14 +244,14 @@ mod tests {
         let s = session();
         let m = Message::resolution_request("0.NA/1", vec![], vec![], 0, 0);
         let answer = Message::request(
-            Body::ChallengeAnswer(ChallengeAnswer {
+            Body::ChallengeAnswer(Box::new(ChallengeAnswer {
                 auth_type: Bytes::from_static(b"HS_SECKEY"),
                 identity: ValueReference {
                     handle: Bytes::from_static(b"0.NA/1"),
                     index: 300,
                 },
                 signed_response: Bytes::from_static(&[1, 2, 3]),
-            }),
+            })),
             crate::wire::OpCode::ChallengeResponse,
             0,
             0,

@@ -424,14 +424,29 @@ impl SiteInfo {
     /// The alternate address of the server with id `server_id` (`alt_addr.<id>`, or
     /// `alt_addr` for a single-server site), when it parses as an IP address.
     pub fn alt_addr(&self, server_id: u32) -> Option<IpAddr> {
-        let text = self
-            .attribute_text(&format!("alt_addr.{server_id}"))
+        // Asked for every request: names are compared in place, nothing is allocated.
+        let numbered = |name: &[u8]| {
+            name.strip_prefix(b"alt_addr.").is_some_and(|digits| {
+                // Exactly the decimal form of the id: digits only, no leading zero.
+                digits.iter().all(u8::is_ascii_digit)
+                    && (digits.len() == 1 || digits.first() != Some(&b'0'))
+                    && std::str::from_utf8(digits)
+                        .ok()
+                        .and_then(|d| d.parse::<u32>().ok())
+                        == Some(server_id)
+            })
+        };
+        let value = self
+            .attributes
+            .iter()
+            .find(|(n, _)| numbered(n))
+            .map(|(_, v)| v)
             .or_else(|| {
                 (self.servers.len() == 1)
-                    .then(|| self.attribute_text("alt_addr"))
+                    .then(|| self.attribute("alt_addr"))
                     .flatten()
             })?;
-        text.trim().parse().ok()
+        std::str::from_utf8(value).ok()?.trim().parse().ok()
     }
 }
 

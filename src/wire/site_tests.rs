@@ -165,6 +165,24 @@ fn attribute_helpers() {
         Bytes::from_static(b"::2"),
     ));
     assert_eq!(s.alt_addr(1), Some("::2".parse().unwrap()));
+    // Only the id's own decimal form names it: not a leading zero, a sign, or nothing.
+    let mut t = decode(&two_server_site()).unwrap();
+    for name in [
+        &b"alt_addr.01"[..],
+        b"alt_addr.+1",
+        b"alt_addr.",
+        b"alt_addr.1x",
+    ] {
+        t.attributes
+            .push((Bytes::copy_from_slice(name), Bytes::from_static(b"::3")));
+    }
+    assert_eq!(t.alt_addr(1), None);
+    t.attributes.push((
+        Bytes::from_static(b"alt_addr.10"),
+        Bytes::from_static(b" ::4 "),
+    ));
+    assert_eq!(t.alt_addr(1), None);
+    assert_eq!(t.alt_addr(10), Some("::4".parse().unwrap()));
     assert_eq!(s.domain(0), None);
     s.attributes.push((
         Bytes::from_static(b"domain"),

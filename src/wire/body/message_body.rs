@@ -101,9 +101,9 @@ pub enum Body {
         handles: Vec<Bytes>,
     },
     /// OC_RESPONSE_TO_CHALLENGE request: the answer to a 402.
-    ChallengeAnswer(ChallengeAnswer),
+    ChallengeAnswer(Box<ChallengeAnswer>),
     /// OC_SESSION_SETUP request.
-    SessionSetupRequest(SessionSetupRequest),
+    SessionSetupRequest(Box<SessionSetupRequest>),
     /// OC_SESSION_SETUP success.
     SessionSetupResponse(SessionSetupResponse),
     /// Generic success with nothing after the optional digest.
@@ -235,8 +235,12 @@ fn decode_request(
         OpCode::ListHandles | OpCode::ListNa => Body::ListHandlesRequest {
             handle: decode_handle(r, limits)?,
         },
-        OpCode::ChallengeResponse => Body::ChallengeAnswer(ChallengeAnswer::decode(r, limits)?),
-        OpCode::SessionSetup => Body::SessionSetupRequest(SessionSetupRequest::decode(r, limits)?),
+        OpCode::ChallengeResponse => {
+            Body::ChallengeAnswer(Box::new(ChallengeAnswer::decode(r, limits)?))
+        }
+        OpCode::SessionSetup => {
+            Body::SessionSetupRequest(Box::new(SessionSetupRequest::decode(r, limits)?))
+        }
         _ => return Ok(None),
     }))
 }
