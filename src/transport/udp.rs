@@ -58,6 +58,8 @@ const RECV_BUFFER: usize = 2048;
 const SOCKET_RECV_BUFFER: usize = 4 << 20;
 /// Datagrams handled per wake-up before the receive task yields to others.
 const RECV_BATCH: usize = 256;
+/// The receive task's buffers: one per datagram of a batch read in one call.
+type RecvBuffers = [[u8; RECV_BUFFER]; udp_sys::RECV_AT_ONCE];
 
 /// Most UDP datagrams one request may be split into (the reference client has no limit; 64
 /// fragments are 31 488 message bytes, far above any resolution request).
@@ -493,17 +495,7 @@ impl UdpDemux {
     async fn send_to(&self, datagram: &[u8], server: SocketAddr) -> std::io::Result<usize> {
         let mut tries = 0;
         loop {
-            // Tried at once; only a full send buffer waits for the socket. The wait is boxed:
-            // tokio's send future is about 550 bytes, which inline would be part of every
-            // exchange's future, and would make the exchange's box too large for the
-            // allocator's fast per-thread cache (BENCHMARKS.md §7).
-            let sent = match self.socket.try_send_to(datagram, server) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    Box::pin(self.socket.send_to(datagram, server)).await
-                }
-                sent => sent,
-            };
-            match sent {
+            match self.socket.send_to(datagram, server).await {
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && tries < 8 => {
                     tries += 1;
                 }
@@ -515,7 +507,7 @@ impl UdpDemux {
 
 async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
     let _close = CloseOnDrop(shared.clone());
-    let mut buf = vec![0u8; RECV_BUFFER];
+    let mut bufs: Box<RecvBuffers> = Box::new([[0u8; RECV_BUFFER]; udp_sys::RECV_AT_ONCE]);
     loop {
         let ready = match socket.ready(udp_sys::INTEREST).await {
             Ok(ready) => ready,
@@ -525,12 +517,13 @@ async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
             }
         };
         if ready.is_error() {
-            shared.drain_errors(&socket, &mut buf);
+            let [first, ..] = &mut *bufs;
+            shared.drain_errors(&socket, first);
         }
         if ready.is_readable() || ready.is_read_closed() {
             // Drain in batches, yielding between them so that one busy socket cannot starve
             // the other tasks of this worker thread.
-            while let Drained::Batch = shared.drain(&socket, &mut buf) {
+            while let Drained::Batch = shared.drain(&socket, &mut bufs) {
                 tokio::task::yield_now().await;
             }
         }
@@ -562,13 +555,20 @@ enum Drained {
 
 impl Shared {
     /// Reads datagrams with `try_recv_from` until the socket would block or a batch is done.
-    fn drain(&self, socket: &UdpSocket, buf: &mut [u8]) -> Drained {
+    fn drain(&self, socket: &UdpSocket, bufs: &mut RecvBuffers) -> Drained {
         let mut errors = 0usize;
-        for _ in 0..RECV_BATCH {
-            match socket.try_recv_from(buf) {
-                Ok((n, from)) => {
-                    let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
-                    self.on_datagram(datagram, from);
+        let mut handled = 0usize;
+        let mut got = [(0usize, None); udp_sys::RECV_AT_ONCE];
+        while handled < RECV_BATCH {
+            match udp_sys::recv_batch(socket, bufs, &mut got) {
+                Ok(n) => {
+                    handled += n.max(1);
+                    for (buf, &(len, from)) in bufs.iter().zip(&got).take(n) {
+                        // The address is always there for an IP socket.
+                        let Some(from) = from else { continue };
+                        let datagram = Bytes::copy_from_slice(buf.get(..len).unwrap_or_default());
+                        self.on_datagram(datagram, from);
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Drained::Empty,
                 Err(e) => {

@@ -1,5 +1,6 @@
 //! What the UDP demultiplexer asks of the operating system beyond `tokio`'s socket: on Linux
-//! (and Android), the ICMP errors that an unconnected socket otherwise never reports.
+//! (and Android), the ICMP errors that an unconnected socket otherwise never reports, and
+//! the answers waiting on the socket read several at a time ([`recv_batch`], `recvmmsg`).
 //!
 //! A datagram sent to a port that nobody listens on comes back as an ICMP "port unreachable".
 //! A connected UDP socket reports it as `ECONNREFUSED` on its next call, but the shared socket
@@ -117,4 +118,110 @@ pub(super) fn next_error(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Queue
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub(super) fn next_error(_socket: &UdpSocket, _buf: &mut [u8]) -> io::Result<QueuedError> {
     Err(io::ErrorKind::WouldBlock.into())
+}
+
+/// How many datagrams one receive call takes at most ([`recv_batch`]).
+pub(super) const RECV_AT_ONCE: usize = 8;
+
+/// Receives up to [`RECV_AT_ONCE`] datagrams in one call, each into its own buffer of
+/// `bufs`: on Linux one `recvmmsg`, so that a busy socket costs one system call per batch
+/// rather than per answer (BENCHMARKS.md §7); elsewhere one datagram. Fills `got` with each
+/// datagram's length (cut to its buffer) and sender, in order, and returns how many came;
+/// `WouldBlock` when none was waiting, which clears the readiness the receive task waits for.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) fn recv_batch<const N: usize>(
+    socket: &UdpSocket,
+    bufs: &mut [[u8; N]; RECV_AT_ONCE],
+    got: &mut [(usize, Option<SocketAddr>); RECV_AT_ONCE],
+) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+
+    use nix::sys::socket::{recvmmsg, MsgFlags, MultiHeaders, SockaddrStorage};
+
+    socket.try_io(Interest::READABLE, || {
+        // Built for each call: the headers hold raw pointers, which the receive task could
+        // not keep across its waits.
+        let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(RECV_AT_ONCE, None);
+        let mut iovs = bufs.each_mut().map(|b| [io::IoSliceMut::new(b)]);
+        let received = recvmmsg(
+            socket.as_raw_fd(),
+            &mut headers,
+            iovs.iter_mut(),
+            MsgFlags::MSG_DONTWAIT,
+            None,
+        )
+        .map_err(io::Error::from)?;
+        let mut n = 0;
+        for (msg, slot) in received.zip(got.iter_mut()) {
+            let from = msg.address.and_then(|a| {
+                a.as_sockaddr_in()
+                    .map(|v4| SocketAddr::from(*v4))
+                    .or_else(|| a.as_sockaddr_in6().map(|v6| SocketAddr::from(*v6)))
+            });
+            *slot = (msg.bytes.min(N), from);
+            n += 1;
+        }
+        Ok(n)
+    })
+}
+
+/// Receives one datagram into `bufs[0]` (see the Linux version).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(super) fn recv_batch<const N: usize>(
+    socket: &UdpSocket,
+    bufs: &mut [[u8; N]; RECV_AT_ONCE],
+    got: &mut [(usize, Option<SocketAddr>); RECV_AT_ONCE],
+) -> io::Result<usize> {
+    let (n, from) = socket.try_recv_from(&mut bufs[0])?;
+    got[0] = (n, Some(from));
+    Ok(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twenty datagrams waiting are all read, in order, each with its length and sender, in
+    /// batches of at most `RECV_AT_ONCE`; one longer than its buffer is cut to it; an empty
+    /// socket is `WouldBlock`.
+    #[tokio::test]
+    async fn batches_read_every_waiting_datagram_in_order() {
+        let receiver = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = receiver.local_addr().unwrap();
+        for i in 0..20u8 {
+            // Datagram i: i + 1 bytes of value i; the last one 100 bytes.
+            let len = if i == 19 { 100 } else { usize::from(i) + 1 };
+            sender.send_to(&vec![i; len], to).unwrap();
+        }
+        let mut bufs = [[0u8; 64]; RECV_AT_ONCE];
+        let mut got = [(0usize, None); RECV_AT_ONCE];
+        let mut seen: Vec<(Vec<u8>, Option<SocketAddr>)> = Vec::new();
+        let mut calls = 0;
+        while seen.len() < 20 && calls < 100 {
+            receiver.readable().await.unwrap();
+            calls += 1;
+            match recv_batch(&receiver, &mut bufs, &mut got) {
+                Ok(n) => {
+                    assert!((1..=RECV_AT_ONCE).contains(&n));
+                    for (buf, (len, from)) in bufs.iter().zip(got).take(n) {
+                        seen.push((buf[..len].to_vec(), from));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(seen.len(), 20);
+        for (i, (data, from)) in seen.iter().enumerate() {
+            let expected = if i == 19 { 64 } else { i + 1 };
+            assert_eq!(data, &vec![i as u8; expected], "datagram {i}");
+            assert_eq!(*from, Some(sender.local_addr().unwrap()));
+        }
+        // Linux takes them in batches: fewer calls than datagrams.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        assert!(calls < 20, "{calls} calls");
+        let e = recv_batch(&receiver, &mut bufs, &mut got).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
 }
