@@ -118,6 +118,11 @@ struct Args {
     /// Share (0.0 to 1.0) of UDP requests the built-in server drops (a soak with loss).
     #[arg(long, default_value_t = 0.0, value_name = "R")]
     server_drop: f64,
+    /// The built-in server stops answering for this long once, halfway through each
+    /// measured library turn (it answers what it received when it resumes), to show how the
+    /// library recovers from a server's pause.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    server_pause_ms: u64,
     /// Failover instead: a test network whose primary site is silent and whose mirror
     /// answers; N cold resolutions (a new resolver each, so nothing is learned between them),
     /// printing the time to the first answer (p50, p99).
@@ -265,17 +270,32 @@ fn values_for(i: usize) -> Vec<HandleValue> {
     ]
 }
 
-async fn library_run(resolver: Resolver, handles: Arc<Vec<String>>, n: usize, c: usize) -> Stats {
+/// Something to do once, halfway through a run (`--server-pause-ms`: pause the server).
+type Halfway = Arc<dyn Fn() + Send + Sync>;
+
+async fn library_run(
+    resolver: Resolver,
+    handles: Arc<Vec<String>>,
+    n: usize,
+    c: usize,
+    halfway: Option<Halfway>,
+) -> Stats {
     let next = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..c)
         .map(|_| {
             let (resolver, handles, next) = (resolver.clone(), handles.clone(), next.clone());
+            let halfway = halfway.clone();
             tokio::spawn(async move {
                 let mut s = Stats::default();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= n {
                         return s;
+                    }
+                    if i == n / 2 {
+                        if let Some(f) = &halfway {
+                            f();
+                        }
                     }
                     let h = &handles[i % handles.len()];
                     let t0 = Instant::now();
@@ -492,6 +512,7 @@ fn measure(
     n: usize,
     c: usize,
     args: &Args,
+    halfway: Option<Halfway>,
 ) -> [Option<Stats>; 3] {
     let warm = (n / 10).clamp(c, 5_000);
     let raw_once = |n: usize| match kind {
@@ -518,19 +539,29 @@ fn measure(
                 .build()
         })
         .expect("resolver");
-    let library_once =
-        |n: usize| measured(|| rt.block_on(library_run(resolver.clone(), handles.clone(), n, c)));
+    // The warm-up turn (`halfway` None) has no pause.
+    let library_once = |n: usize, halfway: Option<Halfway>| {
+        measured(|| {
+            rt.block_on(library_run(
+                resolver.clone(),
+                handles.clone(),
+                n,
+                c,
+                halfway,
+            ))
+        })
+    };
     let transport_once =
         |n: usize| measured(|| rt.block_on(transport_run(kind, server, messages.clone(), n, c)));
     let which = [!args.no_library, args.transport_layer, !args.no_raw];
-    let run = |i: usize, n: usize| match i {
-        0 => library_once(n),
+    let run = |i: usize, n: usize, halfway: Option<Halfway>| match i {
+        0 => library_once(n, halfway),
         1 => transport_once(n),
         _ => raw_once(n),
     };
     for (i, on) in which.iter().enumerate() {
         if *on {
-            run(i, warm);
+            run(i, warm, None);
         }
     }
     let slices = args.slices.clamp(1, n.max(1));
@@ -539,7 +570,7 @@ fn measure(
         let share = n / slices + usize::from(k < n % slices);
         for i in [2, 0, 1] {
             if which[i] {
-                let s = run(i, share);
+                let s = run(i, share, halfway.clone());
                 out[i].get_or_insert_with(Stats::default).absorb(s);
             }
         }
@@ -664,14 +695,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .thread_name("testserver")
         .enable_all()
         .build()?;
-    let (server, handles, _test_server) = match args.server {
+    let (server, handles, _test_server, pause) = match args.server {
         Some(addr) => {
             let handles = if args.handles.is_empty() {
                 vec!["20.500.1/1".to_string()]
             } else {
                 args.handles.clone()
             };
-            (addr, handles, None)
+            if args.server_pause_ms > 0 {
+                eprintln!("note: --server-pause-ms applies to the built-in server only");
+            }
+            (addr, handles, None, None)
         }
         None => {
             let store = Arc::new(Store::new());
@@ -690,8 +724,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             config.capacity = args.server_capacity;
             config.faults.delay = Duration::from_millis(args.delay_ms);
             config.faults.drop_ratio = args.server_drop.clamp(0.0, 1.0);
-            let ts = server_rt.block_on(TestServer::start(config))?;
-            (ts.addr(), handles, Some(ts))
+            let faults = config.faults.clone();
+            let ts = Arc::new(server_rt.block_on(TestServer::start(config))?);
+            let pause = (args.server_pause_ms > 0).then(|| {
+                let (ts, length) = (ts.clone(), Duration::from_millis(args.server_pause_ms));
+                Arc::new(move || {
+                    let mut f = faults.clone();
+                    f.paused_until = Some(tokio::time::Instant::now() + length);
+                    ts.set_faults(f);
+                    // Back to the faults asked for once the pause is over.
+                    let (ts, faults) = (ts.clone(), faults.clone());
+                    std::thread::spawn(move || {
+                        std::thread::sleep(length);
+                        ts.set_faults(faults);
+                    });
+                }) as Halfway
+            });
+            (ts.addr(), handles, Some(ts), pause)
         }
     };
     let client_rt = match args.client_threads {
@@ -737,7 +786,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut ratios = Vec::new();
             for run in 0..args.runs.max(1) {
                 let stats = measure(
-                    &client_rt, kind, server, &handles, &requests, &messages, args.n, c, &args,
+                    &client_rt,
+                    kind,
+                    server,
+                    &handles,
+                    &requests,
+                    &messages,
+                    args.n,
+                    c,
+                    &args,
+                    pause.clone(),
                 );
                 let label = format!("run{}", run + 1);
                 let ratio = ratio_of(&stats);

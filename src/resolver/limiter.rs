@@ -10,7 +10,8 @@
 //!   the last cut are the same event and do not cut again (one cut per round of requests).
 //! - **Queueing** shrinks it: with `rtt_noload` the lowest RTT seen lately, an answer whose
 //!   RTT exceeds both twice `rtt_noload` and `rtt_noload` + [`QUEUE_ALLOWANCE`] moves the
-//!   limit toward `limit × allowed / rtt`. Queueing below the allowance is not a signal: on
+//!   limit toward `limit × allowed / rtt`, by its share of a round (at most half the limit
+//!   in a round whose answers are all late). Queueing below the allowance is not a signal: on
 //!   loopback the idle RTT is tens of microseconds, and a healthy server's receive buffer
 //!   holding a few milliseconds of requests is what fills it.
 //!
@@ -39,14 +40,18 @@ pub const MAX_LIMIT: f64 = 8192.0;
 pub const QUEUE_ALLOWANCE: Duration = Duration::from_millis(5);
 /// After a loss, the limit grows by one per round of requests for this long.
 pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
-/// Weight of one answer's target in the smoothed limit (and of `√limit` in the growth
-/// before any loss).
+/// Weight of `√limit` in the growth before any loss.
 const SMOOTHING: f64 = 0.2;
+/// Most of the limit one round of answers past the queueing allowance takes away (all of
+/// them infinitely late); as a loss, at most half.
+const QUEUE_CUT: f64 = 0.5;
 /// An RTT up to this many times the idle one is not queueing.
 const TOLERANCE: f64 = 2.0;
 /// How fast the idle RTT creeps up toward what is measured (so that a path that became
-/// slower for good is learned): this share of the difference per answer.
-const NOLOAD_DRIFT: f64 = 0.001;
+/// slower for good is learned in a few tens of rounds): this share of the difference per
+/// round of answers, each answer taking its `1 / limit` of it. (Per answer, a round of
+/// thousands of answers held up by a pause dragged the idle RTT up to the pause.)
+const NOLOAD_DRIFT: f64 = 0.05;
 /// Most servers tracked; idle ones are forgotten beyond.
 const MAX_TRACKED: usize = 4096;
 
@@ -164,7 +169,7 @@ impl Permit {
             let mut st = self.server.state.lock();
             let rtt = rtt.as_secs_f64().max(1e-6);
             let noload = match st.rtt_noload {
-                Some(n) if rtt >= n => n + (rtt - n) * NOLOAD_DRIFT,
+                Some(n) if rtt >= n => n + (rtt - n) * NOLOAD_DRIFT / st.limit,
                 _ => rtt,
             };
             st.rtt_noload = Some(noload);
@@ -178,14 +183,21 @@ impl Permit {
             let held = st
                 .places
                 .saturating_sub(self.server.free.available_permits());
-            let growth = if (held as f64) * 2.0 < st.limit {
+            // An answer that queued past the allowance says the limit is too high: it
+            // does not raise it too.
+            let growth = if (held as f64) * 2.0 < st.limit || rtt > allowed {
                 0.0
             } else if recent_loss {
                 1.0 / st.limit
             } else {
                 SMOOTHING * st.limit.sqrt()
             };
-            let shrink = SMOOTHING * st.limit * (1.0 - (allowed / rtt).min(1.0));
+            // Each answer is one `limit`-th of a round: its share of the round's decrease
+            // toward `limit × allowed / rtt`, so that a round of late answers lowers the
+            // limit by at most `QUEUE_CUT`, however many answers it has. (A share of the
+            // whole limit per answer compounded: the thousands of answers held up by a
+            // server's 200 ms pause took a limit of 4,096 to the floor at once.)
+            let shrink = QUEUE_CUT * (1.0 - (allowed / rtt).min(1.0));
             st.limit = (st.limit - shrink + growth).clamp(MIN_LIMIT, MAX_LIMIT);
             self.server.fit_places(&mut st);
         }
@@ -325,10 +337,25 @@ mod tests {
         answer_full(&l, &mut w, 50, ms(6));
         assert!(l.limit(at()) > high, "{} vs {high}", l.limit(at()));
         let high = l.limit(at());
-        // Answers that queue past it (RTT 20 ms) bring it down.
-        answer_full(&l, &mut w, 50, ms(20));
+        // Answers that queue past it (RTT 20 ms, allowed 6 ms at first) bring it down, by
+        // their share of a round each, `0.5 × (1 − allowed / rtt)`: 0.35 at first, and a
+        // little less as the idle RTT creeps up (to 2.8 ms after 100 answers).
+        answer_full(&l, &mut w, 100, ms(20));
         let queued = l.limit(at());
-        assert!(queued < high * 0.6, "{queued} vs {high}");
+        assert!(
+            queued < high - 30.0 && queued > high - 36.0,
+            "{queued} vs {high}"
+        );
+        // However late the answers of a round (a server paused for a while), they take at
+        // most half the limit.
+        let before = queued;
+        answer_full(&l, &mut w, before as usize, Duration::from_secs(30));
+        let after = l.limit(at());
+        assert!(
+            after >= before * 0.5 - 1.0 && after < before * 0.9,
+            "{before} → {after}"
+        );
+        let queued = after;
         // A burst of losses of requests sent before the cut is one halving.
         tokio::time::advance(ms(1)).await;
         for p in w.drain(..) {
@@ -350,8 +377,9 @@ mod tests {
             grown > cut && grown < cut + n as f64 / cut + 1.0,
             "{cut} → {grown}"
         );
-        // ... for LOSS_MEMORY, then faster again.
+        // ... for LOSS_MEMORY, then faster again (for requests sent after it).
         tokio::time::advance(LOSS_MEMORY).await;
+        w.clear();
         answer_full(&l, &mut w, n, ms(1));
         assert!(l.limit(at()) > grown + 100.0, "{grown} → {}", l.limit(at()));
         // Never below the floor.

@@ -59,6 +59,10 @@ pub struct Faults {
     pub block_tcp: bool,
     /// HTTP: requests are held unanswered, as where a firewall drops them.
     pub block_http: bool,
+    /// UDP: every answer is held until this instant, as by a server that stops for a while
+    /// (a collection pause, a descheduled machine) and answers what it received when it
+    /// resumes.
+    pub paused_until: Option<tokio::time::Instant>,
 }
 
 impl Faults {

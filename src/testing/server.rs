@@ -679,13 +679,17 @@ async fn serve_datagram(state: &Arc<State>, datagram: Bytes, peer: SocketAddr, o
         None => send_answer(&state.udp, out, peer).await,
         Some(f) => {
             let answer = Bytes::copy_from_slice(out);
-            if f.delay.is_zero() {
+            let paused = f.paused_until.map_or(Duration::ZERO, |t| {
+                t.saturating_duration_since(tokio::time::Instant::now())
+            });
+            let wait = f.delay.max(paused);
+            if wait.is_zero() {
                 send_faulty(state, answer, peer, &f).await;
             } else {
                 let state = state.clone();
                 tokio::spawn(async move {
                     let delayed = async {
-                        tokio::time::sleep(f.delay).await;
+                        tokio::time::sleep(wait).await;
                         send_faulty(&state, answer, peer, &f).await;
                     };
                     state.stop.run_until_cancelled(delayed).await;
