@@ -728,15 +728,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let ts = Arc::new(server_rt.block_on(TestServer::start(config))?);
             let pause = (args.server_pause_ms > 0).then(|| {
                 let (ts, length) = (ts.clone(), Duration::from_millis(args.server_pause_ms));
+                // Numbers the pauses, so that only the last one's end restores the faults.
+                let pauses = Arc::new(AtomicUsize::new(0));
                 Arc::new(move || {
                     let mut f = faults.clone();
                     f.paused_until = Some(tokio::time::Instant::now() + length);
                     ts.set_faults(f);
-                    // Back to the faults asked for once the pause is over.
-                    let (ts, faults) = (ts.clone(), faults.clone());
+                    let this = pauses.fetch_add(1, Ordering::SeqCst) + 1;
+                    // Back to the faults asked for once the pause is over (an expired pause
+                    // holds nothing, but keeps the server on its slower path for faults).
+                    let (ts, faults, pauses) = (ts.clone(), faults.clone(), pauses.clone());
                     std::thread::spawn(move || {
                         std::thread::sleep(length);
-                        ts.set_faults(faults);
+                        if pauses.load(Ordering::SeqCst) == this {
+                            ts.set_faults(faults);
+                        }
                     });
                 }) as Halfway
             });

@@ -20,6 +20,10 @@
 //! [`LOSS_MEMORY`], and by `1 / limit` (one per round of requests) after a loss, so that a
 //! server that drops beyond some depth is probed gently. Bounds: [`MIN_LIMIT`] to
 //! [`MAX_LIMIT`], starting at [`INITIAL_LIMIT`].
+//!
+//! A round is `limit` answers: while far fewer requests are in flight than the limit allows
+//! (the limit is not what holds them back, and it does not grow then), the queueing signal
+//! and the idle RTT's drift act that much more slowly.
 
 use foldhash::HashMap;
 use std::net::SocketAddr;
@@ -339,7 +343,7 @@ mod tests {
         let high = l.limit(at());
         // Answers that queue past it (RTT 20 ms, allowed 6 ms at first) bring it down, by
         // their share of a round each, `0.5 × (1 − allowed / rtt)`: 0.35 at first, and a
-        // little less as the idle RTT creeps up (to 2.8 ms after 100 answers).
+        // little less as the idle RTT creeps up (to 1.1 ms after 100 answers).
         answer_full(&l, &mut w, 100, ms(20));
         let queued = l.limit(at());
         assert!(
