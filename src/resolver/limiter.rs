@@ -188,7 +188,7 @@ impl Permit {
                 .places
                 .saturating_sub(self.server.free.available_permits());
             // An answer that queued past the allowance says the limit is too high: it
-            // does not raise it too.
+            // does not raise it either.
             let growth = if (held as f64) * 2.0 < st.limit || rtt > allowed {
                 0.0
             } else if recent_loss {
