@@ -2,9 +2,8 @@
 //! table of pending requests, and the per-request retransmission loop (PROTOCOL.md §8.1).
 //!
 //! The caller's future does the sending and waits on a oneshot channel; no task is spawned
-//! per request. The receive task wakes on readiness, then drains the socket several
-//! datagrams at a time (`udp_sys::recv_batch`: `recvmmsg` on Linux) before waiting again; it
-//! alone reads the socket. (Callers once took turns
+//! per request. The receive task wakes on readiness, then drains the socket with
+//! `try_recv_from` before waiting again; it alone reads the socket. (Callers once took turns
 //! reading it too, to save the hop through the receive task: on a multi-threaded runtime
 //! every answer then woke two tasks, often on two threads, and one request at a time took
 //! 70 µs instead of 33 µs; see BENCHMARKS.md.) A datagram is accepted only when its request
@@ -59,8 +58,6 @@ const RECV_BUFFER: usize = 2048;
 const SOCKET_RECV_BUFFER: usize = 4 << 20;
 /// Datagrams handled per wake-up before the receive task yields to others.
 const RECV_BATCH: usize = 256;
-/// The receive task's buffers: one per datagram of a batch read in one call.
-type RecvBuffers = [[u8; RECV_BUFFER]; udp_sys::RECV_AT_ONCE];
 
 /// Most UDP datagrams one request may be split into (the reference client has no limit; 64
 /// fragments are 31 488 message bytes, far above any resolution request).
@@ -508,7 +505,7 @@ impl UdpDemux {
 
 async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
     let _close = CloseOnDrop(shared.clone());
-    let mut bufs: Box<RecvBuffers> = Box::new([[0u8; RECV_BUFFER]; udp_sys::RECV_AT_ONCE]);
+    let mut buf = vec![0u8; RECV_BUFFER];
     loop {
         let ready = match socket.ready(udp_sys::INTEREST).await {
             Ok(ready) => ready,
@@ -518,13 +515,12 @@ async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
             }
         };
         if ready.is_error() {
-            let [first, ..] = &mut *bufs;
-            shared.drain_errors(&socket, first);
+            shared.drain_errors(&socket, &mut buf);
         }
         if ready.is_readable() || ready.is_read_closed() {
             // Drain in batches, yielding between them so that one busy socket cannot starve
             // the other tasks of this worker thread.
-            while let Drained::Batch = shared.drain(&socket, &mut bufs) {
+            while let Drained::Batch = shared.drain(&socket, &mut buf) {
                 tokio::task::yield_now().await;
             }
         }
@@ -555,22 +551,14 @@ enum Drained {
 }
 
 impl Shared {
-    /// Reads datagrams (several per call, `udp_sys::recv_batch`) until the socket would
-    /// block or a batch is done.
-    fn drain(&self, socket: &UdpSocket, bufs: &mut RecvBuffers) -> Drained {
+    /// Reads datagrams with `try_recv_from` until the socket would block or a batch is done.
+    fn drain(&self, socket: &UdpSocket, buf: &mut [u8]) -> Drained {
         let mut errors = 0usize;
-        let mut handled = 0usize;
-        let mut got = [(0usize, None); udp_sys::RECV_AT_ONCE];
-        while handled < RECV_BATCH {
-            match udp_sys::recv_batch(socket, bufs, &mut got) {
-                Ok(n) => {
-                    handled += n.max(1);
-                    for (buf, &(len, from)) in bufs.iter().zip(&got).take(n) {
-                        // The address is always there for an IP socket.
-                        let Some(from) = from else { continue };
-                        let datagram = Bytes::copy_from_slice(buf.get(..len).unwrap_or_default());
-                        self.on_datagram(datagram, from);
-                    }
+        for _ in 0..RECV_BATCH {
+            match socket.try_recv_from(buf) {
+                Ok((n, from)) => {
+                    let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
+                    self.on_datagram(datagram, from);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Drained::Empty,
                 Err(e) => {
