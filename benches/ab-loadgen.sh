@@ -19,17 +19,10 @@ transport) only="--transport-layer --no-library" ;;
 *) echo "LAYER: library or transport" >&2; exit 2 ;;
 esac
 out=$(mktemp)
-i=1
-while [ "$i" -le "$pairs" ]; do
-    for which in a b; do
-        bin=$a
-        [ "$which" = b ] && bin=$b
-        # shellcheck disable=SC2086
-        "$bin" --server "$server" --handle "$handle" --transport udp --concurrency "$c" \
-            --n "$n" --no-raw $only 2>&1 | grep '^run' | sed "s/^/$which /" >>"$out"
-    done
-    i=$((i + 1))
-done
+. "$(dirname "$0")/alternate.sh"
+# shellcheck disable=SC2086
+alternate "$pairs" "$a" "$b" "$out" --server "$server" --handle "$handle" --transport udp \
+    --concurrency "$c" --n "$n" --no-raw $only
 python3 - "$out" "$layer" <<'PY'
 import re, statistics as st, sys
 layer = sys.argv[2]

@@ -8,15 +8,8 @@
 set -eu
 a=$1 b=$2 rounds=${3:-6} c=${4:-256} n=${5:-100000}
 out=$(mktemp)
-i=1
-while [ "$i" -le "$rounds" ]; do
-    for which in a b; do
-        bin=$a
-        [ "$which" = b ] && bin=$b
-        "$bin" --concurrency "$c" --n "$n" 2>&1 | grep '^run' | sed "s/^/$which /" >>"$out"
-    done
-    i=$((i + 1))
-done
+. "$(dirname "$0")/alternate.sh"
+alternate "$rounds" "$a" "$b" "$out" --concurrency "$c" --n "$n"
 python3 - "$out" <<'PY'
 import re, statistics as st, sys
 rows = {}

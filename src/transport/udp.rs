@@ -306,7 +306,7 @@ impl UdpDemux {
         let loss_timeout = loss_detection.and_then(|(first_wait, backoff)| {
             t.loss
                 .timeout(peer)
-                .map(|l| l * 2u32.pow(backoff.min(MAX_LOSS_BACKOFF)))
+                .map(|l| l.saturating_mul(2u32.pow(backoff.min(MAX_LOSS_BACKOFF))))
                 .filter(|l| *l < first_wait)
         });
         let sent_at = loss_detection.map(|_| Instant::now());
