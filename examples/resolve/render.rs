@@ -311,7 +311,7 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
         .unwrap_or(2);
     let handle_w = attempts
         .iter()
-        .map(|h| h.handle.chars().count())
+        .map(|h| h.handle.as_str().chars().count())
         .max()
         .unwrap_or(0);
     // Where each went: the server, or for a proxy's REST API the URL asked.
@@ -336,7 +336,7 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
             format!(
                 ";;   {:<attempt_w$}  {:<handle_w$}  {:<server_w$}  {}  {:>rtt_w$} ms  {outcome}{sent}",
                 format!("#{}", h.number),
-                one_line(&h.handle),
+                one_line(h.handle.as_str()),
                 to(h),
                 transport_name(h.transport),
                 rtt(h),
@@ -379,8 +379,7 @@ pub fn record_text(rec: &HandleRecord, raw: bool) -> Vec<String> {
         rec.handle,
         s.server,
         transport_name(s.transport),
-        s.site_description
-            .as_deref()
+        s.site_description()
             .map(|d| format!(", site {d:?}"))
             .unwrap_or_default(),
         if s.certified { ", certified" } else { "" },

@@ -115,7 +115,7 @@ async fn a_cancelled_first_caller_does_not_fail_the_others() {
     assert!(rec
         .attempts
         .iter()
-        .any(|h| h.handle == format!("0.NA/{PREFIX}")));
+        .any(|h| h.handle.as_str() == format!("0.NA/{PREFIX}")));
     assert_eq!(asked(&w, &format!("0.NA/{PREFIX}")), 1);
     assert_eq!(asked(&w, &format!("0.SERV/{PREFIX}")), 1);
     assert_eq!(w.net.in_flight(), 0);

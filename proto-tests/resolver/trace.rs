@@ -106,7 +106,7 @@ async fn attempts_are_numbered_as_they_started_on_every_path() {
         let (out, attempts) = r.resolve_traced(h, &Query::new()).await;
         out.unwrap();
         assert_every_request_traced(&w, &attempts);
-        let asked: Vec<&Attempt> = attempts.iter().filter(|a| a.handle == h).collect();
+        let asked: Vec<&Attempt> = attempts.iter().filter(|a| a.handle.as_str() == h).collect();
         let won = asked
             .iter()
             .find(|a| a.outcome == AttemptOutcome::Response(1.into()))

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -38,7 +39,9 @@ pub const MAX_HANDLE_LENGTH: usize = 2048;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Handle {
-    text: String,
+    /// Shared, so that a resolution's many copies (its trace, its requests, its attempts)
+    /// cost no allocation each.
+    text: Arc<str>,
     slash: usize,
 }
 
@@ -73,7 +76,7 @@ impl Handle {
         check_suffix(suffix, &suffix_span)?;
         check_length(prefix, &prefix_span, suffix, &suffix_span)?;
         Ok(Self {
-            text: s.to_string(),
+            text: Arc::from(s),
             slash,
         })
     }
@@ -148,7 +151,7 @@ impl Handle {
         check_suffix(suffix, suffix_span)?;
         check_length(prefix, prefix_span, suffix, suffix_span)?;
         Ok(Self {
-            text: format!("{prefix}/{suffix}"),
+            text: Arc::from(format!("{prefix}/{suffix}")),
             slash: prefix.len(),
         })
     }
@@ -156,7 +159,7 @@ impl Handle {
     /// Builds a handle from parts that have already been checked.
     pub(crate) fn from_checked_parts(prefix: &str, suffix: &str) -> Self {
         Self {
-            text: format!("{prefix}/{suffix}"),
+            text: Arc::from(format!("{prefix}/{suffix}")),
             slash: prefix.len(),
         }
     }
@@ -187,7 +190,7 @@ impl Handle {
 
     fn prefix_handle_of(prefix: &str) -> Self {
         Self {
-            text: format!("0.NA/{}", prefix.to_ascii_uppercase()),
+            text: Arc::from(format!("0.NA/{}", prefix.to_ascii_uppercase())),
             slash: 4,
         }
     }
@@ -197,7 +200,7 @@ impl Handle {
         &self.text
     }
 
-    /// The handle's text, as parsed (no copy).
+    /// The handle's text, as parsed.
     ///
     /// ```
     /// use handle_resolver::ident::Handle;
@@ -206,7 +209,12 @@ impl Handle {
     /// # Ok::<(), handle_resolver::ident::IdentError>(())
     /// ```
     pub fn into_string(self) -> String {
-        self.text
+        self.text.to_string()
+    }
+
+    /// The handle's text, shared with this handle (no copy).
+    pub fn as_shared_str(&self) -> Arc<str> {
+        self.text.clone()
     }
 
     /// The UTF-8 bytes sent on the wire.
@@ -302,9 +310,9 @@ impl Handle {
                     c
                 }
             })
-            .collect();
+            .collect::<String>();
         Self {
-            text,
+            text: Arc::from(text),
             slash: self.slash,
         }
     }

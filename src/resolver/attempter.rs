@@ -365,6 +365,7 @@ impl Attempter {
             server,
             addr,
             kind,
+            key,
             admin: spec.is_admin(),
         };
         let public_only = spec.flags.contains(OpFlags::PO);
@@ -384,7 +385,7 @@ impl Attempter {
         let mut record = Recorded::start(
             trace,
             Attempt {
-                handle: spec.handle.as_str().to_string(),
+                handle: spec.handle.clone(),
                 server: addr,
                 transport: kind,
                 number: 0,
@@ -408,7 +409,8 @@ impl Attempter {
             result = Box::pin(self.send_answering(to, &request, lease.key(), true)).await;
         }
         record.in_session(lease.key().map(|k| k.session_id()));
-        let answered_at = Instant::now();
+        // The clock was read as the last answer came (one read fewer per request).
+        let answered_at = result.as_ref().map_or_else(|_| Instant::now(), |r| r.at);
         let rtt = answered_at.saturating_duration_since(record.started);
         let answered = match result {
             Ok(r) => r,
@@ -498,7 +500,7 @@ impl Attempter {
         // timeout: `ExchangeOptions::udp_loss_detection`) is sent again at once, under the
         // limit again, at most `MAX_EARLY_RESENDS` times; the last transmission waits out the
         // retransmission schedule. Administration requests are never sent again this way.
-        let key = srtt_key(to.server);
+        let key = to.key;
         let detecting = to.kind == TransportKind::Udp
             && self.options.udp_loss_detection
             && matches!(
@@ -507,21 +509,23 @@ impl Attempter {
             );
         let mut resent = 0u32;
         let mut first_taken = None;
-        let (first, rtt) = loop {
+        let (first, rtt, at) = loop {
             // A resend is the same request to the limit: its losses are one event.
-            let permit = match to.kind {
+            // The place is taken right before the send: its time is the send's.
+            let (permit, sent) = match to.kind {
                 TransportKind::Udp => {
                     let p = self.limiter.acquire(key).await;
-                    let first = *first_taken.get_or_insert(p.taken());
-                    Some(p.taken_at(first))
+                    let taken = p.taken();
+                    let first = *first_taken.get_or_insert(taken);
+                    (Some(p.taken_at(first)), taken)
                 }
-                _ => None,
+                _ => (None, Instant::now()),
             };
-            let sent = Instant::now();
             // The transport's loss timeout doubles with each resend (`udp_loss_backoff`).
             let detect = (detecting && resent < MAX_EARLY_RESENDS).then_some(resent);
             let result = self.send(to, request, session.clone(), detect).await;
-            let rtt = sent.elapsed();
+            let at = Instant::now();
+            let rtt = at.saturating_duration_since(sent);
             if let Some(permit) = permit {
                 match &result {
                     Ok(e) => permit.answered(rtt, e.transmissions),
@@ -533,7 +537,7 @@ impl Attempter {
                 Err(TransportError::PresumedLost) if detect.is_some() => resent += 1,
                 // A resend has a request id of its own: its RTT is the last exchange's,
                 // unambiguous unless the transport retransmitted it.
-                other => break (other, rtt),
+                other => break (other, rtt, at),
             }
         };
         let first = first.map_err(SendFailure::Transport)?;
@@ -542,6 +546,7 @@ impl Attempter {
             resent,
             exchanged: first,
             rtt,
+            at,
             challenged: false,
         };
         let Some(auth) = self.auth.as_ref().filter(|_| answer) else {
@@ -561,6 +566,7 @@ impl Attempter {
             answered.exchanged = Box::pin(self.send(to, &answer, session.clone(), None))
                 .await
                 .map_err(SendFailure::Transport)?;
+            answered.at = Instant::now();
             answered.challenged = true;
         }
         Ok(answered)
@@ -579,7 +585,7 @@ impl Attempter {
             kind,
             ..
         } = to;
-        let lease = self.sessions.lease(srtt_key(server)).await;
+        let lease = self.sessions.lease(to.key).await;
         let (Lease::Setup(_), Some(auth)) = (&lease, &self.auth) else {
             return lease;
         };
@@ -626,6 +632,7 @@ impl Attempter {
             addr,
             kind,
             admin,
+            ..
         } = to;
         let options = self.exchange_options(session, loss_detection);
         let options = &*options;
@@ -741,6 +748,8 @@ struct Peer<'a> {
     server: &'a ServerInfo,
     addr: SocketAddr,
     kind: TransportKind,
+    /// The server's key in the per-server tables ([`srtt_key`]).
+    key: SocketAddr,
     /// An administration request: HTTP goes to an admin interface (the answers to its
     /// challenges and its session setup too); anything else to a query interface.
     admin: bool,
@@ -757,6 +766,8 @@ struct Answered {
     /// Round trip of the last exchange of the request (its first transmission to the
     /// answer): a sample when that exchange took one transmission.
     rtt: Duration,
+    /// When the last answer came.
+    at: Instant,
     /// True when a challenge was answered.
     challenged: bool,
 }

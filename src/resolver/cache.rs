@@ -360,7 +360,7 @@ mod tests {
             server: "127.0.0.1:2641".parse().unwrap(),
             transport: TransportKind::Udp,
             site_serial: 1,
-            site_description: None,
+            site: None,
             certified: false,
             authoritative: false,
             protocol_version: ProtocolVersion::V2_11,

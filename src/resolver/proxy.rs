@@ -148,7 +148,7 @@ impl Proxy {
             let mut record = Recorded::start(
                 trace,
                 Attempt {
-                    handle: spec.handle.as_str().to_string(),
+                    handle: spec.handle.clone(),
                     server: self.addr,
                     transport: TransportKind::Rest,
                     number: 0,
@@ -248,7 +248,7 @@ impl Proxy {
             server: self.addr,
             transport: TransportKind::Rest,
             site_serial: 0,
-            site_description: None,
+            site: None,
             certified: false,
             authoritative: false,
             protocol_version: ProtocolVersion::V2_11,

@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use super::sites::Site;
+use crate::ident::Handle;
 use crate::transport::TransportKind;
 use crate::wire::{HandleValue, ProtocolVersion, ResponseCode};
 
@@ -17,8 +19,9 @@ pub struct Source {
     pub transport: TransportKind,
     /// The site serial number the server put in its response header.
     pub site_serial: u16,
-    /// The `desc` attribute of the site, when it has one.
-    pub site_description: Option<String>,
+    /// The site of the server that answered, when the answer came from a site (not from
+    /// a proxy's REST API); see also [`Source::site_description`].
+    pub site: Option<Site>,
     /// True when the answer was signed and its signature verified.
     pub certified: bool,
     /// True when the answer came from a primary site (and had AT set; servers set AT on
@@ -30,6 +33,14 @@ pub struct Source {
     /// For an answer from a proxy's REST API: the URL asked (`server` is then the proxy's
     /// address when the URL names one, else unspecified).
     pub url: Option<String>,
+}
+
+impl Source {
+    /// The `desc` attribute of the answering site, when it has one (read when asked: most
+    /// answers are never asked where they came from).
+    pub fn site_description(&self) -> Option<String> {
+        self.site.as_ref().and_then(Site::description)
+    }
 }
 
 /// How one attempt ended.
@@ -52,7 +63,7 @@ pub enum AttemptOutcome {
 #[non_exhaustive]
 pub struct Attempt {
     /// The handle in the request (`0.NA/<prefix>` for service lookups).
-    pub handle: String,
+    pub handle: Handle,
     /// The server asked.
     pub server: SocketAddr,
     /// UDP or TCP.

@@ -260,7 +260,7 @@ async fn native(
         server: answer.server,
         transport: answer.kind,
         site_serial: answer.msg.header.site_info_serial,
-        site_description: answer.site.description(),
+        site: Some(answer.site.clone()),
         certified: answer.certified,
         // Servers set AT on every response (PROTOCOL.md §14.4): only the site says whether
         // the answer came from a primary.
