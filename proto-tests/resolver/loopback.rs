@@ -61,6 +61,10 @@ async fn full_chain_to_the_hashed_server_over_udp_and_tcp() {
                 site.server_for(h.as_bytes()).unwrap().addr(),
                 rec.source.server
             );
+            // The source names the answering site: its record, and its `desc` on request.
+            assert_eq!(rec.source.site.as_ref().map(|s| &*s.info), Some(&site.info));
+            let desc = rec.source.site_description().unwrap();
+            assert!(desc.starts_with("test site "), "{desc}");
         }
         // The root was asked over the same transport.
         match kind {

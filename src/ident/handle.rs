@@ -212,11 +212,6 @@ impl Handle {
         self.text.to_string()
     }
 
-    /// The handle's text, shared with this handle (no copy).
-    pub fn as_shared_str(&self) -> Arc<str> {
-        self.text.clone()
-    }
-
     /// The UTF-8 bytes sent on the wire.
     pub fn as_bytes(&self) -> &[u8] {
         self.text.as_bytes()

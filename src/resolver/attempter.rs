@@ -409,8 +409,7 @@ impl Attempter {
             result = Box::pin(self.send_answering(to, &request, lease.key(), true)).await;
         }
         record.in_session(lease.key().map(|k| k.session_id()));
-        // The clock was read as the last answer came (one read fewer per request).
-        let answered_at = result.as_ref().map_or_else(|_| Instant::now(), |r| r.at);
+        let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);
         let answered = match result {
             Ok(r) => r,
@@ -509,23 +508,21 @@ impl Attempter {
             );
         let mut resent = 0u32;
         let mut first_taken = None;
-        let (first, rtt, at) = loop {
+        let (first, rtt) = loop {
             // A resend is the same request to the limit: its losses are one event.
-            // The place is taken right before the send: its time is the send's.
-            let (permit, sent) = match to.kind {
+            let permit = match to.kind {
                 TransportKind::Udp => {
                     let p = self.limiter.acquire(key).await;
-                    let taken = p.taken();
-                    let first = *first_taken.get_or_insert(taken);
-                    (Some(p.taken_at(first)), taken)
+                    let first = *first_taken.get_or_insert(p.taken());
+                    Some(p.taken_at(first))
                 }
-                _ => (None, Instant::now()),
+                _ => None,
             };
+            let sent = Instant::now();
             // The transport's loss timeout doubles with each resend (`udp_loss_backoff`).
             let detect = (detecting && resent < MAX_EARLY_RESENDS).then_some(resent);
             let result = self.send(to, request, session.clone(), detect).await;
-            let at = Instant::now();
-            let rtt = at.saturating_duration_since(sent);
+            let rtt = sent.elapsed();
             if let Some(permit) = permit {
                 match &result {
                     Ok(e) => permit.answered(rtt, e.transmissions),
@@ -537,7 +534,7 @@ impl Attempter {
                 Err(TransportError::PresumedLost) if detect.is_some() => resent += 1,
                 // A resend has a request id of its own: its RTT is the last exchange's,
                 // unambiguous unless the transport retransmitted it.
-                other => break (other, rtt, at),
+                other => break (other, rtt),
             }
         };
         let first = first.map_err(SendFailure::Transport)?;
@@ -546,7 +543,6 @@ impl Attempter {
             resent,
             exchanged: first,
             rtt,
-            at,
             challenged: false,
         };
         let Some(auth) = self.auth.as_ref().filter(|_| answer) else {
@@ -566,7 +562,6 @@ impl Attempter {
             answered.exchanged = Box::pin(self.send(to, &answer, session.clone(), None))
                 .await
                 .map_err(SendFailure::Transport)?;
-            answered.at = Instant::now();
             answered.challenged = true;
         }
         Ok(answered)
@@ -766,8 +761,6 @@ struct Answered {
     /// Round trip of the last exchange of the request (its first transmission to the
     /// answer): a sample when that exchange took one transmission.
     rtt: Duration,
-    /// When the last answer came.
-    at: Instant,
     /// True when a challenge was answered.
     challenged: bool,
 }

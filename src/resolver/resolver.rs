@@ -328,7 +328,7 @@ impl Resolver {
                 Some(cordra) => target.handle = cordra,
                 None => {
                     return Err(ResolveError::NotCordra {
-                        input: target.input.to_string(),
+                        input: target.input,
                     })
                 }
             }

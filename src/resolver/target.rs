@@ -9,8 +9,6 @@
 //! sent only when the resolver was asked for the CORDRA profile
 //! ([`ResolverBuilder::strict_cordra`](super::ResolverBuilder::strict_cordra)).
 
-use std::sync::Arc;
-
 use crate::ident::{CordraId, Handle, Identifier, ParseOptions};
 
 use super::error::ResolveError;
@@ -25,9 +23,8 @@ pub struct Target {
     /// a CORDRA id (digit prefix, 32-hex-digit suffix); sent instead of `handle` only under
     /// the CORDRA profile.
     pub cordra: Option<Handle>,
-    /// The input as given (for messages): shared with the handle when it is the handle's
-    /// text, so that the common case costs no copy.
-    pub input: Arc<str>,
+    /// The input as given (for messages).
+    pub input: String,
 }
 
 /// Anything [`Resolver::resolve`](super::Resolver::resolve) accepts.
@@ -41,16 +38,10 @@ impl Resolvable for str {
     fn to_target(&self) -> Result<Target, ResolveError> {
         let id = Identifier::parse_with(self.trim(), ParseOptions::default())?;
         let cordra = id.as_cordra().map(CordraId::to_handle);
-        let handle = id.into_handle()?;
-        let input = if handle.as_str() == self {
-            handle.as_shared_str()
-        } else {
-            Arc::from(self)
-        };
         Ok(Target {
-            handle,
+            handle: id.into_handle()?,
             cordra,
-            input,
+            input: self.to_string(),
         })
     }
 }
@@ -73,7 +64,7 @@ impl Resolvable for Identifier {
         Ok(Target {
             handle: self.to_handle()?,
             cordra: self.as_cordra().map(CordraId::to_handle),
-            input: Arc::from(self.to_string()),
+            input: self.to_string(),
         })
     }
 }
@@ -83,7 +74,7 @@ impl Resolvable for Handle {
         Ok(Target {
             handle: self.clone(),
             cordra: CordraId::from_handle(self).ok().map(|id| id.to_handle()),
-            input: self.as_shared_str(),
+            input: self.as_str().to_string(),
         })
     }
 }
@@ -93,7 +84,7 @@ impl Resolvable for CordraId {
         Ok(Target {
             handle: self.written_handle(),
             cordra: Some(self.to_handle()),
-            input: Arc::from(self.to_string()),
+            input: self.to_string(),
         })
     }
 }
@@ -115,9 +106,7 @@ mod tests {
         assert!(t.cordra.is_none());
         let t = " 20.500.12345/abc ".to_target().unwrap();
         assert_eq!(t.handle.as_str(), "20.500.12345/abc");
-        assert_eq!(&*t.input, " 20.500.12345/abc ");
-        let t = "20.500.12345/abc".to_target().unwrap();
-        assert_eq!(&*t.input, "20.500.12345/abc");
+        assert_eq!(t.input, " 20.500.12345/abc ");
         let t = "https://hdl.handle.net/100.102/f58fb49eb1f848f0a606e84cef294be5"
             .to_target()
             .unwrap();

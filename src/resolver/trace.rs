@@ -12,7 +12,6 @@ use tracing::debug;
 
 use futures::FutureExt;
 use parking_lot::Mutex;
-use smallvec::SmallVec;
 use tokio::time::Instant;
 
 use crate::ident::Handle;
@@ -54,9 +53,8 @@ struct Running {
 struct Entries {
     /// Finished attempts, in the order they ended.
     done: Vec<Attempt>,
-    /// Attempts in progress, in the order they started: most resolutions have one at a
-    /// time, kept inline (no allocation).
-    running: SmallVec<[Running; 1]>,
+    /// Attempts in progress, in the order they started.
+    running: Vec<Running>,
     /// Shared work this resolution waits for, by token.
     joined: Vec<(u64, Arc<Trace>)>,
     /// The last token given out (for running attempts and joined work).
@@ -79,35 +77,27 @@ pub(crate) struct Trace {
     /// The handle the resolution is about (named by its errors).
     origin: Handle,
     entries: Mutex<Entries>,
-    /// Shared with the work this resolution starts on behalf of others.
-    budget: Arc<Budget>,
-    /// The root refresh flag of work shared with others: its own, not the budget's (that
-    /// one belongs to the resolution that started the work). `None`: the budget's.
-    own_refresh: Option<Arc<AtomicBool>>,
-}
-
-/// What one resolution may spend, whatever runs its lookups: one allocation for both.
-#[derive(Debug, Default)]
-struct Budget {
-    /// Referrals and service hops so far, so the limit bounds the whole tree of lookups.
-    referrals: AtomicU32,
+    /// Attempt numbers given out.
+    /// Referrals and service hops so far: shared with the work this resolution starts on
+    /// behalf of others, so the limit bounds the whole tree of lookups.
+    referrals: Arc<AtomicU32>,
     /// Whether the resolution has spent its one root refresh (shared with the request it
     /// shares with identical queries: one refresh per resolution, whatever runs it).
-    refreshed: AtomicBool,
+    refreshed: Arc<AtomicBool>,
 }
 
 impl Trace {
     /// Fresh bookkeeping for a resolution of `origin`.
     pub(crate) fn new(origin: Handle) -> Self {
-        Self::with(origin, Arc::default(), None)
+        Self::with(origin, Arc::default(), Arc::default())
     }
 
-    fn with(origin: Handle, budget: Arc<Budget>, own_refresh: Option<Arc<AtomicBool>>) -> Self {
+    fn with(origin: Handle, referrals: Arc<AtomicU32>, refreshed: Arc<AtomicBool>) -> Self {
         Self {
             origin,
             entries: Mutex::new(Entries::default()),
-            budget,
-            own_refresh,
+            referrals,
+            refreshed,
         }
     }
 
@@ -115,7 +105,7 @@ impl Trace {
     /// but this resolution's referral budget, so nested lookups cannot each start over from
     /// [`MAX_REFERRALS`].
     pub(crate) fn for_shared_work(&self, origin: &Handle) -> Self {
-        Self::with(origin.clone(), self.budget.clone(), Some(Arc::default()))
+        Self::with(origin.clone(), self.referrals.clone(), Arc::default())
     }
 
     /// Bookkeeping for this resolution's own request when it is shared with identical
@@ -124,8 +114,8 @@ impl Trace {
     pub(crate) fn for_shared_request(&self, origin: &Handle) -> Self {
         Self::with(
             origin.clone(),
-            self.budget.clone(),
-            self.own_refresh.clone(),
+            self.referrals.clone(),
+            self.refreshed.clone(),
         )
     }
 
@@ -298,7 +288,7 @@ impl Trace {
 
     /// Counts one referral or service hop; an error past [`MAX_REFERRALS`].
     pub(crate) fn count_referral(&self) -> Result<(), ResolveError> {
-        let n = self.budget.referrals.fetch_add(1, Ordering::Relaxed) + 1;
+        let n = self.referrals.fetch_add(1, Ordering::Relaxed) + 1;
         if n > MAX_REFERRALS {
             return Err(ResolveError::TooManyReferrals {
                 handle: self.origin.to_string(),
@@ -310,11 +300,7 @@ impl Trace {
 
     /// True the first time only: whether this resolution may still trigger a root refresh.
     pub(crate) fn claim_refresh(&self) -> bool {
-        let flag = self
-            .own_refresh
-            .as_deref()
-            .unwrap_or(&self.budget.refreshed);
-        !flag.swap(true, Ordering::Relaxed)
+        !self.refreshed.swap(true, Ordering::Relaxed)
     }
 }
 

@@ -180,8 +180,6 @@ struct Registered<'a> {
     loss_timeout: Option<(Duration, Instant)>,
     /// Its answer will be taken as an RTT sample (until it is sent again).
     sampled: bool,
-    /// When it was registered (just before it is encoded and sent).
-    at: Instant,
 }
 
 /// Removes its pending entry when dropped, whatever ended the caller's future.
@@ -189,23 +187,10 @@ struct PendingGuard<'a> {
     shared: &'a Shared,
     id: u32,
     token: u64,
-    /// False once the entry is known to be gone: whoever hands over an outcome through
-    /// the entry's sender has removed the entry first, so the drop needs no lock then.
-    armed: bool,
-}
-
-impl PendingGuard<'_> {
-    /// The entry's outcome was received: the entry is gone already.
-    fn received(&mut self) {
-        self.armed = false;
-    }
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
         let mut t = self.shared.lock();
         if t.map.get(&self.id).is_some_and(|p| p.token == self.token) {
             t.remove(self.id);
@@ -324,8 +309,7 @@ impl UdpDemux {
                 .map(|l| l.saturating_mul(2u32.pow(backoff.min(MAX_LOSS_BACKOFF))))
                 .filter(|l| *l < first_wait)
         });
-        let at = Instant::now();
-        let sent_at = loss_detection.map(|_| at);
+        let sent_at = loss_detection.map(|_| Instant::now());
         t.map.insert(
             id,
             Pending {
@@ -343,14 +327,12 @@ impl UdpDemux {
             shared: &self.shared,
             id,
             token,
-            armed: true,
         };
         Ok(Registered {
             guard,
             rx,
             loss_timeout: loss_timeout.zip(sent_at),
             sampled: sent_at.is_some(),
-            at,
         })
     }
 
@@ -364,11 +346,10 @@ impl UdpDemux {
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
         let Registered {
-            mut guard,
+            guard,
             mut rx,
             loss_timeout,
             sampled,
-            at: registered_at,
         } = self.register(
             server,
             options.limits,
@@ -425,13 +406,7 @@ impl UdpDemux {
                 }
             }
             let transmissions = u32::try_from(attempt).map_or(u32::MAX, |a| a.saturating_add(1));
-            // The first wait counts from the registration (the clock read then, to within
-            // the encoding's microseconds): one clock read fewer per request.
-            let first_until = registered_at.checked_add(wait).filter(|_| attempt == 0);
-            let mut outcome = match first_until {
-                Some(until) => tokio::time::timeout_at(until, &mut rx).await,
-                None => tokio::time::timeout(wait, &mut rx).await,
-            };
+            let mut outcome = tokio::time::timeout(wait, &mut rx).await;
             if let (Err(_), Some((timeout, sent_at))) = (&outcome, probe) {
                 match self.presume_lost(&guard, server, sent_at) {
                     Presumed::Lost => {
@@ -446,9 +421,6 @@ impl UdpDemux {
                             tokio::time::timeout(scheduled.saturating_sub(timeout), &mut rx).await
                     }
                 }
-            }
-            if outcome.is_ok() {
-                guard.received();
             }
             match outcome {
                 Ok(Ok(Ok(answer))) => {
