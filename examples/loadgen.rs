@@ -217,7 +217,9 @@ impl Stats {
 }
 
 /// User + system CPU seconds of the client: every thread of this process but the built-in
-/// server's (named `testserver`), from `/proc/self/task/*/stat`.
+/// server's (named `testserver`), from `/proc/self/task/*/stat`. A thread that has ended is
+/// no longer listed: one that lives only for a measurement counts itself
+/// ([`thread_cpu_seconds`]).
 fn cpu_seconds() -> f64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0.0;
@@ -227,19 +229,32 @@ fn cpu_seconds() -> f64 {
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue;
         };
-        // `pid (comm) state ...`: the name is between the first '(' and the last ')'.
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        if stat[open + 1..close].starts_with("testserver") {
-            continue;
+        if let Some((name, cpu)) = stat_cpu(&stat) {
+            if !name.starts_with("testserver") {
+                total += cpu;
+            }
         }
-        // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
-        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-        let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-        total += (tick(11) + tick(12)) / 100.0;
     }
     total
+}
+
+/// User + system CPU seconds of the calling thread.
+fn thread_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/stat")
+        .ok()
+        .and_then(|stat| stat_cpu(&stat).map(|(_, cpu)| cpu))
+        .unwrap_or(0.0)
+}
+
+/// A thread's name and user + system CPU seconds, from its `stat` line.
+fn stat_cpu(stat: &str) -> Option<(&str, f64)> {
+    // `pid (comm) state ...`: the name is between the first '(' and the last ')'.
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let name = stat.get(open + 1..close)?;
+    // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
+    let f: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+    Some((name, (tick(11) + tick(12)) / 100.0))
 }
 
 /// Times `work` and fills in the elapsed time and CPU used.
@@ -248,7 +263,8 @@ fn measured(work: impl FnOnce() -> Stats) -> Stats {
     let t0 = Instant::now();
     let mut s = work();
     s.elapsed = t0.elapsed();
-    s.cpu = cpu_seconds() - cpu0;
+    // What `work` counted itself (a thread that ended) and what the live threads used.
+    s.cpu += cpu_seconds() - cpu0;
     s
 }
 
@@ -519,9 +535,14 @@ fn measure(
         Kind::Udp => {
             let requests = requests.clone();
             measured(|| {
-                std::thread::spawn(move || raw_udp(server, &requests, n, c))
-                    .join()
-                    .unwrap_or_default()
+                std::thread::spawn(move || {
+                    let cpu0 = thread_cpu_seconds();
+                    let mut s = raw_udp(server, &requests, n, c);
+                    s.cpu = thread_cpu_seconds() - cpu0;
+                    s
+                })
+                .join()
+                .unwrap_or_default()
             })
         }
         Kind::Tcp => measured(|| rt.block_on(raw_tcp(server, requests.clone(), n, c))),
