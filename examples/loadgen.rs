@@ -11,9 +11,10 @@
 //! ```
 //! Without `--server` it starts the test server (`handle_resolver::testing`) on 127.0.0.1 in
 //! its own multi-threaded runtime, holding `--handles` handles of four values each (one
-//! datagram per answer, like the reference capture `udp_resolve_all`). With `--server` it
-//! also prints its own CPU seconds (user + sys, from `/proc/self/stat`) per 100,000
-//! resolutions: the client's cost, comparable with any other client run against that server.
+//! datagram per answer, like the reference capture `udp_resolve_all`). Every measurement
+//! prints the client's CPU seconds (user + sys, from `/proc/self/stat`, less the built-in
+//! server's threads) per 100,000 resolutions: the client's cost, comparable with any other
+//! client run against the same server.
 //!
 //! Each run alternates raw loop, library (and, with `--transport-layer`, `NetTransport` alone)
 //! `--slices` times on shares of N, so that all meet the same background load; with
@@ -155,7 +156,7 @@ struct Stats {
     elapsed: Duration,
     /// Latencies of the successful requests, microseconds (sorted once complete).
     latencies: Vec<u32>,
-    /// CPU seconds of the whole process during the run.
+    /// CPU seconds of the client during the run (the process less the built-in server).
     cpu: f64,
 }
 
@@ -216,37 +217,33 @@ impl Stats {
     }
 }
 
-/// User + system CPU seconds of the client: every thread of this process but the built-in
-/// server's (named `testserver`), from `/proc/self/task/*/stat`. A thread that has ended is
-/// no longer listed: one that lives only for a measurement counts itself
-/// ([`thread_cpu_seconds`]).
+/// User + system CPU seconds of the client: the whole process (`/proc/self/stat`, which
+/// keeps the time of threads that have ended, such as the raw loop's) less the built-in
+/// server's threads (named `testserver`, alive for the whole run, from
+/// `/proc/self/task/*/stat`).
 fn cpu_seconds() -> f64 {
+    let process = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| stat_cpu(&stat).map(|(_, cpu)| cpu))
+        .unwrap_or(0.0);
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0.0;
+        return process;
     };
-    let mut total = 0.0;
+    let mut server = 0.0;
     for task in tasks.flatten() {
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue;
         };
         if let Some((name, cpu)) = stat_cpu(&stat) {
-            if !name.starts_with("testserver") {
-                total += cpu;
+            if name.starts_with("testserver") {
+                server += cpu;
             }
         }
     }
-    total
+    process - server
 }
 
-/// User + system CPU seconds of the calling thread.
-fn thread_cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/stat")
-        .ok()
-        .and_then(|stat| stat_cpu(&stat).map(|(_, cpu)| cpu))
-        .unwrap_or(0.0)
-}
-
-/// A thread's name and user + system CPU seconds, from its `stat` line.
+/// A process's or thread's name and user + system CPU seconds, from its `stat` line.
 fn stat_cpu(stat: &str) -> Option<(&str, f64)> {
     // `pid (comm) state ...`: the name is between the first '(' and the last ')'.
     let (open, close) = (stat.find('(')?, stat.rfind(')')?);
@@ -263,8 +260,7 @@ fn measured(work: impl FnOnce() -> Stats) -> Stats {
     let t0 = Instant::now();
     let mut s = work();
     s.elapsed = t0.elapsed();
-    // What `work` counted itself (a thread that ended) and what the live threads used.
-    s.cpu += cpu_seconds() - cpu0;
+    s.cpu = cpu_seconds() - cpu0;
     s
 }
 
@@ -535,14 +531,9 @@ fn measure(
         Kind::Udp => {
             let requests = requests.clone();
             measured(|| {
-                std::thread::spawn(move || {
-                    let cpu0 = thread_cpu_seconds();
-                    let mut s = raw_udp(server, &requests, n, c);
-                    s.cpu = thread_cpu_seconds() - cpu0;
-                    s
-                })
-                .join()
-                .unwrap_or_default()
+                std::thread::spawn(move || raw_udp(server, &requests, n, c))
+                    .join()
+                    .unwrap_or_default()
             })
         }
         Kind::Tcp => measured(|| rt.block_on(raw_tcp(server, requests.clone(), n, c))),
