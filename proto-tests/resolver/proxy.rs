@@ -80,6 +80,8 @@ async fn the_json_becomes_the_record() {
     assert_eq!(rec.source.server, "127.0.0.1:8000".parse().unwrap());
     let url = "http://127.0.0.1:8000/api/handles/20.500.1/x?type=URL&index=1&auth=true";
     assert_eq!(rec.source.url.as_deref(), Some(url));
+    // A proxy's answer comes from no site of the Handle System.
+    assert!(rec.source.site.is_none() && rec.source.site_description().is_none());
     assert_eq!(*script.asked.lock(), [url]);
     assert_eq!(rec.attempts.len(), 1);
     assert_eq!(rec.attempts[0].url.as_deref(), Some(url));
