@@ -360,6 +360,8 @@ impl<'a> Recorded<'a> {
 
 impl Drop for Recorded<'_> {
     fn drop(&mut self) {
+        // `finish` checks `open` too; checked here first so that an attempt already
+        // finished costs no clock read.
         if self.open {
             let rtt = self.started.elapsed();
             self.finish(AttemptOutcome::Cancelled, rtt, 0);

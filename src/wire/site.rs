@@ -425,21 +425,13 @@ impl SiteInfo {
     /// `alt_addr` for a single-server site), when it parses as an IP address.
     pub fn alt_addr(&self, server_id: u32) -> Option<IpAddr> {
         // Asked for every request: names are compared in place, nothing is allocated.
-        let numbered = |name: &[u8]| {
-            name.strip_prefix(b"alt_addr.").is_some_and(|digits| {
-                // Exactly the decimal form of the id: digits only, no leading zero.
-                digits.iter().all(u8::is_ascii_digit)
-                    && (digits.len() == 1 || digits.first() != Some(&b'0'))
-                    && std::str::from_utf8(digits)
-                        .ok()
-                        .and_then(|d| d.parse::<u32>().ok())
-                        == Some(server_id)
-            })
-        };
         let value = self
             .attributes
             .iter()
-            .find(|(n, _)| numbered(n))
+            .find(|(n, _)| {
+                n.strip_prefix(b"alt_addr.")
+                    .is_some_and(|digits| is_decimal_of(digits, server_id))
+            })
             .map(|(_, v)| v)
             .or_else(|| {
                 (self.servers.len() == 1)
@@ -448,6 +440,18 @@ impl SiteInfo {
             })?;
         std::str::from_utf8(value).ok()?.trim().parse().ok()
     }
+}
+
+/// True when `digits` is exactly the decimal form of `id`: digits only, no sign, no leading
+/// zero.
+fn is_decimal_of(digits: &[u8], id: u32) -> bool {
+    let canonical = digits.len() == 1 || digits.first() != Some(&b'0');
+    canonical
+        && digits.iter().all(u8::is_ascii_digit)
+        && std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| d.parse::<u32>().ok())
+            == Some(id)
 }
 
 #[cfg(test)]
