@@ -9,6 +9,8 @@
 # Environment:
 #   RUNS=N             executions per target (default 10000000)
 #   RUNS_<target>=N    executions for one target (e.g. RUNS_root_files=3000000)
+#   TIME_<target>=S    stop that target after S seconds too (libFuzzer's -max_total_time),
+#                      for the targets a signature check per input makes slow (`trust`)
 #   SANITIZER=s        cargo fuzz's sanitizer (default none: the crate forbids unsafe code,
 #                      and without ASan the targets run 5 to 10 times faster; overflow checks
 #                      and debug assertions stay on); `address` for ASan
@@ -22,7 +24,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")"
-ALL=(message value site reassembler ident root_files json uri_list http_answer auth session)
+ALL=(message value site reassembler ident root_files json uri_list http_answer auth session jws trust)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 RUNS=${RUNS:-10000000}
@@ -44,6 +46,9 @@ total_crashes=0
 for t in "${TARGETS[@]}"; do
     var="RUNS_$t"
     n=${!var:-$RUNS}
+    tvar="TIME_$t"
+    limit=()
+    [ -n "${!tvar:-}" ] && limit=(-max_total_time="${!tvar}")
     log="logs/$t.log"
     # (A missing directory would fail the pipeline, and with it the script, on a fresh checkout.)
     mkdir -p "artifacts/$t"
@@ -52,7 +57,7 @@ for t in "${TARGETS[@]}"; do
     start=$(date +%s.%N)
     status=0
     nice -n 19 "${FUZZ[@]}" run -s "$SANITIZER" "$t" -- \
-        -runs="$n" -timeout=30 -rss_limit_mb=1024 -print_final_stats=1 >"$log" 2>&1 || status=$?
+        -runs="$n" "${limit[@]}" -timeout=30 -rss_limit_mb=1024 -print_final_stats=1 >"$log" 2>&1 || status=$?
     end=$(date +%s.%N)
     after=$(find "artifacts/$t" -type f | wc -l)
     crashes=$((after - before))

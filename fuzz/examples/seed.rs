@@ -43,6 +43,13 @@
 //! files as shipped (`root_files`), the 27 handles of `hash-vectors.json` (`ident`), and each
 //! URN of the test server's file (`ident`) with its URLs as the `text/uri-list` of an `N2Ls`
 //! answer, with CRLF and with LF (`uri_list`).
+//!
+//! From the signed 2019 `bootstrap_handles`: every HS_SIGNATURE and HS_CERT value's data as a
+//! JWS (`jws` mode 0) and its payload as claims (`jws` mode 1); every record with the two
+//! records its chains go through (`0.NA/0.NA` and `0.0/0.0`) as a record set (`trust`),
+//! checked at the file's `lastUpdate` against the global root (mode 0), 200 days later
+//! (mode 1), and at `lastUpdate` against the set's own `0.0/0.0` keys (mode 4), and the whole
+//! file once (mode 0).
 
 #[path = "../fuzz_targets/types.rs"]
 mod types;
@@ -654,6 +661,51 @@ fn captures_auth(corpus: &mut Corpus, auth: &Path) {
     }
 }
 
+/// A record set in the `trust` target's form: per record `handle length (u8) ‖ handle ‖
+/// value count (u8) ‖ values in wire form`.
+fn trust_records<'a>(records: impl IntoIterator<Item = (&'a str, &'a [HandleValue])>) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    for (handle, values) in records {
+        out.put_u8(u8::try_from(handle.len()).unwrap());
+        out.put_slice(handle.as_bytes());
+        out.put_u8(u8::try_from(values.len()).unwrap());
+        for v in values {
+            v.encode(&mut out).unwrap();
+        }
+    }
+    out.to_vec()
+}
+
+/// The `jws` and `trust` targets' seeds (see the module's doc).
+fn trust(corpus: &mut Corpus, reference: &Path) {
+    let file = fs::read(reference.join("root-files/bootstrap_handles")).unwrap();
+    let records = read_bootstrap_handles(&file, &Limits::default())
+        .unwrap()
+        .handles;
+    for (handle, values) in &records {
+        for v in values
+            .iter()
+            .filter(|v| v.is_type("HS_SIGNATURE") || v.is_type("HS_CERT"))
+        {
+            corpus.add_with("jws", "jws", 0, &v.data);
+            let jws = handle_resolver::trust::Jws::parse(&v.data).unwrap();
+            corpus.add_with("jws", "claims", 1, jws.payload());
+        }
+        let mut set: Vec<(&str, &[HandleValue])> = vec![(handle, values)];
+        for chain in ["0.NA/0.NA", "0.0/0.0"] {
+            if chain != handle {
+                set.push((chain, &records[chain]));
+            }
+        }
+        let seed = trust_records(set);
+        for mode in [0, 1, 4] {
+            corpus.add_with("trust", "records", mode, &seed);
+        }
+    }
+    let all = trust_records(records.iter().map(|(h, v)| (h.as_str(), v.as_slice())));
+    corpus.add_with("trust", "records-all", 0, &all);
+}
+
 fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let reference = here.join("../fixtures/reference");
@@ -663,6 +715,7 @@ fn main() {
         ident_mode: 0,
     };
     root_files(&mut corpus, &reference);
+    trust(&mut corpus, &reference);
     test_server(&mut corpus, &here.join("../fixtures"));
     for set in ["captures", "captures-dsa"] {
         let mut dirs: Vec<PathBuf> = fs::read_dir(reference.join(set))
