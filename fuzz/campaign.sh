@@ -57,7 +57,7 @@ for t in "${TARGETS[@]}"; do
     start=$(date +%s.%N)
     status=0
     nice -n 19 "${FUZZ[@]}" run -s "$SANITIZER" "$t" -- \
-        -runs="$n" "${limit[@]}" -timeout=30 -rss_limit_mb=1024 -print_final_stats=1 >"$log" 2>&1 || status=$?
+        -runs="$n" ${limit[@]+"${limit[@]}"} -timeout=30 -rss_limit_mb=1024 -print_final_stats=1 >"$log" 2>&1 || status=$?
     end=$(date +%s.%N)
     after=$(find "artifacts/$t" -type f | wc -l)
     crashes=$((after - before))
