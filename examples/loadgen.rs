@@ -35,6 +35,7 @@ use handle_resolver::resolver::{Resolver, TransportPreference};
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
 use handle_resolver::wire::{HandleValue, Message};
+use hdrhistogram::Histogram;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -131,21 +132,51 @@ struct Args {
     failover: Option<usize>,
 }
 
-/// Adds up the counts and latencies of the client tasks of one measurement; a task that
-/// failed counts as one error.
-async fn join_stats(tasks: Vec<tokio::task::JoinHandle<Stats>>) -> Stats {
+/// Adds up the counts of the client tasks of one measurement (a task that failed counts as
+/// one error), with the latencies they recorded.
+async fn join_stats(tasks: Vec<tokio::task::JoinHandle<Stats>>, latencies: &Latencies) -> Stats {
     let mut all = Stats::default();
     for t in tasks {
         match t.await {
             Ok(s) => {
                 all.ok += s.ok;
                 all.errors += s.errors;
-                all.latencies.extend(s.latencies);
             }
             Err(_) => all.errors += 1,
         }
     }
+    all.latencies = Some(latencies.take());
     all
+}
+
+/// The latencies of one measurement, in microseconds: one histogram (3 significant digits)
+/// that all its client tasks record into, so that the memory they take does not grow with
+/// N. (A list of every latency grew by 4 bytes a resolution: 16 MB in a soak of 4 million,
+/// which hid whether the library's own memory stays flat.)
+#[derive(Clone)]
+struct Latencies(Arc<parking_lot::Mutex<Histogram<u64>>>);
+
+impl Latencies {
+    fn new() -> Self {
+        Self(Arc::new(parking_lot::Mutex::new(empty_histogram())))
+    }
+
+    /// Records the time since `start`.
+    fn record(&self, start: Instant) {
+        let us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.0.lock().saturating_record(us);
+    }
+
+    /// What was recorded, leaving an empty histogram.
+    fn take(&self) -> Histogram<u64> {
+        std::mem::replace(&mut *self.0.lock(), empty_histogram())
+    }
+}
+
+/// 1 µs to an hour (a longer latency counts as an hour), 3 significant digits (within
+/// 0.1 %).
+fn empty_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds")
 }
 
 /// Outcome of one measured run.
@@ -154,33 +185,38 @@ struct Stats {
     ok: usize,
     errors: usize,
     elapsed: Duration,
-    /// Latencies of the successful requests, microseconds (sorted once complete).
-    latencies: Vec<u32>,
+    /// Latencies of the successful requests, microseconds.
+    latencies: Option<Histogram<u64>>,
     /// CPU seconds of the client during the run (the process less the built-in server).
     cpu: f64,
 }
 
 impl Stats {
-    /// Adds another slice of the same measurement (latencies are sorted later).
+    /// Adds another slice of the same measurement.
     fn absorb(&mut self, other: Stats) {
         self.ok += other.ok;
         self.errors += other.errors;
         self.elapsed += other.elapsed;
         self.cpu += other.cpu;
-        self.latencies.extend(other.latencies);
+        match (&mut self.latencies, other.latencies) {
+            // The same bounds, so adding cannot fall out of range.
+            (Some(mine), Some(theirs)) => {
+                let _ = mine.add(theirs);
+            }
+            (mine @ None, theirs) => *mine = theirs,
+            (Some(_), None) => {}
+        }
     }
     fn rate(&self) -> f64 {
         self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
-    fn pct(&self, p: usize) -> u32 {
-        let n = self.latencies.len();
-        if n == 0 {
-            return 0;
-        }
-        self.latencies[(n * p / 100).min(n - 1)]
+    fn pct(&self, p: u32) -> u64 {
+        self.latencies
+            .as_ref()
+            .map_or(0, |h| h.value_at_quantile(f64::from(p) / 100.0))
     }
-    fn max(&self) -> u32 {
-        self.latencies.last().copied().unwrap_or(0)
+    fn max(&self) -> u64 {
+        self.latencies.as_ref().map_or(0, Histogram::max)
     }
     fn cpu_per_100k(&self) -> f64 {
         self.cpu * 100_000.0 / (self.ok.max(1) as f64)
@@ -293,10 +329,11 @@ async fn library_run(
     halfway: Option<Halfway>,
 ) -> Stats {
     let next = Arc::new(AtomicUsize::new(0));
+    let latencies = Latencies::new();
     let tasks: Vec<_> = (0..c)
         .map(|_| {
             let (resolver, handles, next) = (resolver.clone(), handles.clone(), next.clone());
-            let halfway = halfway.clone();
+            let (halfway, latencies) = (halfway.clone(), latencies.clone());
             tokio::spawn(async move {
                 let mut s = Stats::default();
                 loop {
@@ -314,7 +351,7 @@ async fn library_run(
                     match resolver.resolve(h.as_str()).await {
                         Ok(r) if !r.values.is_empty() => {
                             s.ok += 1;
-                            s.latencies.push(t0.elapsed().as_micros() as u32);
+                            latencies.record(t0);
                         }
                         _ => s.errors += 1,
                     }
@@ -322,7 +359,7 @@ async fn library_run(
             })
         })
         .collect();
-    join_stats(tasks).await
+    join_stats(tasks, &latencies).await
 }
 
 /// The transport layer alone: `c` tasks calling [`Exchange::exchange`] with pre-built
@@ -341,6 +378,7 @@ async fn transport_run(
         Kind::Tcp => TransportKind::Tcp,
     };
     let next = Arc::new(AtomicUsize::new(0));
+    let latencies = Latencies::new();
     let tasks: Vec<_> = (0..c)
         .map(|_| {
             let (transport, options, requests, next) = (
@@ -349,6 +387,7 @@ async fn transport_run(
                 requests.clone(),
                 next.clone(),
             );
+            let latencies = latencies.clone();
             tokio::spawn(async move {
                 let mut s = Stats::default();
                 loop {
@@ -361,7 +400,7 @@ async fn transport_run(
                     match transport.exchange(server, kind, request, &options).await {
                         Ok(e) if e.message.is_response() => {
                             s.ok += 1;
-                            s.latencies.push(t0.elapsed().as_micros() as u32);
+                            latencies.record(t0);
                         }
                         _ => s.errors += 1,
                     }
@@ -369,7 +408,7 @@ async fn transport_run(
             })
         })
         .collect();
-    join_stats(tasks).await
+    join_stats(tasks, &latencies).await
 }
 
 /// Encoded requests for `handles`, as the library sends them (all values, default flags).
@@ -415,6 +454,7 @@ fn raw_udp(server: SocketAddr, requests: &[Vec<u8>], n: usize, c: usize) -> Stat
     let mut order = std::collections::VecDeque::with_capacity(c);
     let mut in_flight = 0usize;
     let mut s = Stats::default();
+    let latencies = Latencies::new();
     let mut buf = vec![0u8; 65_536];
     let send = |seq: usize, reqs: &mut Vec<Vec<u8>>| {
         let k = seq % reqs.len();
@@ -438,7 +478,7 @@ fn raw_udp(server: SocketAddr, requests: &[Vec<u8>], n: usize, c: usize) -> Stat
                     in_flight -= 1;
                     s.ok += 1;
                     done += 1;
-                    s.latencies.push(t.elapsed().as_micros() as u32);
+                    latencies.record(t);
                 }
             }
         }
@@ -466,15 +506,18 @@ fn raw_udp(server: SocketAddr, requests: &[Vec<u8>], n: usize, c: usize) -> Stat
             send(seq, &mut reqs);
         }
     }
+    s.latencies = Some(latencies.take());
     s
 }
 
 /// Raw TCP: `c` tasks, one connection per request, the answer read to EOF and counted.
 async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: usize) -> Stats {
     let next = Arc::new(AtomicUsize::new(0));
+    let latencies = Latencies::new();
     let tasks: Vec<_> = (0..c)
         .map(|_| {
             let (requests, next) = (requests.clone(), next.clone());
+            let latencies = latencies.clone();
             tokio::spawn(async move {
                 let mut s = Stats::default();
                 let mut req = Vec::new();
@@ -499,7 +542,7 @@ async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: u
                     match ok {
                         Ok(len) if len >= 20 => {
                             s.ok += 1;
-                            s.latencies.push(t0.elapsed().as_micros() as u32);
+                            latencies.record(t0);
                         }
                         _ => s.errors += 1,
                     }
@@ -507,7 +550,7 @@ async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: u
             })
         })
         .collect();
-    join_stats(tasks).await
+    join_stats(tasks, &latencies).await
 }
 
 /// One (transport, C) measurement. After a short warm-up of each, the raw loop, the library
@@ -586,9 +629,6 @@ fn measure(
                 out[i].get_or_insert_with(Stats::default).absorb(s);
             }
         }
-    }
-    for s in out.iter_mut().flatten() {
-        s.latencies.sort_unstable();
     }
     out
 }
@@ -797,6 +837,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let rss_start = rss_kb();
+    let rss_during = RssSampler::start();
     for &kind in &args.transport {
         for &c in &args.concurrency {
             let c = c.max(1);
@@ -846,17 +887,60 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // Resident memory of the whole process (client and built-in server) before the first
-    // run and after the last: flat when nothing leaks or grows with the number of requests.
+    // run and after the last, and while they ran (at a quarter, half, three quarters and
+    // the end of the time, and the highest sample): flat when nothing leaks or grows with
+    // the number of requests.
     let rss_end = rss_kb();
+    let (quarters, peak) = rss_during.stop();
     if args.json {
         println!(
             "{}",
-            json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end})
+            json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end,
+                   "rss_kb_quarters": quarters, "rss_kb_peak": peak})
         );
     } else {
-        println!("resident memory: {rss_start} kB before the runs, {rss_end} kB after");
+        let q = quarters.map(|k| format!("{k}"));
+        println!(
+            "resident memory: {rss_start} kB before the runs, {rss_end} kB after; while they ran \
+             {} / {} / {} / {} kB at 1/4, 1/2, 3/4 and the end of the time, peak {peak} kB",
+            q[0], q[1], q[2], q[3]
+        );
     }
     Ok(())
+}
+
+/// Samples the resident memory every 200 ms on a thread of its own while the runs go on.
+struct RssSampler {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<u64>>,
+}
+
+impl RssSampler {
+    fn start() -> Self {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                samples.push(rss_kb());
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            samples
+        });
+        RssSampler { stop, thread }
+    }
+
+    /// The samples at 1/4, 1/2, 3/4 and the end of the time, and the highest one.
+    fn stop(self) -> ([u64; 4], u64) {
+        self.stop.store(true, Ordering::Relaxed);
+        let samples = self.thread.join().unwrap_or_default();
+        let at = |num: usize| {
+            let i = (samples.len() * num / 4).min(samples.len().saturating_sub(1));
+            samples.get(i).copied().unwrap_or(0)
+        };
+        let peak = samples.iter().copied().max().unwrap_or(0);
+        ([at(1), at(2), at(3), at(4)], peak)
+    }
 }
 
 /// Resident set size of this process in kB (`VmRSS` of `/proc/self/status`; 0 if unknown).
