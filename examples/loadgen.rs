@@ -899,11 +899,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                    "rss_kb_quarters": quarters, "rss_kb_peak": peak})
         );
     } else {
-        let q = quarters.map(|k| format!("{k}"));
+        let [q1, q2, q3, q4] = quarters;
         println!(
             "resident memory: {rss_start} kB before the runs, {rss_end} kB after; while they ran \
-             {} / {} / {} / {} kB at 1/4, 1/2, 3/4 and the end of the time, peak {peak} kB",
-            q[0], q[1], q[2], q[3]
+             {q1} / {q2} / {q3} / {q4} kB at 1/4, 1/2, 3/4 and the end of the time, peak {peak} kB"
         );
     }
     Ok(())
