@@ -19,22 +19,28 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod admin;
 pub mod auth;
 pub mod blocking;
 pub mod ident;
-pub mod resolver;
+mod resolver;
+pub mod root;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod transport;
 pub mod trust;
+mod urn;
 pub mod wire;
 
+pub use admin::{Admin, AdminError};
 pub use ident::{Handle, Identifier};
 pub use resolver::{
-    Attempt, AttemptOutcome, BuildError, HandleRecord, ProtocolViolation, Query, ResolveError,
-    ResolveMany, Resolver, ResolverBuilder, SignatureFailure, SiteAnswer, Source,
-    TransportPreference, UrnAnswer, UrnError,
+    locations_of, select_location, server_record, Attempt, AttemptOutcome, BuildError, Clock,
+    FixedClock, HandleRecord, ProtocolViolation, Query, Resolvable, ResolveError, ResolveMany,
+    Resolver, ResolverBuilder, SignatureFailure, Site, SiteAnswer, Source, SystemClock, Target,
+    TransportPreference,
 };
+pub use urn::{AsUrn, UrnAnswer, UrnError, UrnService};
 
 /// The README's Rust examples, compiled as doc tests so they cannot drift from the API.
 #[cfg(doctest)]

@@ -131,8 +131,9 @@ pub enum ResolveError {
     /// A server answered something that is not an acceptable response.
     #[error("protocol error{}: {violation}{}", from_server(server), asked(*sites_asked))]
     Protocol {
-        /// The server that answered.
-        server: SocketAddr,
+        /// The server that answered; `None` when no server could be asked (a site with no
+        /// usable server).
+        server: Option<SocketAddr>,
         /// What was wrong.
         violation: ProtocolViolation,
         /// How many sites were asked in all when this failure is the one reported for
@@ -258,10 +259,11 @@ pub enum ResolveError {
         prefix_handle: String,
     },
     /// Any other response code (a server error, out-of-date site info after a refresh, ...).
-    #[error("{server} answered {}{}{}", code_text(*code), if message.is_empty() { String::new() } else { format!(": {message}") }, asked(*sites_asked))]
+    #[error("{} answered {}{}{}", server.map_or("the proxy".to_string(), |s| s.to_string()), code_text(*code), if message.is_empty() { String::new() } else { format!(": {message}") }, asked(*sites_asked))]
     Server {
-        /// The server that answered.
-        server: SocketAddr,
+        /// The server that answered; `None` for a handle proxy's REST API named by a host
+        /// name (its address is the HTTP client's business).
+        server: Option<SocketAddr>,
         /// The response code.
         code: ResponseCode,
         /// The server's error text (lossy UTF-8).
@@ -272,12 +274,11 @@ pub enum ResolveError {
     },
 }
 
-/// ` from <server>`, or nothing when no server is known (the unspecified address).
-fn from_server(server: &SocketAddr) -> String {
-    if server.ip().is_unspecified() {
-        String::new()
-    } else {
-        format!(" from {server}")
+/// ` from <server>`, or nothing when no server is known.
+fn from_server(server: &Option<SocketAddr>) -> String {
+    match server {
+        Some(server) => format!(" from {server}"),
+        None => String::new(),
     }
 }
 
@@ -299,6 +300,31 @@ fn code_text(code: ResponseCode) -> String {
 }
 
 impl ResolveError {
+    /// The typed error of a final answer with response `code` that is not a success (from
+    /// the native protocol or a proxy's REST API), with the server's error `message`, about
+    /// `handle`: 100 not found, 200 no matching values, 402 authentication needed, 301 prefix
+    /// not served, any other code as it is.
+    pub(crate) fn from_response(
+        code: ResponseCode,
+        message: String,
+        server: Option<SocketAddr>,
+        handle: &str,
+    ) -> Self {
+        let handle = handle.to_string();
+        match code {
+            ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
+            ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
+            ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },
+            ResponseCode::ServerNotResponsible => ResolveError::PrefixNotServed { handle },
+            code => ResolveError::Server {
+                sites_asked: 1,
+                server,
+                code,
+                message,
+            },
+        }
+    }
+
     /// The same error, naming `step` instead of `origin` as the handle being resolved (for
     /// the variants that name it from the resolution's bookkeeping): what a step of an alias
     /// chain reports, also to the callers sharing it, is about the handle of that step.
@@ -384,7 +410,7 @@ mod tests {
             sites_asked: 1,
         };
         let protocol = |violation| ResolveError::Protocol {
-            server: addr(),
+            server: Some(addr()),
             violation,
             sites_asked: 1,
         };
@@ -470,7 +496,7 @@ mod tests {
             ),
             (
                 ResolveError::Protocol {
-                    server: SocketAddr::from(([0, 0, 0, 0], 0)),
+                    server: None,
                     violation: ProtocolViolation::NoUsableServer,
                     sites_asked: 1,
                 },
@@ -612,7 +638,7 @@ mod tests {
             ),
             (
                 ResolveError::Server {
-                    server: addr(),
+                    server: Some(addr()),
                     code: ResponseCode::Error,
                     message: "disk full".into(),
                     sites_asked: 3,
@@ -621,7 +647,7 @@ mod tests {
             ),
             (
                 ResolveError::Server {
-                    server: addr(),
+                    server: Some(addr()),
                     code: ResponseCode::Other(999),
                     message: String::new(),
                     sites_asked: 1,

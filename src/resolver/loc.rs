@@ -11,7 +11,7 @@ use crate::wire::{HandleValue, Location, Locations};
 use super::record::HandleRecord;
 
 /// The default method list of the handle.net proxy.
-pub const DEFAULT_CHOOSE_BY: [&str; 3] = ["locatt", "country", "weighted"];
+pub(crate) const DEFAULT_CHOOSE_BY: [&str; 3] = ["locatt", "country", "weighted"];
 
 /// Picks one location. `locatt` holds the wished attributes (`("view", "json")`, ...).
 ///

@@ -5,7 +5,7 @@
 //! 429 and 503 are waited out as `Retry-After` says, at most [`MAX_RETRIES`] times and never
 //! longer than [`MAX_RETRY_WAIT`] a time (the resolution's one deadline still bounds it all).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -14,23 +14,25 @@ use percent_encoding::{utf8_percent_encode, AsciiSet};
 use crate::ident::chars::HANDLE_PATH;
 use tokio::time::Instant;
 
-use crate::transport::{Exchange, Fetched, HttpGet, TransportError, TransportKind};
+use crate::transport::{
+    BaseUrl, BaseUrlError, Exchange, Fetched, HttpGet, TransportError, TransportKind,
+};
 use crate::wire::json::RestAnswer;
 use crate::wire::{HandleValue, Limits, ProtocolVersion, ResponseCode};
 
+use super::ask::RequestSpec;
 use super::error::ResolveError;
 use super::record::{Attempt, AttemptOutcome, Source};
-use super::request::{code_error, RequestSpec};
-use super::trace::{Recorded, Trace};
+use super::support::trace::{Recorded, Trace};
 
 /// Most retries after a 429 or 503.
-pub const MAX_RETRIES: u32 = 2;
+const MAX_RETRIES: u32 = 2;
 /// Longest wait before one retry (a longer `Retry-After` is not waited out: the error is
 /// returned at once).
-pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// Most bytes of one REST answer (a record of thousands of values fits; a server that
 /// sends more is cut off with an error).
-pub const MAX_REST_BODY: usize = 4 << 20;
+const MAX_REST_BODY: usize = 4 << 20;
 
 /// What is percent-encoded in a query parameter's value: what a path would, and `&`, `=`,
 /// `+`, `/`.
@@ -41,8 +43,11 @@ const QUERY: &AsciiSet = &HANDLE_PATH.add(b'&').add(b'=').add(b'+').add(b'/');
 pub(crate) struct Proxy {
     /// `http(s)://host[:port][/path]`, without a trailing `/`.
     base: String,
-    /// The proxy's address when the URL names one (for the trace), else unspecified.
-    addr: SocketAddr,
+    /// The proxy's address when the URL names one by an IP literal (for the trace and
+    /// errors).
+    addr: Option<SocketAddr>,
+    /// Its port (the one in the URL, else the scheme's).
+    port: u16,
     exchange: Arc<dyn Exchange>,
     /// Bounds on what one answer may hold.
     limits: Limits,
@@ -54,16 +59,6 @@ impl std::fmt::Debug for Proxy {
     }
 }
 
-/// Why a proxy URL is not usable.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("proxy URL {url:?}: {reason}")]
-pub struct ProxyUrlError {
-    /// The URL given.
-    pub url: String,
-    /// What is wrong with it.
-    pub reason: &'static str,
-}
-
 impl Proxy {
     /// A proxy at `url` (`http://` or `https://`, host, optional port and path; no query or
     /// fragment).
@@ -71,32 +66,13 @@ impl Proxy {
         url: &str,
         exchange: Arc<dyn Exchange>,
         limits: Limits,
-    ) -> Result<Self, ProxyUrlError> {
-        let error = |reason| ProxyUrlError {
-            url: url.to_string(),
-            reason,
-        };
-        let (scheme_len, default_port) = if url.starts_with("https://") {
-            (8, 443)
-        } else if url.starts_with("http://") {
-            (7, 80)
-        } else {
-            return Err(error("not an http:// or https:// URL"));
-        };
-        if url.contains(['?', '#']) || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(error("a query, fragment or white space has no place in it"));
-        }
-        let base = url.trim_end_matches('/').to_string();
-        let rest = base.get(scheme_len..).unwrap_or_default();
-        let authority = rest.split('/').next().unwrap_or_default();
-        if authority.is_empty() || authority.contains('@') {
-            return Err(error("no host (or user information, which is not sent)"));
-        }
-        let addr = literal_addr(authority, default_port)
-            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], default_port)));
+    ) -> Result<Self, BaseUrlError> {
+        let url = BaseUrl::parse(url)?;
+        let (base, addr, port) = (url.as_str().to_string(), url.literal_addr(), url.port());
         Ok(Self {
             base,
             addr,
+            port,
             exchange,
             limits,
         })
@@ -149,7 +125,7 @@ impl Proxy {
                 trace,
                 Attempt {
                     handle: spec.handle.clone(),
-                    server: self.addr,
+                    server: self.trace_addr(),
                     transport: TransportKind::Rest,
                     number: 0,
                     rtt: Duration::ZERO,
@@ -238,14 +214,17 @@ impl Proxy {
         let asked = spec.handle.as_str();
         if code != ResponseCode::Success {
             let message = answer.message.unwrap_or_default();
-            return Ok((code, Err(code_error(code, message, self.addr, asked))));
+            return Ok((
+                code,
+                Err(ResolveError::from_response(code, message, self.addr, asked)),
+            ));
         }
         let handle = match answer.handle {
             Some(h) if h != asked => h,
             _ => asked.to_string(),
         };
         let source = Source {
-            server: self.addr,
+            server: self.trace_addr(),
             transport: TransportKind::Rest,
             site_serial: 0,
             site: None,
@@ -257,23 +236,19 @@ impl Proxy {
         Ok((code, Ok((handle, answer.values, source))))
     }
 
+    /// The proxy's address as attempts and sources name it: the unspecified address with the
+    /// proxy's port when the URL names a host (the record's `url` says which).
+    fn trace_addr(&self) -> SocketAddr {
+        self.addr
+            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], self.port)))
+    }
+
     fn failure(&self, url: &str, error: TransportError) -> ResolveError {
         ResolveError::Proxy {
             url: url.to_string(),
             error,
         }
     }
-}
-
-/// The address of `host[:port]` when `host` is an IP literal.
-fn literal_addr(authority: &str, default_port: u16) -> Option<SocketAddr> {
-    if let Ok(addr) = authority.parse::<SocketAddr>() {
-        return Some(addr);
-    }
-    let host = authority.trim_start_matches('[').trim_end_matches(']');
-    host.parse::<IpAddr>()
-        .ok()
-        .map(|ip| SocketAddr::new(ip, default_port))
 }
 
 /// How long `Retry-After` asks to wait: delay seconds, or an HTTP date (RFC 9110 §10.2.3)
@@ -311,10 +286,9 @@ mod tests {
         let ex: Arc<dyn Exchange> = Arc::new(crate::transport::NetTransport::new());
         let p = Proxy::new("http://127.0.0.1:8000/", ex.clone(), Limits::default()).unwrap();
         assert_eq!(p.base, "http://127.0.0.1:8000");
-        assert_eq!(p.addr, "127.0.0.1:8000".parse().unwrap());
+        assert_eq!(p.addr, Some("127.0.0.1:8000".parse().unwrap()));
         let p = Proxy::new("https://hdl.handle.net", ex.clone(), Limits::default()).unwrap();
-        assert!(p.addr.ip().is_unspecified());
-        assert_eq!(p.addr.port(), 443);
+        assert_eq!(p.addr, None);
         for bad in [
             "ftp://x",
             "http://",

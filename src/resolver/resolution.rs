@@ -1,7 +1,8 @@
 //! [`Resolution`]: one call, from the handle to the record. It owns the target handle, the
-//! query (with the resolver's settings filled in), the deadline, the HS_ALIAS chain and the
-//! trace; it reads and fills the answer cache, shares identical queries in flight, and hands
-//! each request to the [`SiteLocator`].
+//! query (with the resolver's settings filled in), **the deadline**, the HS_ALIAS chain and
+//! the trace; it reads and fills the answer cache, shares identical queries in flight, and
+//! asks its [`Upstream`] for each handle of the chain: the native procedure (the
+//! [`SiteLocator`]) or a handle proxy's REST API.
 
 use std::sync::Arc;
 
@@ -10,46 +11,78 @@ use tracing::{info_span, Instrument};
 use crate::ident::Handle;
 use crate::wire::HandleValue;
 
-use super::cache::{AnswerCache, CachedAnswer, RecordKey};
+use super::ask::RequestSpec;
 use super::error::ResolveError;
-use super::flight::Flights;
-use super::locator::SiteLocator;
+use super::locate::{text_of, Path, SiteLocator};
 use super::query::{Asked, Query};
 use super::record::{Attempt, HandleRecord, Source};
-use super::request::RequestSpec;
 use super::settings::{Settings, MAX_ALIAS_DEPTH};
-use super::sites::text_of;
-use super::trace::{SharedOutcome, Trace};
+use super::support::cache::{AnswerCache, CachedAnswer, RecordKey};
+use super::support::deadline::within;
+use super::support::flight::Flights;
+use super::support::trace::{SharedOutcome, Trace};
 
-/// What every resolution of one resolver (and its clones) shares.
+/// What every call of one resolver (and its clones) shares.
 #[derive(Debug)]
-pub(crate) struct Core {
+pub(crate) struct Shared {
     pub(crate) settings: Settings,
+    /// The native procedure (also for administration, root refreshes, the mirror check).
     pub(crate) locator: Arc<SiteLocator>,
+    /// Where resolutions are answered from.
+    upstream: Upstream,
     pub(crate) answers: AnswerCache,
-    /// A handle proxy whose REST API answers resolutions instead of the native procedure.
-    #[cfg(feature = "http")]
-    pub(crate) proxy: Option<super::proxy::Proxy>,
     /// Identical queries in flight (answer cache on, not authoritative) share one request.
     flights: Flights<RecordKey, SharedOutcome<HandleRecord>, Arc<Trace>>,
 }
 
-impl Core {
-    pub(crate) fn new(settings: Settings, locator: SiteLocator, answers: AnswerCache) -> Self {
+impl Shared {
+    pub(crate) fn new(
+        settings: Settings,
+        locator: Arc<SiteLocator>,
+        upstream: Upstream,
+        answers: AnswerCache,
+    ) -> Self {
         Self {
             settings,
-            locator: Arc::new(locator),
+            locator,
+            upstream,
             answers,
-            #[cfg(feature = "http")]
-            proxy: None,
             flights: Flights::default(),
+        }
+    }
+}
+
+/// Where a resolution's answers come from. Both share the resolution's deadline, answer
+/// cache and single flight.
+#[derive(Debug)]
+pub(crate) enum Upstream {
+    /// The native procedure: the locator's sites, servers and referrals.
+    Native,
+    /// A handle proxy's REST API (`ResolverBuilder::proxy`).
+    #[cfg(feature = "http")]
+    Proxy(super::proxy::Proxy),
+}
+
+impl Upstream {
+    /// Resolves one request: the handle as the answer spells it, the values and where they
+    /// came from.
+    async fn resolve(
+        &self,
+        locator: &Arc<SiteLocator>,
+        spec: RequestSpec,
+        trace: &Trace,
+    ) -> Result<(String, Vec<HandleValue>, Source), ResolveError> {
+        match self {
+            Upstream::Native => native(locator, spec, trace).await,
+            #[cfg(feature = "http")]
+            Upstream::Proxy(proxy) => proxy.resolve(&spec, trace).await,
         }
     }
 }
 
 /// One resolution: a call of [`Resolver::resolve_with`](super::Resolver::resolve_with).
 pub(crate) struct Resolution<'a> {
-    core: &'a Arc<Core>,
+    shared: &'a Arc<Shared>,
     asked: Asked,
     /// The attempts made, and the handle asked for (its origin).
     trace: Trace,
@@ -57,10 +90,10 @@ pub(crate) struct Resolution<'a> {
 
 impl<'a> Resolution<'a> {
     /// A resolution of `handle` asking `query`.
-    pub(crate) fn new(core: &'a Arc<Core>, handle: Handle, query: &Query) -> Self {
-        let asked = query.asked(&core.settings);
+    pub(crate) fn new(shared: &'a Arc<Shared>, handle: Handle, query: &Query) -> Self {
+        let asked = query.asked(&shared.settings);
         Self {
-            core,
+            shared,
             asked,
             trace: Trace::new(handle),
         }
@@ -70,31 +103,32 @@ impl<'a> Resolution<'a> {
     /// attempt made in it, or the error and every attempt made (at the deadline, also those
     /// still running).
     pub(crate) async fn run(self) -> Result<HandleRecord, (ResolveError, Vec<Attempt>)> {
-        let deadline = self.core.settings.timeout;
         let span = info_span!("resolve", handle = %self.trace.origin());
-        // Pinned here, not owned by the timeout: at the deadline the work (and its attempts
+        // Pinned here, not owned by the deadline: at the deadline the work (and its attempts
         // in progress) must still exist while the trace is read.
-        let work = std::pin::pin!(self.follow_aliases().instrument(span));
-        match tokio::time::timeout(deadline, work).await {
-            Ok(Ok(mut record)) => {
+        let mut work = std::pin::pin!(self.follow_aliases().instrument(span));
+        let work = async { work.as_mut().await.map_err(|e| (e, None)) };
+        let timed_out = |after| {
+            let e = ResolveError::Timeout {
+                handle: self.trace.origin().to_string(),
+                after,
+            };
+            (e, Some(self.trace.at_deadline()))
+        };
+        match within(self.shared.settings.timeout, work, timed_out).await {
+            Ok(mut record) => {
                 record.attempts = self.trace.take_attempts();
                 Ok(record)
             }
-            Ok(Err(e)) => Err((e, self.trace.take_attempts())),
-            Err(_) => Err((
-                ResolveError::Timeout {
-                    handle: self.trace.origin().to_string(),
-                    after: deadline,
-                },
-                self.trace.at_deadline(),
-            )),
+            Err((e, Some(attempts))) => Err((e, attempts)),
+            Err((e, None)) => Err((e, self.trace.take_attempts())),
         }
     }
 
     /// Resolves the handle, following HS_ALIAS values when configured (≤
     /// [`MAX_ALIAS_DEPTH`], loops detected).
     async fn follow_aliases(&self) -> Result<HandleRecord, ResolveError> {
-        let follow = self.core.settings.follow_aliases;
+        let follow = self.shared.settings.follow_aliases;
         let asked_alias = self.asked.includes_aliases();
         // With a type filter, HS_ALIAS is asked for too (and taken out of the record again).
         let asked = if follow && !asked_alias {
@@ -158,36 +192,40 @@ impl<'a> Resolution<'a> {
         handle: &Handle,
         asked: &Asked,
     ) -> Result<HandleRecord, ResolveError> {
-        let core = self.core;
-        let key = core.answers.is_on().then(|| RecordKey::new(handle, asked));
+        let shared = self.shared;
+        let key = shared
+            .answers
+            .is_on()
+            .then(|| RecordKey::new(handle, asked));
         let key = match key {
             Some(key) if !asked.authoritative => key,
             // Not shared: the request runs in this resolution's own bookkeeping, whose
             // errors name the handle first asked for; this step's name its own.
             key => {
-                return fetch(core, handle, asked, key, &self.trace)
+                return resolve_one(shared, handle, asked, key, &self.trace)
                     .await
                     .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
             }
         };
-        if let Some(found) = cached(&core.answers, &key, handle) {
+        if let Some(found) = cached(&shared.answers, &key, handle) {
             return found;
         }
-        let (shared_core, shared_handle, shared_asked) =
-            (core.clone(), handle.clone(), asked.clone());
+        let (in_flight, shared_handle, shared_asked) =
+            (shared.clone(), handle.clone(), asked.clone());
         self.trace
             .share(
-                &core.flights,
+                &shared.flights,
                 key.clone(),
                 || self.trace.for_shared_request(handle),
                 move |trace| async move {
                     // A flight that ended just before this one started may have filled the
                     // cache.
-                    match cached(&shared_core.answers, &key, &shared_handle) {
+                    match cached(&in_flight.answers, &key, &shared_handle) {
                         Some(found) => found,
                         None => {
                             let key = Some(key);
-                            fetch(&shared_core, &shared_handle, &shared_asked, key, &trace).await
+                            resolve_one(&in_flight, &shared_handle, &shared_asked, key, &trace)
+                                .await
                         }
                     }
                 },
@@ -214,35 +252,30 @@ fn cached(
     }
 }
 
-/// Resolves one handle over the network and caches the outcome under `key` (`None`: the
+/// Resolves one handle at the upstream and caches the outcome under `key` (`None`: the
 /// answer cache is off).
-async fn fetch(
-    core: &Arc<Core>,
+async fn resolve_one(
+    shared: &Arc<Shared>,
     handle: &Handle,
     asked: &Asked,
     key: Option<RecordKey>,
     trace: &Trace,
 ) -> Result<HandleRecord, ResolveError> {
-    let spec = RequestSpec::resolution(handle.clone(), asked, core.settings.request_digest);
-    #[cfg(feature = "http")]
-    let outcome = match &core.proxy {
-        Some(proxy) => proxy.resolve(&spec, trace).await,
-        None => native(core, spec, trace).await,
-    };
-    #[cfg(not(feature = "http"))]
-    let outcome = native(core, spec, trace).await;
+    let spec = RequestSpec::resolution(handle.clone(), asked, shared.settings.request_digest);
+    let outcome = shared.upstream.resolve(&shared.locator, spec, trace).await;
     let (answered, values, source) = match outcome {
         Ok(v) => v,
         Err(e) => {
             if let (ResolveError::NotFound { .. }, Some(key)) = (&e, key) {
-                core.answers.put_not_found(key);
+                shared.answers.put_not_found(key);
             }
             return Err(e);
         }
     };
     if let Some(key) = key {
-        let now = core.locator.attempter().clock().unix_now();
-        core.answers
+        let now = shared.locator.asker().clock().unix_now();
+        shared
+            .answers
             .put_found(key, answered.clone(), values.clone(), source.clone(), now);
     }
     Ok(record(answered, values, source, false))
@@ -251,11 +284,11 @@ async fn fetch(
 /// Resolves one request by the native procedure: the handle as the server spelled it, the
 /// values and where they came from.
 async fn native(
-    core: &Core,
+    locator: &Arc<SiteLocator>,
     spec: RequestSpec,
     trace: &Trace,
 ) -> Result<(String, Vec<HandleValue>, Source), ResolveError> {
-    let answer = core.locator.send(&spec, trace, &[]).await?;
+    let answer = locator.request(&spec, trace, &Path::default()).await?;
     let source = Source {
         server: answer.server,
         transport: answer.kind,

@@ -9,7 +9,7 @@ use crate::wire::Limits;
 /// Which transports to use on a server, in which order (each is used only when the server's
 /// site record offers it; the next is tried when one fails in a way the next may not:
 /// silence, a refused or reset connection, a request too large for UDP).
-/// [`ResolverBuilder::transport_order`](super::ResolverBuilder::transport_order) sets any
+/// [`ResolverBuilder::transport_order`](crate::ResolverBuilder::transport_order) sets any
 /// other order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -51,18 +51,18 @@ pub(crate) fn usable(kinds: &[TransportKind]) -> Vec<TransportKind> {
 
 /// Most referrals (302/303) and service-handle hops in one resolution (the reference client's
 /// limit).
-pub const MAX_REFERRALS: u32 = 40;
+pub(crate) const MAX_REFERRALS: u32 = 40;
 /// Deepest HS_SERV chain followed.
-pub const MAX_SERVICE_DEPTH: usize = 20;
+pub(crate) const MAX_SERVICE_DEPTH: usize = 20;
 /// Longest HS_ALIAS chain followed.
-pub const MAX_ALIAS_DEPTH: usize = 10;
+pub(crate) const MAX_ALIAS_DEPTH: usize = 10;
 /// Request expiration: now + 12 h, like the reference client.
 pub(crate) const REQUEST_LIFETIME_SECS: u64 = 43_200;
 /// With a trust root, root information older than this is refreshed (in the background, on
 /// the next request), as the reference client does.
-pub const ROOT_MAX_AGE: Duration = Duration::from_secs(23 * 3600);
+pub(crate) const ROOT_MAX_AGE: Duration = Duration::from_secs(23 * 3600);
 /// Least time between two automatic root refreshes of one resolver (default).
-pub const DEFAULT_ROOT_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_ROOT_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Settings fixed when the resolver is built (the defaults of
 /// [`ResolverBuilder::new`](super::ResolverBuilder::new)).
@@ -133,7 +133,7 @@ impl Default for Settings {
 
 /// The HUL resolver asked for `urn-3` URNs unless another is set (Harvard's name resolution
 /// service).
-pub const DEFAULT_URN3_RESOLVER_URL: &str = "http://nrs.harvard.edu";
+pub(crate) const DEFAULT_URN3_RESOLVER_URL: &str = "http://nrs.harvard.edu";
 
 /// Where URNs are resolved (part of the resolver's `Settings`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,6 +17,7 @@
 //! - [`codec`]: tokio-util codecs over the wire codec (TCP frames, UDP datagrams);
 //! - [`error`]: the error type, [`TransportError`].
 
+mod base_url;
 pub mod codec;
 pub mod error;
 pub mod exchange;
@@ -29,6 +30,7 @@ mod udp;
 mod udp_loss;
 mod udp_sys;
 
+pub use base_url::{BaseUrl, BaseUrlError};
 pub use codec::{CodecError, HandleCodec};
 pub use error::TransportError;
 pub use exchange::{

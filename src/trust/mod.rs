@@ -43,7 +43,7 @@ pub use digest::{digested_bytes, value_digest, DigestAlgorithm, DIGEST_OFFSET};
 pub use error::{JwsError, LegacyError, TrustError, TrustErrorKind};
 pub use jws::{Jws, JwsAlgorithm};
 pub use legacy::{DIGESTS_TYPE as LEGACY_DIGESTS_TYPE, SIGNATURE_TYPE as LEGACY_SIGNATURE_TYPE};
-pub use names::{same_handle, Permission, ValueId, ROOT_HANDLE, TRUST_ROOT_HANDLE};
+pub use names::{same_handle, Permission, ValueId, TRUST_ROOT_HANDLE};
 pub use root::TrustRoot;
 pub use sign::{issue_certificate, sign_values, SignError, SigningKey, Validity};
 pub use verify::{

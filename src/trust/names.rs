@@ -10,9 +10,6 @@ use crate::ident::Handle;
 /// about a key of this handle.
 pub const TRUST_ROOT_HANDLE: &str = "0.0/0.0";
 
-/// The root handle of the global service, whose legacy signature values need no JWS.
-pub const ROOT_HANDLE: &str = "0.NA/0.NA";
-
 /// One value of a handle record, written `index:handle` in claims (`301:0.NA/0.NA`); index 0
 /// stands for the handle as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -7,8 +7,9 @@ use super::chain::{self, Statement, Store};
 use super::digest::{value_digest, DigestAlgorithm};
 use super::error::{TrustError, TrustErrorKind};
 use super::legacy::{self, SignerTrust};
-use super::names::{same_handle, ValueId, ROOT_HANDLE};
+use super::names::{same_handle, ValueId};
 use super::root::TrustRoot;
+use crate::root::ROOT_HANDLE;
 use crate::wire::{HandleValue, Limits};
 
 /// The value type of a JWS signature over a record's values.

@@ -5,7 +5,7 @@ mod synthetic;
 
 use std::collections::BTreeMap;
 
-use crate::resolver::read_bootstrap_handles;
+use crate::root::read_bootstrap_handles;
 use crate::wire::{HandleValue, Limits};
 
 /// The reference client's `bootstrap_handles` (Handle.Net 9.2.0).

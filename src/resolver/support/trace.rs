@@ -16,10 +16,10 @@ use tokio::time::Instant;
 
 use crate::ident::Handle;
 
-use super::error::ResolveError;
+use super::super::error::ResolveError;
+use super::super::record::{Attempt, AttemptOutcome};
+use super::super::settings::MAX_REFERRALS;
 use super::flight::{Flight, Flights};
-use super::record::{Attempt, AttemptOutcome};
-use super::settings::MAX_REFERRALS;
 
 /// What shared work (a single flight) hands every caller: its outcome and the attempts it
 /// made, merged into each caller's trace.

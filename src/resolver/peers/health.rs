@@ -14,11 +14,9 @@
 //!   through as a probe (half-open): an answer closes the breaker, a failure opens it again
 //!   for twice as long (up to [`MAX_COOLDOWN`]).
 //!
-//! Keyed like the SRTT table (`srtt_key`: the server, whatever transport is used).
+//! One per server, in its [`Peer`](super::Peer) (the server, whatever transport is used).
 
-use foldhash::HashMap;
 use std::borrow::Cow;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -27,20 +25,18 @@ use tokio::time::Instant;
 use crate::transport::TransportKind;
 
 /// How long a transport that failed while a later one answered stays last for a server.
-pub const LEARNED_FOR: Duration = Duration::from_secs(300);
+const LEARNED_FOR: Duration = Duration::from_secs(300);
 /// Failures in a row (with no answer in between) before the breaker may open.
-pub const BREAKER_FAILURES: u32 = 1;
+pub(crate) const BREAKER_FAILURES: u32 = 1;
 /// How long a server must have stayed silent since the first failure of the row before the
 /// breaker opens (so that UDP timeouts with TCP about to answer do not open it; a transport
 /// still waiting counts as silence, so a server that takes connections and never answers
 /// opens it too).
-pub const BREAKER_AFTER: Duration = Duration::from_secs(2);
+pub(crate) const BREAKER_AFTER: Duration = Duration::from_secs(2);
 /// The first cool-down of an open breaker; it doubles on every failed probe.
-pub const FIRST_COOLDOWN: Duration = Duration::from_secs(2);
+pub(crate) const FIRST_COOLDOWN: Duration = Duration::from_secs(2);
 /// The longest cool-down.
-pub const MAX_COOLDOWN: Duration = Duration::from_secs(60);
-/// Most servers remembered (the stalest forgotten beyond).
-const MAX_TRACKED: usize = 4096;
+pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(60);
 
 /// Whether a request may go to a server now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,11 +64,10 @@ struct Entry {
     probe_since: Option<Instant>,
     /// The address family that answered last, for a server with addresses of both.
     ipv6_answered: Option<bool>,
-    touched: Instant,
 }
 
-impl Entry {
-    fn new(now: Instant) -> Self {
+impl Default for Entry {
+    fn default() -> Self {
         Self {
             demoted: Vec::new(),
             failures: 0,
@@ -81,35 +76,26 @@ impl Entry {
             cooldown: FIRST_COOLDOWN,
             probe_since: None,
             ipv6_answered: None,
-            touched: now,
         }
     }
 }
 
-/// Reachability per server (see the module documentation).
+/// One server's reachability (see the module documentation).
 #[derive(Debug, Default)]
 pub(crate) struct Health {
-    entries: Mutex<HashMap<SocketAddr, Entry>>,
+    entry: Mutex<Entry>,
 }
 
 impl Health {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    /// The transports to try on `server`, in order: `order` with the transports it learned
-    /// to fail moved to the end (in their order).
-    pub(crate) fn transports<'a>(
-        &self,
-        server: SocketAddr,
-        order: &'a [TransportKind],
-    ) -> Cow<'a, [TransportKind]> {
-        let m = self.entries.lock();
+    /// The transports to try on the server, in order: `order` with the transports it
+    /// learned to fail moved to the end (in their order).
+    pub(crate) fn transports<'a>(&self, order: &'a [TransportKind]) -> Cow<'a, [TransportKind]> {
+        let e = self.entry.lock();
         // The common case, nothing learned for this server: the order as it is, no copy
         // (and no clock read: these run for every request).
-        let Some(e) = m.get(&server) else {
+        if e.demoted.is_empty() {
             return Cow::Borrowed(order);
-        };
+        }
         let now = Instant::now();
         let demoted = |k: &TransportKind| e.demoted.iter().any(|(d, until)| d == k && *until > now);
         if !order.iter().any(demoted) {
@@ -120,12 +106,13 @@ impl Health {
         Cow::Owned(out)
     }
 
-    /// Whether a request may go to `server` now (see [`Admission`]).
-    pub(crate) fn admit(&self, server: SocketAddr) -> Admission {
-        let mut m = self.entries.lock();
-        let Some(e) = m.get_mut(&server) else {
+    /// Whether a request may go to the server now (see [`Admission`]).
+    pub(crate) fn admit(&self) -> Admission {
+        let mut e = self.entry.lock();
+        // The common case, a server that has not failed: no clock read.
+        if e.first_failure.is_none() && e.open_until.is_none() {
             return Admission::Go;
-        };
+        }
         let now = Instant::now();
         let Some(open_until) = e.open_until else {
             // Silent since a failure for long enough: open now.
@@ -154,15 +141,14 @@ impl Health {
         }
     }
 
-    /// An answer came from `server` over `kind` after the transports in `failed` had failed
-    /// on it (silence or refusal) in this request: those are learned, the breaker closes.
-    pub(crate) fn answered(&self, server: SocketAddr, failed: &[TransportKind]) {
-        let mut m = self.entries.lock();
-        if failed.is_empty() && !m.contains_key(&server) {
-            return; // The common case: a healthy server never seen failing costs no entry.
+    /// An answer came from the server after the transports in `failed` had failed on it
+    /// (silence or refusal) in this request: those are learned, the breaker closes.
+    pub(crate) fn answered(&self, failed: &[TransportKind]) {
+        let mut e = self.entry.lock();
+        if failed.is_empty() && e.failures == 0 && e.open_until.is_none() && e.demoted.is_empty() {
+            return; // The common case: a healthy server, nothing to change (no clock read).
         }
         let now = Instant::now();
-        let e = entry(&mut m, server, now);
         e.failures = 0;
         e.first_failure = None;
         e.open_until = None;
@@ -175,29 +161,23 @@ impl Health {
         }
     }
 
-    /// Whether IPv6 answered last for `server` (known by its first address), `None` when
+    /// Whether IPv6 answered last for the server (known by its first address), `None` when
     /// neither family has.
-    pub(crate) fn prefers_ipv6(&self, server: SocketAddr) -> Option<bool> {
-        self.entries
-            .lock()
-            .get(&server)
-            .and_then(|e| e.ipv6_answered)
+    pub(crate) fn prefers_ipv6(&self) -> Option<bool> {
+        self.entry.lock().ipv6_answered
     }
 
-    /// `server` (known by its first address) answered over IPv6 (`true`) or IPv4.
-    pub(crate) fn answered_over(&self, server: SocketAddr, ipv6: bool) {
-        let now = Instant::now();
-        let mut m = self.entries.lock();
-        entry(&mut m, server, now).ipv6_answered = Some(ipv6);
+    /// The server (known by its first address) answered over IPv6 (`true`) or IPv4.
+    pub(crate) fn answered_over(&self, ipv6: bool) {
+        self.entry.lock().ipv6_answered = Some(ipv6);
     }
 
-    /// A transport of `server` failed by silence or refusal. Opens the breaker when the
+    /// A transport of the server failed by silence or refusal. Opens the breaker when the
     /// server has failed [`BREAKER_FAILURES`] times in a row over at least
     /// [`BREAKER_AFTER`], or when it was the probe of a half-open breaker.
-    pub(crate) fn failed(&self, server: SocketAddr) {
+    pub(crate) fn failed(&self) {
         let now = Instant::now();
-        let mut m = self.entries.lock();
-        let e = entry(&mut m, server, now);
+        let mut e = self.entry.lock();
         e.failures = e.failures.saturating_add(1);
         let first = *e.first_failure.get_or_insert(now);
         let probe_failed = e.open_until.is_some_and(|t| now >= t) && e.probe_since.is_some();
@@ -214,88 +194,70 @@ impl Health {
     }
 }
 
-fn entry(m: &mut HashMap<SocketAddr, Entry>, server: SocketAddr, now: Instant) -> &mut Entry {
-    if m.len() >= MAX_TRACKED && !m.contains_key(&server) {
-        if let Some(stalest) = m.iter().min_by_key(|(_, e)| e.touched).map(|(k, _)| *k) {
-            m.remove(&stalest);
-        }
-    }
-    let e = m.entry(server).or_insert_with(|| Entry::new(now));
-    e.touched = now;
-    e
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use TransportKind::{Http, Tcp, Udp};
 
-    fn at() -> SocketAddr {
-        "127.0.0.1:2641".parse().unwrap()
-    }
-
     #[tokio::test(start_paused = true)]
     async fn a_transport_that_failed_before_another_answered_goes_last_for_a_while() {
-        let h = Health::new();
-        assert_eq!(&*h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
-        h.answered(at(), &[Udp]);
-        assert_eq!(&*h.transports(at(), &[Udp, Tcp, Http]), [Tcp, Http, Udp]);
+        let h = Health::default();
+        assert_eq!(&*h.transports(&[Udp, Tcp, Http]), [Udp, Tcp, Http]);
+        h.answered(&[Udp]);
+        assert_eq!(&*h.transports(&[Udp, Tcp, Http]), [Tcp, Http, Udp]);
         // Another server is not concerned.
-        assert_eq!(
-            &*h.transports("127.0.0.2:1".parse().unwrap(), &[Udp, Tcp]),
-            [Udp, Tcp]
-        );
+        assert_eq!(&*Health::default().transports(&[Udp, Tcp]), [Udp, Tcp]);
         tokio::time::advance(LEARNED_FOR).await;
-        assert_eq!(&*h.transports(at(), &[Udp, Tcp, Http]), [Udp, Tcp, Http]);
+        assert_eq!(&*h.transports(&[Udp, Tcp, Http]), [Udp, Tcp, Http]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn the_breaker_opens_after_failures_in_a_row_over_time_and_probes_after_cooling() {
-        let h = Health::new();
+        let h = Health::default();
         for _ in 0..10 {
-            h.failed(at());
+            h.failed();
         }
         // A burst of simultaneous failures does not open it (TCP may be about to answer).
-        assert_eq!(h.admit(at()), Admission::Go);
+        assert_eq!(h.admit(), Admission::Go);
         // Silence since then (nothing more needs to fail: a hanging transport is silence).
         tokio::time::advance(BREAKER_AFTER).await;
-        assert_eq!(h.admit(at()), Admission::Open(FIRST_COOLDOWN));
+        assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN));
         tokio::time::advance(FIRST_COOLDOWN).await;
-        assert_eq!(h.admit(at()), Admission::Probe);
+        assert_eq!(h.admit(), Admission::Probe);
         // One probe at a time.
-        assert!(matches!(h.admit(at()), Admission::Open(_)));
+        assert!(matches!(h.admit(), Admission::Open(_)));
         // The probe fails: open for twice as long.
-        h.failed(at());
-        assert_eq!(h.admit(at()), Admission::Open(FIRST_COOLDOWN * 2));
+        h.failed();
+        assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN * 2));
         tokio::time::advance(FIRST_COOLDOWN * 2).await;
-        assert_eq!(h.admit(at()), Admission::Probe);
-        h.answered(at(), &[]);
-        assert_eq!(h.admit(at()), Admission::Go);
+        assert_eq!(h.admit(), Admission::Probe);
+        h.answered(&[]);
+        assert_eq!(h.admit(), Admission::Go);
         // Closed and reset: a new burst does not reopen it at once.
-        h.failed(at());
-        assert_eq!(h.admit(at()), Admission::Go);
+        h.failed();
+        assert_eq!(h.admit(), Admission::Go);
     }
 
     #[tokio::test(start_paused = true)]
     async fn an_answer_resets_the_row_of_failures() {
-        let h = Health::new();
-        h.failed(at());
+        let h = Health::default();
+        h.failed();
         tokio::time::advance(BREAKER_AFTER / 2).await;
-        h.answered(at(), &[]);
+        h.answered(&[]);
         tokio::time::advance(BREAKER_AFTER / 2).await;
-        h.failed(at());
-        assert_eq!(h.admit(at()), Admission::Go);
+        h.failed();
+        assert_eq!(h.admit(), Admission::Go);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_vanished_probe_is_replaced_after_a_cool_down() {
-        let h = Health::new();
-        h.failed(at());
+        let h = Health::default();
+        h.failed();
         tokio::time::advance(BREAKER_AFTER).await;
-        assert!(matches!(h.admit(at()), Admission::Open(_)));
+        assert!(matches!(h.admit(), Admission::Open(_)));
         tokio::time::advance(FIRST_COOLDOWN).await;
-        assert_eq!(h.admit(at()), Admission::Probe);
+        assert_eq!(h.admit(), Admission::Probe);
         tokio::time::advance(FIRST_COOLDOWN).await;
-        assert_eq!(h.admit(at()), Admission::Probe);
+        assert_eq!(h.admit(), Admission::Probe);
     }
 }

@@ -6,17 +6,20 @@
 //! "values": [<values in the REST API shape>]}, ...}}`: the trust root `0.0/0.0`, the root
 //! handle `0.NA/0.NA` and the GHR service handles `0.GHR/...`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::LazyLock;
 
 use serde_json::Value as Json;
 
-use crate::wire::json::{get, max_json_len, need, object, unsigned, values_at, At, JsonErrorKind};
-use crate::wire::{HandleValue, JsonError, Limits};
+use crate::wire::json::{
+    get, max_json_len, need, object, unsigned, value_to_json, values_at, At, JsonErrorKind,
+};
+use crate::wire::{HandleValue, JsonError, Limits, SiteInfo};
 
-use std::sync::LazyLock;
+use super::{extend_unique, site_values, RootFileError, ROOT_HANDLE};
 
-use super::bootstrap::{root_sites_from_handles, BootstrapError};
-use super::sites::Site;
+/// Most service-handle hops followed while reading a bootstrap file.
+const MAX_BOOTSTRAP_DEPTH: usize = 20;
 
 /// A `bootstrap_handles` file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +37,7 @@ pub struct BootstrapHandles {
 /// the field: `handles["0.NA/0.NA"].values[5].data.value.servers[0].address`.
 ///
 /// ```
-/// use handle_resolver::resolver::read_bootstrap_handles;
+/// use handle_resolver::root::read_bootstrap_handles;
 /// use handle_resolver::wire::Limits;
 /// let file = br#"{"lastUpdate": 1564121740225, "handles": {"0.NA/0.NA": {"handle": "0.NA/0.NA",
 ///     "values": [{"index": 20, "type": "HS_SERV", "ttl": 86400, "timestamp": "2015-12-09T17:49:42Z",
@@ -42,12 +45,12 @@ pub struct BootstrapHandles {
 /// let b = read_bootstrap_handles(file, &Limits::default())?;
 /// assert_eq!(b.last_update, Some(1_564_121_740_225));
 /// assert_eq!(b.handles["0.NA/0.NA"][0].timestamp, 1_449_683_382);
-/// # Ok::<(), handle_resolver::resolver::BootstrapError>(())
+/// # Ok::<(), handle_resolver::root::RootFileError>(())
 /// ```
 pub fn read_bootstrap_handles(
     file: &[u8],
     limits: &Limits,
-) -> Result<BootstrapHandles, BootstrapError> {
+) -> Result<BootstrapHandles, RootFileError> {
     let limit = max_json_len(limits);
     if file.len() > limit {
         return Err(At::ROOT
@@ -60,6 +63,66 @@ pub fn read_bootstrap_handles(
     let doc: Json = serde_json::from_slice(file)
         .map_err(|e| At::ROOT.err(JsonErrorKind::Syntax(e.to_string())))?;
     Ok(bootstrap_at(&doc, limits)?)
+}
+
+impl BootstrapHandles {
+    /// A file of these records (`last_update` in milliseconds since the epoch).
+    pub fn new(last_update: Option<u64>, handles: BTreeMap<String, Vec<HandleValue>>) -> Self {
+        Self {
+            last_update,
+            handles,
+        }
+    }
+
+    /// The file as the reference client writes it (pretty-printed JSON, values in the REST
+    /// API shape), which [`read_bootstrap_handles`] reads back.
+    pub fn to_json(&self) -> Vec<u8> {
+        let handles: serde_json::Map<String, Json> = self
+            .handles
+            .iter()
+            .map(|(h, values)| {
+                let values: Vec<Json> = values.iter().map(value_to_json).collect();
+                (
+                    h.clone(),
+                    serde_json::json!({"handle": h, "values": values}),
+                )
+            })
+            .collect();
+        let mut doc = serde_json::Map::new();
+        if let Some(t) = self.last_update {
+            doc.insert("lastUpdate".into(), t.into());
+        }
+        doc.insert("handles".into(), Json::Object(handles));
+        // Serialising a `serde_json::Value` cannot fail (its keys are strings).
+        serde_json::to_vec_pretty(&Json::Object(doc)).unwrap_or_default()
+    }
+
+    /// The global sites: those of [`ROOT_HANDLE`] plus those of every HS_SERV handle
+    /// reachable from it within the file (handles compared ASCII case-insensitively, at most
+    /// 20 hops deep), each site once.
+    pub fn root_sites(&self, limits: &Limits) -> Vec<SiteInfo> {
+        let mut sites = Vec::new();
+        let mut visited = HashSet::new();
+        let mut todo = vec![(ROOT_HANDLE.to_string(), 0usize)];
+        while let Some((handle, depth)) = todo.pop() {
+            if depth > MAX_BOOTSTRAP_DEPTH || !visited.insert(handle.to_ascii_uppercase()) {
+                continue;
+            }
+            let Some(values) = self
+                .handles
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(&handle))
+                .map(|(_, v)| v)
+            else {
+                continue;
+            };
+            extend_unique(&mut sites, site_values(values, limits));
+            for v in values.iter().filter(|v| v.is_type("HS_SERV")) {
+                todo.push((String::from_utf8_lossy(&v.data).into_owned(), depth + 1));
+            }
+        }
+        sites
+    }
 }
 
 fn bootstrap_at(doc: &Json, limits: &Limits) -> Result<BootstrapHandles, JsonError> {
@@ -97,16 +160,16 @@ fn bootstrap_at(doc: &Json, limits: &Limits) -> Result<BootstrapHandles, JsonErr
 
 /// The reference client's `bootstrap_handles` file of 2019-07-26 (Handle.Net 9.2.0), the
 /// built-in root.
-const BUILTIN_BOOTSTRAP: &str = include_str!("root/bootstrap_handles");
+const BUILTIN_BOOTSTRAP: &str = include_str!("bootstrap_handles");
 
 /// The built-in root sites, read from [`BUILTIN_BOOTSTRAP`] once.
-static BUILTIN_SITES: LazyLock<Vec<Site>> = LazyLock::new(|| {
+static BUILTIN_SITES: LazyLock<Vec<SiteInfo>> = LazyLock::new(|| {
     let limits = Limits::default();
     match read_bootstrap_handles(BUILTIN_BOOTSTRAP.as_bytes(), &limits) {
-        Ok(b) => root_sites_from_handles(&b.handles, &limits),
+        Ok(b) => b.root_sites(&limits),
         Err(e) => {
-            // Not reachable with the file shipped (a test reads it); the builder then
-            // reports that the root holds no site.
+            // Not reachable with the file shipped (a test reads it); a resolver built on
+            // it then reports that the root holds no site.
             tracing::error!(error = %e, "the built-in bootstrap_handles does not read");
             Vec::new()
         }
@@ -118,7 +181,7 @@ static BUILTIN_SITES: LazyLock<Vec<Site>> = LazyLock::new(|| {
 /// `0.NA/0.NA` and of the `0.GHR/...` service handles it names, with their DSA server keys
 /// and site serials. The resolver refreshes them from `0.NA/0.NA` on first use (a root site
 /// announcing a newer serial) and when a server answers that they are out of date (300).
-pub fn builtin_root_sites() -> Vec<Site> {
+pub fn builtin_root_sites() -> Vec<SiteInfo> {
     BUILTIN_SITES.clone()
 }
 
@@ -140,14 +203,14 @@ mod tests {
         let sites = builtin_root_sites();
         // PROTOCOL.md §11.4: 13 single-server sites, 4 of them not primary.
         assert_eq!(sites.len(), 13);
-        assert_eq!(sites.iter().filter(|s| !s.is_primary()).count(), 4);
+        assert_eq!(sites.iter().filter(|s| !s.primary).count(), 4);
         let cnri = sites
             .iter()
             .find(|s| s.description().as_deref() == Some("CNRI"))
             .unwrap();
-        assert!(cnri.is_primary());
+        assert!(cnri.primary);
         assert_eq!(
-            cnri.request_serial, 15,
+            cnri.serial, 15,
             "the file's serial, so a newer one triggers a refresh"
         );
         let server = cnri.server_for(b"0.NA/10.1045").unwrap();
@@ -158,12 +221,10 @@ mod tests {
         );
         assert!(sites
             .iter()
-            .all(|s| s.info.servers[0].public_key().is_ok_and(|k| k.is_some())));
+            .all(|s| s.servers[0].public_key().is_ok_and(|k| k.is_some())));
     }
 
-    use crate::resolver::bootstrap::{
-        read_root_info, root_sites_from_handles, root_sites_from_values,
-    };
+    use crate::root::{read_root_info, root_sites};
     use crate::wire::{json, Protocol, PublicKey, SiteInfo, Ttl};
 
     /// The reference client's file as shipped (Handle.Net 9.2.0, lastUpdate 2019-07-26).
@@ -257,8 +318,8 @@ mod tests {
             compared += 1;
         }
         assert!(compared >= 8, "only {compared} values in both files");
-        let from_json = root_sites_from_values(root, &limits);
-        let from_binary = root_sites_from_values(&binary, &limits);
+        let from_json = root_sites(root, &limits);
+        let from_binary = root_sites(&binary, &limits);
         assert_eq!(from_json, from_binary);
     }
 
@@ -266,10 +327,10 @@ mod tests {
     fn the_reference_file_yields_the_global_sites() {
         let limits = Limits::default();
         let b = read_bootstrap_handles(&reference_file(), &limits).unwrap();
-        let sites = root_sites_from_handles(&b.handles, &limits);
+        let sites = b.root_sites(&limits);
         let mut got: Vec<(String, bool)> = sites
             .iter()
-            .map(|s| (s.info.servers[0].address.to_string(), s.is_primary()))
+            .map(|s| (s.servers[0].address.to_string(), s.primary))
             .collect();
         got.sort();
         // PROTOCOL.md §11.4, the table of the bundled snapshot: address, primary.
@@ -295,11 +356,11 @@ mod tests {
         assert_eq!(got, want);
         let cnri = sites
             .iter()
-            .find(|s| s.info.servers[0].address.to_string() == "38.100.138.131");
+            .find(|s| s.servers[0].address.to_string() == "38.100.138.131");
         assert_eq!(cnri.unwrap().description().as_deref(), Some("CNRI"));
         for s in &sites {
-            let server = &s.info.servers[0];
-            assert_eq!(s.info.servers.len(), 1);
+            let server = &s.servers[0];
+            assert_eq!(s.servers.len(), 1);
             assert!(matches!(server.public_key(), Ok(Some(PublicKey::Dsa(_)))));
             assert_eq!(
                 server.socket_addr(Protocol::Udp, false).unwrap().port(),
@@ -321,7 +382,7 @@ mod tests {
     fn rejects_files_it_cannot_read_naming_the_field() {
         let l = Limits::default();
         let err = |file: &str| match read_bootstrap_handles(file.as_bytes(), &l) {
-            Err(BootstrapError::Json(e)) => e,
+            Err(RootFileError::Json(e)) => e,
             other => panic!("{file}: {other:?}"),
         };
         assert!(matches!(err("").kind, JsonErrorKind::Syntax(_)));

@@ -1,4 +1,4 @@
-//! [`Limiter`]: how many UDP requests may be in flight to one server at once, learned from
+//! [`Limit`]: how many UDP requests may be in flight to one server at once, learned from
 //! what the network says, so that asking for more concurrency is never slower: the requests
 //! over the limit wait here, in the client, instead of overflowing the server's receive
 //! buffer.
@@ -25,8 +25,6 @@
 //! (the limit is not what holds them back, and it does not grow then), the queueing signal
 //! and the idle RTT's drift act that much more slowly.
 
-use foldhash::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,15 +33,15 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 /// The limit of a server not seen yet.
-pub const INITIAL_LIMIT: f64 = 32.0;
+const INITIAL_LIMIT: f64 = 32.0;
 /// The lowest limit.
-pub const MIN_LIMIT: f64 = 4.0;
+const MIN_LIMIT: f64 = 4.0;
 /// The highest limit (a path of 50 ms RTT needs 4096 in flight for 80,000 answers/s).
-pub const MAX_LIMIT: f64 = 8192.0;
+const MAX_LIMIT: f64 = 8192.0;
 /// Queueing up to this much over the idle RTT is not a signal (as CoDel's 5 ms target).
-pub const QUEUE_ALLOWANCE: Duration = Duration::from_millis(5);
+const QUEUE_ALLOWANCE: Duration = Duration::from_millis(5);
 /// After a loss, the limit grows by one per round of requests for this long.
-pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
+const LOSS_MEMORY: Duration = Duration::from_secs(10);
 /// Weight of `√limit` in the growth before any loss.
 const SMOOTHING: f64 = 0.2;
 /// Most of the limit one round of answers past the queueing allowance takes away (all of
@@ -56,8 +54,6 @@ const TOLERANCE: f64 = 2.0;
 /// round of answers, each answer taking its `1 / limit` of it. (Per answer, a round of
 /// thousands of answers held up by a pause dragged the idle RTT up to the pause.)
 const NOLOAD_DRIFT: f64 = 0.05;
-/// Most servers tracked; idle ones are forgotten beyond.
-const MAX_TRACKED: usize = 4096;
 
 #[derive(Debug)]
 struct State {
@@ -74,12 +70,18 @@ struct State {
 /// served) semaphore, so that a request woken for a free place cannot lose it to one that
 /// just arrived, and no request waits through many rounds while others pass.
 #[derive(Debug)]
-struct ServerLimit {
+pub(crate) struct Limit {
     state: Mutex<State>,
     free: Semaphore,
 }
 
-impl ServerLimit {
+impl Default for Limit {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Limit {
     /// Makes the places match a changed limit: more places for the next waiters when it
     /// grew; when it shrank, the free places above it are taken back at once (the held
     /// ones as they are given back).
@@ -106,59 +108,34 @@ impl ServerLimit {
     }
 }
 
-/// Per-server limits on UDP requests in flight.
-#[derive(Debug, Default)]
-pub(crate) struct Limiter {
-    servers: Mutex<HashMap<SocketAddr, Arc<ServerLimit>>>,
-}
-
 /// A place in flight to one server; given back when dropped. Tell it how the request went
 /// ([`answered`](Permit::answered), [`lost`](Permit::lost)) so the limit learns.
 #[derive(Debug)]
 pub(crate) struct Permit {
-    server: Arc<ServerLimit>,
+    server: Arc<Limit>,
     /// When the place was taken (the request is sent right after).
     taken: Instant,
 }
 
-impl Limiter {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    fn server(&self, server: SocketAddr) -> Arc<ServerLimit> {
-        let mut m = self.servers.lock();
-        if let Some(s) = m.get(&server) {
-            return s.clone();
-        }
-        if m.len() >= MAX_TRACKED {
-            // Forget the servers nobody holds a place of or waits for.
-            m.retain(|_, s| Arc::strong_count(s) > 1);
-        }
-        let s = Arc::new(ServerLimit::new());
-        m.insert(server, s.clone());
-        s
-    }
-
-    /// Waits for a place in flight to `server`, in turn. Cancellation-safe: a waiter
+impl Limit {
+    /// Waits for a place in flight to the server, in turn. Cancellation-safe: a waiter
     /// dropped takes nothing.
-    pub(crate) async fn acquire(&self, server: SocketAddr) -> Permit {
-        let server = self.server(server);
+    pub(crate) async fn acquire(self: &Arc<Self>) -> Permit {
         // The place is counted in `State::places` and given back by the permit's drop. (The
         // semaphore is never closed, so the error arm does not happen.)
-        if let Ok(place) = server.free.acquire().await {
+        if let Ok(place) = self.free.acquire().await {
             place.forget();
         }
         Permit {
-            server,
+            server: self.clone(),
             taken: Instant::now(),
         }
     }
 
-    /// The current limit of `server` (for tests and the curious).
+    /// The current limit (for tests and the curious).
     #[cfg(test)]
-    pub(crate) fn limit(&self, server: SocketAddr) -> f64 {
-        self.server(server).state.lock().limit
+    pub(crate) fn limit(&self) -> f64 {
+        self.state.lock().limit
     }
 }
 
@@ -249,20 +226,16 @@ mod tests {
     use futures::FutureExt;
     use std::collections::VecDeque;
 
-    fn at() -> SocketAddr {
-        "127.0.0.1:2641".parse().unwrap()
-    }
-
     #[tokio::test(start_paused = true)]
     async fn requests_over_the_limit_wait_for_a_place() {
-        let l = Arc::new(Limiter::new());
+        let l = Arc::new(Limit::new());
         let mut held = Vec::new();
         for _ in 0..INITIAL_LIMIT as usize {
-            held.push(l.acquire(at()).await);
+            held.push(l.acquire().await);
         }
         let waiter = tokio::spawn({
             let l = l.clone();
-            async move { l.acquire(at()).await }
+            async move { l.acquire().await }
         });
         tokio::time::sleep(Duration::from_millis(10)).await;
         assert!(!waiter.is_finished());
@@ -270,21 +243,21 @@ mod tests {
         let permit = waiter.await.unwrap();
         drop(permit);
         // Another server has places of its own.
-        let _other = l.acquire("127.0.0.2:2641".parse().unwrap()).await;
+        let _other = Arc::new(Limit::new()).acquire().await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn waiters_get_places_in_turn() {
-        let l = Arc::new(Limiter::new());
+        let l = Arc::new(Limit::new());
         let mut held = Vec::new();
         for _ in 0..INITIAL_LIMIT as usize {
-            held.push(l.acquire(at()).await);
+            held.push(l.acquire().await);
         }
         let mut waiters = Vec::new();
         for _ in 0..3 {
             waiters.push(tokio::spawn({
                 let l = l.clone();
-                async move { l.acquire(at()).await }
+                async move { l.acquire().await }
             }));
             // Each registers before the next arrives.
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -296,26 +269,24 @@ mod tests {
             assert_eq!(done, (0..3).map(|j| j <= i).collect::<Vec<_>>());
             // A request arriving now queues behind those still waiting.
             if i == 0 {
-                assert!(
-                    tokio::time::timeout(Duration::from_millis(1), l.acquire(at()))
-                        .await
-                        .is_err()
-                );
+                assert!(tokio::time::timeout(Duration::from_millis(1), l.acquire())
+                    .await
+                    .is_err());
             }
         }
     }
 
     /// Takes every free place of the server into `window` (outside tokio's cooperative
     /// budget, which would make an acquire pending after a hundred-odd in one poll).
-    fn fill(l: &Limiter, window: &mut VecDeque<Permit>) {
-        while let Some(p) = tokio::task::unconstrained(l.acquire(at())).now_or_never() {
+    fn fill(l: &Arc<Limit>, window: &mut VecDeque<Permit>) {
+        while let Some(p) = tokio::task::unconstrained(l.acquire()).now_or_never() {
             window.push_back(p);
         }
     }
 
     /// Answers `n` requests at `rtt` with the limit in use: every place taken, and each
     /// answer's place taken again at once.
-    fn answer_full(l: &Limiter, window: &mut VecDeque<Permit>, n: usize, rtt: Duration) {
+    fn answer_full(l: &Arc<Limit>, window: &mut VecDeque<Permit>, n: usize, rtt: Duration) {
         for _ in 0..n {
             fill(l, window);
             if let Some(p) = window.pop_front() {
@@ -325,27 +296,27 @@ mod tests {
         fill(l, window);
     }
 
-    fn free(l: &Limiter) -> usize {
-        l.server(at()).free.available_permits()
+    fn free(l: &Limit) -> usize {
+        l.free.available_permits()
     }
 
     #[tokio::test(start_paused = true)]
     async fn fast_answers_raise_the_limit_queueing_and_losses_lower_it() {
-        let l = Limiter::new();
+        let l = Arc::new(Limit::new());
         let mut w = VecDeque::new();
         let ms = Duration::from_millis;
         answer_full(&l, &mut w, 200, ms(1));
-        let high = l.limit(at());
+        let high = l.limit();
         assert!(high > 200.0, "{high}");
         // Queueing within the allowance (idle RTT 1 ms, answers at 1 + 5 ms) is no signal.
         answer_full(&l, &mut w, 50, ms(6));
-        assert!(l.limit(at()) > high, "{} vs {high}", l.limit(at()));
-        let high = l.limit(at());
+        assert!(l.limit() > high, "{} vs {high}", l.limit());
+        let high = l.limit();
         // Answers that queue past it (RTT 20 ms, allowed 6 ms at first) bring it down, by
         // their share of a round each, `0.5 × (1 − allowed / rtt)`: 0.35 at first, and a
         // little less as the idle RTT creeps up (to 1.1 ms after 100 answers).
         answer_full(&l, &mut w, 100, ms(20));
-        let queued = l.limit(at());
+        let queued = l.limit();
         assert!(
             queued < high - 30.0 && queued > high - 36.0,
             "{queued} vs {high}"
@@ -354,7 +325,7 @@ mod tests {
         // most half the limit.
         let before = queued;
         answer_full(&l, &mut w, before as usize, Duration::from_secs(30));
-        let after = l.limit(at());
+        let after = l.limit();
         assert!(
             after >= before * 0.5 - 1.0 && after < before * 0.9,
             "{before} → {after}"
@@ -365,18 +336,18 @@ mod tests {
         for p in w.drain(..) {
             p.lost();
         }
-        assert_eq!(l.limit(at()), (queued * 0.5).max(MIN_LIMIT));
-        assert_eq!(free(&l), l.limit(at()) as usize, "places back to the limit");
+        assert_eq!(l.limit(), (queued * 0.5).max(MIN_LIMIT));
+        assert_eq!(free(&l), l.limit() as usize, "places back to the limit");
         // A request sent after the cut and answered after a retransmission cuts again.
         tokio::time::advance(ms(1)).await;
         fill(&l, &mut w);
         w.pop_front().unwrap().answered(ms(9), 3);
-        let cut = l.limit(at());
+        let cut = l.limit();
         assert_eq!(cut, (queued * 0.25).max(MIN_LIMIT));
         // After a loss it grows by one per round of requests (1 / limit per answer) ...
         let n = 100;
         answer_full(&l, &mut w, n, ms(1));
-        let grown = l.limit(at());
+        let grown = l.limit();
         assert!(
             grown > cut && grown < cut + n as f64 / cut + 1.0,
             "{cut} → {grown}"
@@ -385,32 +356,32 @@ mod tests {
         tokio::time::advance(LOSS_MEMORY).await;
         w.clear();
         answer_full(&l, &mut w, n, ms(1));
-        assert!(l.limit(at()) > grown + 100.0, "{grown} → {}", l.limit(at()));
+        assert!(l.limit() > grown + 100.0, "{grown} → {}", l.limit());
         // Never below the floor.
         w.clear();
         for _ in 0..20 {
             tokio::time::advance(ms(1)).await;
-            l.acquire(at()).await.lost();
+            l.acquire().await.lost();
         }
-        assert_eq!(l.limit(at()), MIN_LIMIT);
+        assert_eq!(l.limit(), MIN_LIMIT);
         assert_eq!(free(&l), MIN_LIMIT as usize);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_limit_grows_only_when_used_and_a_cut_takes_back_free_places() {
-        let l = Limiter::new();
+        let l = Arc::new(Limit::new());
         // One request at a time: a limit of 32 is not in use, and does not grow.
         for _ in 0..500 {
-            l.acquire(at()).await.answered(Duration::from_millis(1), 1);
+            l.acquire().await.answered(Duration::from_millis(1), 1);
         }
-        assert_eq!(l.limit(at()), INITIAL_LIMIT);
+        assert_eq!(l.limit(), INITIAL_LIMIT);
         // Two in flight and a loss: the limit halves, and so do the places at once, not
         // as the 30 free ones would come back (they are not held).
-        let a = l.acquire(at()).await;
-        let b = l.acquire(at()).await;
+        let a = l.acquire().await;
+        let b = l.acquire().await;
         tokio::time::advance(Duration::from_millis(1)).await;
         a.lost();
-        assert_eq!(l.limit(at()), INITIAL_LIMIT / 2.0);
+        assert_eq!(l.limit(), INITIAL_LIMIT / 2.0);
         assert_eq!(free(&l), (INITIAL_LIMIT / 2.0) as usize - 1);
         drop(b);
         assert_eq!(free(&l), (INITIAL_LIMIT / 2.0) as usize);
@@ -418,29 +389,29 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_request_sent_again_is_one_loss_event() {
-        let l = Limiter::new();
-        let first = l.acquire(at()).await;
+        let l = Arc::new(Limit::new());
+        let first = l.acquire().await;
         let first_taken = first.taken();
         tokio::time::advance(Duration::from_millis(3)).await;
         first.lost();
-        let once = l.limit(at());
+        let once = l.limit();
         assert_eq!(once, INITIAL_LIMIT / 2.0);
         // Sent again (a new place, after the cut) and lost again: no second cut.
         tokio::time::advance(Duration::from_millis(3)).await;
-        l.acquire(at()).await.taken_at(first_taken).lost();
-        assert_eq!(l.limit(at()), once);
+        l.acquire().await.taken_at(first_taken).lost();
+        assert_eq!(l.limit(), once);
         // Another request taken after the cut is another event.
-        l.acquire(at()).await.lost();
-        assert_eq!(l.limit(at()), once / 2.0);
+        l.acquire().await.lost();
+        assert_eq!(l.limit(), once / 2.0);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_long_path_fills_quickly() {
-        let l = Limiter::new();
+        let l = Arc::new(Limit::new());
         let mut w = VecDeque::new();
         // Every answer 50 ms: no queueing, the limit grows by about √limit × 0.2 per answer.
         let mut answers = 0;
-        while l.limit(at()) < 4096.0 {
+        while l.limit() < 4096.0 {
             answer_full(&l, &mut w, 1, Duration::from_millis(50));
             answers += 1;
         }

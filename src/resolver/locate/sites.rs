@@ -14,7 +14,7 @@ use crate::wire::{
 };
 
 /// Site serial sent when the real one is unknown (the reference client's `-1`).
-pub const UNKNOWN_SERIAL: u16 = 0xFFFF;
+pub(crate) const UNKNOWN_SERIAL: u16 = 0xFFFF;
 
 /// One site of a service.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! What the procedure sends and gets back: [`RequestSpec`] (the parts of a request that do
+//! What a request sends and gets back: [`RequestSpec`] (the parts of a request that do
 //! not depend on the site; one constructor per kind of request) and [`Answer`] (an answer
 //! that passed the checks, with the one way to take its values).
 
@@ -10,9 +10,9 @@ use crate::ident::Handle;
 use crate::transport::TransportKind;
 use crate::wire::{Body, HandleValue, Message, OpCode, OpFlags, ProtocolVersion, ResponseCode};
 
-use super::error::{ProtocolViolation, ResolveError};
-use super::query::Asked;
-use super::sites::{text_of, Site, SiteKind};
+use super::super::error::{ProtocolViolation, ResolveError};
+use super::super::locate::{text_of, Site, SiteKind};
+use super::super::query::Asked;
 
 /// Types asked for in a prefix-handle lookup.
 const PREFIX_LOOKUP_TYPES: [&str; 4] = ["HS_SITE", "HS_SITE.6", "HS_SERV", "HS_NAMESPACE"];
@@ -31,9 +31,20 @@ pub(crate) struct RequestSpec {
     /// RecursionCount header field: 1 for prefix lookups (like the reference client), one
     /// more for each referral followed.
     pub(crate) recursion_count: u8,
-    /// An administration request (op code and body) instead of a resolution: sent over TCP
-    /// (or HTTP) to an admin interface of a primary site.
-    pub(crate) admin: Option<(OpCode, Body)>,
+    /// What is asked: a query (resolution, site information) or administration.
+    pub(crate) kind: RequestKind,
+}
+
+/// The kinds of request, and what they take from a server.
+#[derive(Debug, Clone)]
+pub(crate) enum RequestKind {
+    /// A resolution request (of a handle, a prefix handle, a service handle): to query
+    /// interfaces, over UDP too.
+    Query,
+    /// An administration request (its op code and body): to admin interfaces (TCP, HTTP; the
+    /// sites' UDP interfaces are query-only), in a session with the server whenever the
+    /// resolver has an identity.
+    Admin(OpCode, Body),
 }
 
 impl RequestSpec {
@@ -55,7 +66,7 @@ impl RequestSpec {
                 .collect(),
             flags,
             recursion_count: 0,
-            admin: None,
+            kind: RequestKind::Query,
         }
     }
 
@@ -71,7 +82,7 @@ impl RequestSpec {
                 .collect(),
             flags: service_flags(certify),
             recursion_count: 1,
-            admin: None,
+            kind: RequestKind::Query,
         }
     }
 
@@ -83,7 +94,7 @@ impl RequestSpec {
             types: kind.lookup_types(),
             flags: service_flags(certify),
             recursion_count: 0,
-            admin: None,
+            kind: RequestKind::Query,
         }
     }
 
@@ -98,13 +109,24 @@ impl RequestSpec {
             types: Vec::new(),
             flags,
             recursion_count: 0,
-            admin: Some((op, body)),
+            kind: RequestKind::Admin(op, body),
         }
     }
 
-    /// True for an administration request.
-    pub(crate) fn is_admin(&self) -> bool {
-        self.admin.is_some()
+    /// Whether it may go over UDP (queries) or not (administration).
+    pub(crate) fn over_udp(&self) -> bool {
+        matches!(self.kind, RequestKind::Query)
+    }
+
+    /// Whether it goes to a server's admin interfaces rather than its query interfaces.
+    pub(crate) fn to_admin_interface(&self) -> bool {
+        matches!(self.kind, RequestKind::Admin(..))
+    }
+
+    /// Whether, with an identity, it goes in a session with the server from the start
+    /// (administration), rather than only once the server challenges it.
+    pub(crate) fn session_first(&self) -> bool {
+        matches!(self.kind, RequestKind::Admin(..))
     }
 
     /// True when CT is set.
@@ -120,9 +142,9 @@ impl RequestSpec {
     /// The message for `site`: the site's version (≤ 2.11), suggesting 2.11, its serial,
     /// expiring at `expiration`. The request id is left at 0: the transport chooses it.
     pub(crate) fn to_message(&self, site: &Site, expiration: u32) -> Message {
-        let mut m = match &self.admin {
-            Some((op, body)) => Message::request(body.clone(), *op, 0, expiration),
-            None => Message::resolution_request(
+        let mut m = match &self.kind {
+            RequestKind::Admin(op, body) => Message::request(body.clone(), *op, 0, expiration),
+            RequestKind::Query => Message::resolution_request(
                 Bytes::copy_from_slice(self.handle.as_bytes()),
                 self.indexes.clone(),
                 self.types.clone(),
@@ -189,7 +211,7 @@ impl Answer {
             }
             _ if code == ResponseCode::Success => Err(ResolveError::Protocol {
                 sites_asked: 1,
-                server: self.server,
+                server: Some(self.server),
                 violation: ProtocolViolation::UnexpectedBody { code },
             }),
             _ => Err(final_error(&self.msg, self.server, asked.as_str())),
@@ -210,30 +232,7 @@ pub(crate) fn try_next_site(code: ResponseCode) -> bool {
 
 /// The typed error for a final answer that is not a success.
 pub(crate) fn final_error(msg: &Message, server: SocketAddr, handle: &str) -> ResolveError {
-    code_error(msg.response_code(), error_text(msg), server, handle)
-}
-
-/// The typed error for a final response `code` (native or from a proxy's REST API) with the
-/// server's error `message`, about `handle`.
-pub(crate) fn code_error(
-    code: ResponseCode,
-    message: String,
-    server: SocketAddr,
-    handle: &str,
-) -> ResolveError {
-    let handle = handle.to_string();
-    match code {
-        ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
-        ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
-        ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },
-        ResponseCode::ServerNotResponsible => ResolveError::PrefixNotServed { handle },
-        code => ResolveError::Server {
-            sites_asked: 1,
-            server,
-            code,
-            message,
-        },
-    }
+    ResolveError::from_response(msg.response_code(), error_text(msg), Some(server), handle)
 }
 
 /// The error text of an error body (empty otherwise).

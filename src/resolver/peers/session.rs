@@ -1,4 +1,4 @@
-//! [`Sessions`]: the sessions the resolver holds with servers (PROTOCOL.md §10), as the
+//! [`Session`]: the session the resolver holds with one server (PROTOCOL.md §10), as the
 //! reference client's default session tracker keeps them. Only a resolver with an identity
 //! ([`ResolverBuilder::authenticator`](super::ResolverBuilder::authenticator)) uses them, and
 //! only for requests that need the identity: administration, and a resolution that clears
@@ -11,7 +11,7 @@
 //! and authenticates the session, and the next ones go through at once, their values
 //! encrypted on the wire.
 //!
-//! Per server, one [`Slot`]:
+//! Per server (in its [`Peer`](super::Peer)), one slot:
 //! - nothing yet, or the session expired: the first request sets one up (while it holds the
 //!   slot, the others wait for it);
 //! - open, not yet authenticated: one request at a time goes in it, so that one challenge
@@ -21,15 +21,12 @@
 //! - refused (the server answered the setup with an error, or unsigned, or its key is
 //!   unknown): requests go without a session for [`SESSION_REFUSED_FOR`], then setup is tried again.
 //!
-//! The Attempter runs the setup exchange and calls back here with the outcome; this file only
-//! keeps the state.
+//! The attempt (`ask::challenge`) runs the setup exchange and calls back here with the
+//! outcome; this file only keeps the state.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 
@@ -37,11 +34,9 @@ use crate::wire::SessionKey;
 
 /// How long the resolver uses a session (the server keeps it for the 24 h the setup asks;
 /// a fresh key every hour costs one round trip).
-pub const SESSION_LIFETIME: Duration = Duration::from_secs(3600);
+const SESSION_LIFETIME: Duration = Duration::from_secs(3600);
 /// How long a server that refused a session is asked without one.
-pub const SESSION_REFUSED_FOR: Duration = Duration::from_secs(600);
-/// Most servers with a slot; past it, slots of expired or refused sessions are dropped.
-const MAX_SLOTS: usize = 1024;
+const SESSION_REFUSED_FOR: Duration = Duration::from_secs(600);
 
 /// A server's session as the resolver knows it.
 #[derive(Default)]
@@ -61,13 +56,23 @@ pub(crate) enum State {
 /// One server's session, behind the lock a setup or first authentication holds.
 type Slot = Arc<tokio::sync::Mutex<State>>;
 
-/// The resolver's sessions, by server.
-pub(crate) struct Sessions {
+/// The resolver's session with one server.
+#[derive(Default)]
+pub(crate) struct Session {
+    /// Off without an identity, or when the builder turned sessions off.
     enabled: bool,
-    slots: Mutex<HashMap<SocketAddr, Slot>>,
+    slot: Slot,
 }
 
-/// What a request gets from [`Sessions::lease`].
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a request gets from [`Session::lease`].
 pub(crate) enum Lease {
     /// Go without a session.
     Without,
@@ -143,35 +148,22 @@ impl Lease {
     }
 }
 
-impl Sessions {
-    /// Sessions when `enabled` (the builder's `sessions` setting and an identity).
+impl Session {
+    /// A server's session slot, used when `enabled` (the builder's `sessions` setting and an
+    /// identity).
     pub(crate) fn new(enabled: bool) -> Self {
         Self {
             enabled,
-            slots: Mutex::new(HashMap::new()),
+            slot: Slot::default(),
         }
     }
 
-    fn slot(&self, server: SocketAddr) -> Slot {
-        let mut slots = self.slots.lock();
-        if !slots.contains_key(&server) && slots.len() >= MAX_SLOTS {
-            // Slots nobody holds and whose state is not a live session go first.
-            let now = Instant::now();
-            slots.retain(|_, s| {
-                Arc::strong_count(s) > 1
-                    || s.try_lock()
-                        .is_ok_and(|st| matches!(*st, State::Open { expires, .. } if expires > now))
-            });
-        }
-        slots.entry(server).or_default().clone()
-    }
-
-    /// The authenticated session with `server`, if there is one now (never waits).
-    pub(crate) fn current(&self, server: SocketAddr) -> Lease {
+    /// The authenticated session with the server, if there is one now (never waits).
+    pub(crate) fn current(&self) -> Lease {
         if !self.enabled {
             return Lease::Without;
         }
-        let slot = self.slot(server);
+        let slot = &self.slot;
         let Ok(state) = slot.clone().try_lock_owned() else {
             return Lease::Without;
         };
@@ -180,31 +172,31 @@ impl Sessions {
                 key,
                 expires,
                 authenticated: true,
-            } if *expires > Instant::now() => Lease::Shared(key.clone(), slot),
+            } if *expires > Instant::now() => Lease::Shared(key.clone(), slot.clone()),
             _ => Lease::Without,
         }
     }
 
-    /// False when no session will be had with `server` now (sessions off, or it refused one
+    /// False when no session will be had with the server now (sessions off, or it refused one
     /// lately).
-    pub(crate) fn may_open(&self, server: SocketAddr) -> bool {
+    pub(crate) fn may_open(&self) -> bool {
         if !self.enabled {
             return false;
         }
-        let slot = self.slot(server);
+        let slot = &self.slot;
         let refused = slot.try_lock().is_ok_and(
             |state| matches!(&*state, State::Refused { until } if *until > Instant::now()),
         );
         !refused
     }
 
-    /// The session a request to `server` goes in (waiting while another request sets it up
+    /// The session a request to the server goes in (waiting while another request sets it up
     /// or authenticates it).
-    pub(crate) async fn lease(&self, server: SocketAddr) -> Lease {
+    pub(crate) async fn lease(&self) -> Lease {
         if !self.enabled {
             return Lease::Without;
         }
-        let slot = self.slot(server);
+        let slot = &self.slot;
         let mut guard = slot.clone().lock_owned().await;
         let now = Instant::now();
         match &*guard {
@@ -214,7 +206,7 @@ impl Sessions {
                 authenticated,
             } if *expires > now => {
                 if *authenticated {
-                    Lease::Shared(key.clone(), slot)
+                    Lease::Shared(key.clone(), slot.clone())
                 } else {
                     Lease::Held(key.clone(), guard)
                 }
@@ -233,25 +225,21 @@ mod tests {
     use super::*;
     use zeroize::Zeroizing;
 
-    fn addr() -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], 2641))
-    }
-
     #[tokio::test(start_paused = true)]
     async fn the_first_request_sets_up_and_the_next_waits_until_authenticated() {
-        let s = Arc::new(Sessions::new(true));
-        let Lease::Setup(_) = s.lease(addr()).await else {
+        let s = Arc::new(Session::new(true));
+        let Lease::Setup(_) = s.lease().await else {
             panic!("a setup first")
         };
         // The first lease was dropped unresolved: the next request sets up again.
-        let lease = s.lease(addr()).await;
+        let lease = s.lease().await;
         let mut held = lease.opened(SessionKey::new(7, Zeroizing::new([1; 32])));
         assert_eq!(held.key().map(|k| k.session_id()), Some(7));
         // While it is held, another request waits (the paused clock runs ahead an hour while
         // it does: it is blocked, not slow).
         let mut waiting = tokio::spawn({
             let s = s.clone();
-            async move { s.lease(addr()).await.key().map(|k| k.session_id()) }
+            async move { s.lease().await.key().map(|k| k.session_id()) }
         });
         let hour = Duration::from_secs(3599);
         assert!(tokio::time::timeout(hour, &mut waiting).await.is_err());
@@ -259,51 +247,48 @@ mod tests {
         drop(held);
         assert_eq!(waiting.await.unwrap(), Some(7));
         // Authenticated: shared, nobody waits.
-        let a = s.lease(addr()).await;
-        let b = s.lease(addr()).await;
+        let a = s.lease().await;
+        let b = s.lease().await;
         assert!(matches!(a, Lease::Shared(..)) && matches!(b, Lease::Shared(..)));
-        assert!(matches!(s.current(addr()), Lease::Shared(..)));
+        assert!(matches!(s.current(), Lease::Shared(..)));
         // One of them finds the session lost: the next request sets up again.
         a.lost().await;
         drop(b);
-        assert!(matches!(s.lease(addr()).await, Lease::Setup(_)));
+        assert!(matches!(s.lease().await, Lease::Setup(_)));
     }
 
     #[tokio::test]
     async fn a_refusal_is_remembered_and_a_lost_session_is_set_up_again() {
-        let s = Sessions::new(true);
-        let lease = s.lease(addr()).await;
-        assert!(s.may_open(addr()));
+        let s = Session::new(true);
+        let lease = s.lease().await;
+        assert!(s.may_open());
         assert!(matches!(lease.refused(), Lease::Without));
-        assert!(!s.may_open(addr()));
-        assert!(matches!(s.lease(addr()).await, Lease::Without));
-        let other = SocketAddr::from(([127, 0, 0, 2], 2641));
-        let held = s
-            .lease(other)
+        assert!(!s.may_open());
+        assert!(matches!(s.lease().await, Lease::Without));
+        let other = Session::new(true);
+        let held = other
+            .lease()
             .await
             .opened(SessionKey::new(3, Zeroizing::new([2; 32])));
         held.lost().await;
-        assert!(matches!(s.lease(other).await, Lease::Setup(_)));
-        assert!(matches!(
-            Sessions::new(false).lease(other).await,
-            Lease::Without
-        ));
+        assert!(matches!(other.lease().await, Lease::Setup(_)));
+        assert!(matches!(Session::new(false).lease().await, Lease::Without));
     }
 
     #[tokio::test(start_paused = true)]
     async fn sessions_expire_and_refusals_end() {
-        let s = Sessions::new(true);
+        let s = Session::new(true);
         let mut held = s
-            .lease(addr())
+            .lease()
             .await
             .opened(SessionKey::new(3, Zeroizing::new([2; 32])));
         held.authenticated();
         drop(held);
         tokio::time::advance(SESSION_LIFETIME).await;
-        let lease = s.lease(addr()).await;
+        let lease = s.lease().await;
         assert!(matches!(lease, Lease::Setup(_)));
         drop(lease.refused());
         tokio::time::advance(SESSION_REFUSED_FOR).await;
-        assert!(matches!(s.lease(addr()).await, Lease::Setup(_)));
+        assert!(matches!(s.lease().await, Lease::Setup(_)));
     }
 }

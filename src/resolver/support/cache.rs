@@ -15,20 +15,20 @@ use tokio::time::Instant;
 use crate::ident::Handle;
 use crate::wire::{HandleValue, Ttl};
 
-use super::query::Asked;
-use super::record::Source;
-use super::sites::Site;
+use super::super::locate::Site;
+use super::super::query::Asked;
+use super::super::record::Source;
 
 /// Longest lifetime given to a positive answer (relative TTLs above it are capped).
-pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(2 * 24 * 3600);
+pub(crate) const DEFAULT_MAX_TTL: Duration = Duration::from_secs(2 * 24 * 3600);
 /// Default lifetime of a "handle not found" answer.
-pub const DEFAULT_NEGATIVE_TTL: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_NEGATIVE_TTL: Duration = Duration::from_secs(60);
 /// Default number of cached answers (an answer of more than [`WEIGHT_UNIT`] bytes counts
 /// as one per started unit).
-pub const DEFAULT_CAPACITY: u64 = 10_000;
+pub(crate) const DEFAULT_CAPACITY: u64 = 10_000;
 /// Size of answer that counts as one entry against the capacity: most answers are smaller,
 /// a 256 KiB one counts as 256 entries, so memory stays near `capacity` KiB at most.
-pub const WEIGHT_UNIT: usize = 1024;
+pub(crate) const WEIGHT_UNIT: usize = 1024;
 
 /// What identifies a cached answer (also the key of identical queries in flight). The
 /// handle compares as [`Handle`] does (ASCII case folded in the prefix, and in the whole of a

@@ -2,13 +2,13 @@
 //! the identifier specifications: `urn:fdc` (RFC 4198) at an HTTP server named by its
 //! ProviderId, Harvard's `urn-3` at the HUL resolver.
 //!
-//! One resolution ([`Resolver::resolve_urn`](super::Resolver::resolve_urn)):
+//! One resolution ([`Resolver::resolve_urn`](crate::Resolver::resolve_urn)):
 //! 1. the URN in its canonical form (the namespace's lexical equivalence: `urn:fdc:` and the
 //!    ProviderId in lower case, `%XX` escapes in upper case; a `urn-3` URN in lower case);
-//! 2. the resolver: [`ResolverBuilder::urn_resolver`](super::ResolverBuilder::urn_resolver)
+//! 2. the resolver: [`ResolverBuilder::urn_resolver`](crate::ResolverBuilder::urn_resolver)
 //!    when set, else `http://<ProviderId>` for `urn:fdc`, the `urn-3` resolver
-//!    ([`DEFAULT_URN3_RESOLVER_URL`] unless
-//!    [`urn3_resolver`](super::ResolverBuilder::urn3_resolver) says otherwise) for `urn-3`;
+//!    (Harvard's HUL resolver, `http://nrs.harvard.edu`, unless
+//!    [`urn3_resolver`](crate::ResolverBuilder::urn3_resolver) says otherwise) for `urn-3`;
 //! 3. `GET <resolver>/uri-res/N2Ls?<urn>`: a `text/uri-list` of URLs, in the resolver's order
 //!    of preference;
 //! 4. when the resolver does not offer N2Ls for it (404, 405, 501, or an empty list),
@@ -24,13 +24,33 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::ident::{IdentError, Identifier, Urn};
-use crate::transport::{Exchange, HttpGet, TransportError};
+use crate::resolver::{within_deadline, Resolver, UrnSettings};
+use crate::transport::{BaseUrl, Exchange, HttpGet, TransportError};
 use crate::wire::uri_list::{decode_uri_list, UriListError, URI_LIST_MEDIA_TYPE};
 
-use super::settings::UrnSettings;
-
-/// The HUL resolver of Harvard's Name Resolution Service, where `urn-3` URNs resolve by default.
-pub use super::settings::DEFAULT_URN3_RESOLVER_URL;
+impl Resolver {
+    /// Resolves a `urn:fdc` or `urn-3` URN over HTTP (RFC 2169): `N2Ls` at its resolver
+    /// (the ProviderId for `urn:fdc`, the HUL resolver for `urn-3`, or
+    /// [`ResolverBuilder::urn_resolver`](crate::ResolverBuilder::urn_resolver)), with `N2L`
+    /// as the fallback, the URN in its canonical form. A redirect is a result, not followed.
+    /// Under the resolver's deadline, through [`Exchange::fetch`]. See [the
+    /// module](crate::urn) for the details.
+    ///
+    /// ```no_run
+    /// # async fn demo(resolver: handle_resolver::Resolver) {
+    /// match resolver.resolve_urn("urn-3:HUL.OIS:Home").await {
+    ///     Ok(answer) => answer.urls.iter().for_each(|url| println!("{url}")),
+    ///     Err(e) if e.is_not_found() => println!("the resolver does not know it"),
+    ///     Err(e) => println!("failed: {e}"),
+    /// }
+    /// # }
+    /// ```
+    pub async fn resolve_urn<U: AsUrn + ?Sized>(&self, urn: &U) -> Result<UrnAnswer, UrnError> {
+        let urn = urn.to_urn()?;
+        let settings = self.settings();
+        resolve(self.exchange(), &settings.urn, settings.timeout, &urn).await
+    }
+}
 
 /// The RFC 2169 service that gave an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -240,7 +260,7 @@ impl UrnError {
     }
 }
 
-/// Anything [`Resolver::resolve_urn`](super::Resolver::resolve_urn) accepts: URN text, a
+/// Anything [`Resolver::resolve_urn`](crate::Resolver::resolve_urn) accepts: URN text, a
 /// parsed [`Urn`], or an [`Identifier`] that is one.
 pub trait AsUrn {
     /// The URN, or why there is none (nothing is sent then).
@@ -286,7 +306,7 @@ impl<T: AsUrn + ?Sized> AsUrn for &T {
 }
 
 /// Resolves `urn` through `exchange` as `settings` say, under the deadline `after`.
-pub(crate) async fn resolve(
+async fn resolve(
     exchange: &dyn Exchange,
     settings: &UrnSettings,
     after: std::time::Duration,
@@ -299,13 +319,12 @@ pub(crate) async fn resolve(
         _ => &[UrnService::N2Ls, UrnService::N2L],
     };
     let work = ask_services(exchange, &base, &canonical, services, settings.max_body);
-    tokio::time::timeout(after, work).await.unwrap_or_else(|_| {
-        Err(UrnError::Timeout {
-            urn: canonical.clone(),
-            resolver: base.clone(),
-            after,
-        })
-    })
+    let timed_out = |after| UrnError::Timeout {
+        urn: canonical.clone(),
+        resolver: base.clone(),
+        after,
+    };
+    within_deadline(after, work, timed_out).await
 }
 
 /// The resolver's base URL (without a final `/`) for `urn`.
@@ -317,33 +336,15 @@ fn resolver_base(settings: &UrnSettings, urn: &Urn) -> Result<String, UrnError> 
     }
 }
 
-/// Checks a configured resolver URL: `http(s)://host[:port][/path]`, ASCII, no query or
-/// fragment; returns it without a final `/`.
+/// Checks a configured resolver URL (`http(s)://host[:port][/path]`, [`BaseUrl`]); returns
+/// it without a final `/`.
 fn checked_base(url: &str) -> Result<String, UrnError> {
-    let invalid = |reason| UrnError::InvalidResolver {
-        url: url.to_string(),
-        reason,
-    };
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let rest = if lower.starts_with("http://") {
-        url.get(7..)
-    } else if lower.starts_with("https://") {
-        url.get(8..)
-    } else {
-        return Err(invalid("it must start with http:// or https://"));
-    }
-    .unwrap_or_default();
-    if !url.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(invalid("it holds white space, a control or non-ASCII"));
-    }
-    if url.contains(['?', '#']) {
-        return Err(invalid("it cannot have a query or fragment"));
-    }
-    let host = rest.split('/').next().unwrap_or_default();
-    if host.is_empty() || host.starts_with(':') || host.contains('@') {
-        return Err(invalid("it names no host"));
-    }
-    Ok(url.trim_end_matches('/').to_string())
+    BaseUrl::parse(url)
+        .map(|u| u.as_str().to_string())
+        .map_err(|e| UrnError::InvalidResolver {
+            url: e.url,
+            reason: e.reason,
+        })
 }
 
 /// Why one service gave no URLs: the resolver does not offer it for this URN (try the
@@ -524,7 +525,6 @@ mod tests {
     use parking_lot::Mutex;
 
     use super::*;
-    use crate::resolver::Resolver;
     use crate::transport::{ExchangeOptions, Exchanged, Fetched, TransportKind};
     use crate::wire::Message;
 

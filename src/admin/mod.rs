@@ -2,17 +2,18 @@
 //! does: each request goes to a primary site of the handle's prefix (found as a resolution
 //! finds its sites), over TCP (or HTTP) to an admin interface, and the server's challenge is
 //! answered as the resolver's identity
-//! ([`ResolverBuilder::authenticator`](super::ResolverBuilder::authenticator)).
+//! ([`ResolverBuilder::authenticator`](crate::ResolverBuilder::authenticator)).
+//!
+//! Administration sits beside the resolver and reaches servers through it: each request is
+//! one request of the administration kind, sent by the resolver's procedure under its
+//! deadline.
 
 use bytes::Bytes;
 
 use crate::ident::Handle;
+use crate::resolver::{error_text, RequestSpec, Resolver};
 use crate::wire::{Body, HandleValue, OpCode, ResponseCode};
-
-use super::error::ResolveError;
-use super::request::{error_text, RequestSpec};
-use super::resolution::Core;
-use super::trace::Trace;
+use crate::ResolveError;
 
 /// How an administration request failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -81,7 +82,7 @@ pub enum AdminError {
     Failed(#[from] ResolveError),
 }
 
-/// Administration through a [`Resolver`](super::Resolver) (`resolver.admin()`): its sites,
+/// Administration through a [`Resolver`] (`resolver.admin()`): its sites,
 /// identity, transports and deadline.
 ///
 /// ```no_run
@@ -102,7 +103,7 @@ pub enum AdminError {
 /// ```
 #[derive(Clone)]
 pub struct Admin {
-    core: std::sync::Arc<Core>,
+    resolver: Resolver,
 }
 
 impl std::fmt::Debug for Admin {
@@ -111,11 +112,17 @@ impl std::fmt::Debug for Admin {
     }
 }
 
-impl Admin {
-    pub(crate) fn new(core: std::sync::Arc<Core>) -> Self {
-        Self { core }
+impl Resolver {
+    /// Administration of handles through this resolver (its sites, identity, transports and
+    /// deadline): see [`Admin`].
+    pub fn admin(&self) -> Admin {
+        Admin {
+            resolver: self.clone(),
+        }
     }
+}
 
+impl Admin {
     /// Creates `handle` with `values` (CREATE_HANDLE; remember an HS_ADMIN value, or nobody
     /// may change it afterwards). Returns the handle as created.
     pub async fn create_handle(
@@ -211,16 +218,9 @@ impl Admin {
         op: OpCode,
         body: Body,
     ) -> Result<(Body, Vec<Body>), AdminError> {
-        let spec =
-            RequestSpec::administration(handle.clone(), op, body, self.core.settings.certify);
-        let trace = Trace::new(handle.clone());
-        let deadline = self.core.settings.timeout;
-        let answer = tokio::time::timeout(deadline, self.core.locator.send(&spec, &trace, &[]))
-            .await
-            .map_err(|_| ResolveError::Timeout {
-                handle: handle.to_string(),
-                after: deadline,
-            })??;
+        let certify = self.resolver.settings().certify;
+        let spec = RequestSpec::administration(handle.clone(), op, body, certify);
+        let answer = self.resolver.request(&spec).await?;
         let code = answer.code();
         let text = handle.to_string();
         match code {

@@ -1,0 +1,97 @@
+//! Referrals (PROTOCOL.md §5.3): a 302 (service referral) or 303 (prefix referral) answer
+//! sends the same request, one referral deeper, to the sites it names (its values, else its
+//! referral handle's), at most as often as the resolution's referral budget allows, with
+//! loops detected.
+
+use std::sync::Arc;
+
+use tracing::debug;
+
+use crate::wire::{Body, ResponseCode};
+
+use super::super::ask::{Answer, RequestSpec};
+use super::super::error::{ProtocolViolation, ResolveError};
+use super::super::support::trace::Trace;
+use super::sites::{text_of, Site, SiteKind};
+use super::{Path, SiteLocator};
+
+impl SiteLocator {
+    /// Follows the referral in `answer` (from `sites`) and those after it.
+    pub(super) async fn follow_referrals(
+        self: &Arc<Self>,
+        spec: &RequestSpec,
+        mut sites: Arc<Vec<Site>>,
+        mut answer: Answer,
+        trace: &Trace,
+        path: &Path,
+    ) -> Result<Answer, ResolveError> {
+        // The sites asked so far (filled at the first referral).
+        let mut seen = Vec::new();
+        let mut spec = std::borrow::Cow::Borrowed(spec);
+        loop {
+            let kind = match answer.code() {
+                ResponseCode::ServiceReferral => SiteKind::Service,
+                ResponseCode::PrefixReferral if spec.handle.is_prefix_handle() => SiteKind::Prefix,
+                ResponseCode::PrefixReferral => {
+                    return Err(ResolveError::Protocol {
+                        sites_asked: 1,
+                        server: Some(answer.server),
+                        violation: ProtocolViolation::UnexpectedPrefixReferral,
+                    })
+                }
+                _ => return Ok(answer),
+            };
+            let Body::Referral(body) = &answer.msg.body else {
+                return Err(ResolveError::Protocol {
+                    sites_asked: 1,
+                    server: Some(answer.server),
+                    violation: ProtocolViolation::UnexpectedBody {
+                        code: answer.code(),
+                    },
+                });
+            };
+            trace.count_referral()?;
+            let referred = self
+                .referral_sites(body, kind, spec.certify(), trace, path)
+                .await?;
+            let at = text_of(&body.referral_handle);
+            debug!(handle = %spec.handle, referral = %at, sites = referred.len(), code = %answer.code(), "referral");
+            if referred.is_empty() {
+                return Err(ResolveError::ServiceNotFound {
+                    prefix_handle: if at.is_empty() {
+                        spec.handle.to_string()
+                    } else {
+                        at
+                    },
+                });
+            }
+            if seen.is_empty() {
+                seen.push(sites_key(&sites));
+            }
+            let key = sites_key(&referred);
+            if seen.contains(&key) {
+                return Err(ResolveError::ReferralLoop {
+                    handle: spec.handle.to_string(),
+                    at: if at.is_empty() {
+                        "(referral sites)".into()
+                    } else {
+                        at
+                    },
+                });
+            }
+            seen.push(key);
+            sites = Arc::new(referred);
+            // The same request again, one referral deeper (§5.3).
+            let deeper = spec.to_mut();
+            deeper.recursion_count = deeper.recursion_count.saturating_add(1);
+            answer = self.asker.race(&spec, &sites, trace).await?;
+        }
+    }
+}
+
+/// Identity of a list of sites (for referral-loop detection).
+fn sites_key(sites: &[Site]) -> Vec<Vec<(std::net::IpAddr, Vec<u32>)>> {
+    let mut ids: Vec<_> = sites.iter().map(Site::identity).collect();
+    ids.sort();
+    ids
+}

@@ -1,0 +1,188 @@
+//! [`Peers`]: what the resolver knows of each server, in one table with one bound. A request
+//! looks its server up once ([`Peers::get`]) and reads and updates the parts of its
+//! [`Peer`], each of which owns its state:
+//!
+//! - [`rtt`](Peer::rtt): the decaying smoothed RTT that orders sites and sets hedge delays
+//!   (`rtt.rs`);
+//! - [`health`](Peer::health): transports learned to fail, and the breaker of a silent
+//!   server (`health.rs`);
+//! - [`limit`](Peer::limit): how many UDP requests may be in flight to it (`limit.rs`);
+//! - [`session`](Peer::session): the session held with it, for requests that need the
+//!   resolver's identity (`session.rs`).
+//!
+//! A server is known by its query address ([`peer_key`]: UDP, else TCP, else its IP with
+//! port 0), whatever transport a request uses. The transport keeps the one other
+//! per-server table, the UDP loss timeouts its receive task learns from unambiguous round
+//! trips (`transport::udp`); it is not read from here.
+
+mod health;
+mod limit;
+mod rtt;
+mod session;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use foldhash::HashMap;
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use crate::transport::TransportKind;
+use crate::wire::ServerInfo;
+
+use super::locate::query_addr;
+
+pub(crate) use health::Admission;
+pub(crate) use limit::Permit;
+pub(crate) use rtt::{hedge_delay, score};
+pub(crate) use session::Lease;
+
+use health::Health;
+use limit::Limit;
+use rtt::Rtt;
+use session::Session;
+
+/// Most servers remembered; beyond, the stalest one nobody is using is forgotten (the
+/// stalest of all when every one is in use).
+const MAX_PEERS: usize = 4096;
+
+/// One server as the resolver knows it.
+#[derive(Debug)]
+pub(crate) struct Peer {
+    /// Its smoothed RTT.
+    pub(crate) rtt: Rtt,
+    /// Its reachability: transports learned to fail, the breaker.
+    pub(crate) health: Health,
+    /// Its limit of UDP requests in flight (shared with the permits handed out).
+    pub(crate) limit: Arc<Limit>,
+    /// The session held with it.
+    pub(crate) session: Session,
+}
+
+impl Peer {
+    fn new(sessions: bool) -> Self {
+        Self {
+            rtt: Rtt::default(),
+            health: Health::default(),
+            limit: Arc::new(Limit::default()),
+            session: Session::new(sessions),
+        }
+    }
+
+    /// Waits for a place among the server's UDP requests in flight (see `limit.rs`).
+    pub(crate) async fn udp_permit(&self) -> Permit {
+        self.limit.acquire().await
+    }
+}
+
+/// A server in the table, and when a request last looked it up.
+#[derive(Debug)]
+struct Tracked {
+    peer: Arc<Peer>,
+    touched: Instant,
+}
+
+/// Every server the resolver knows (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct Peers {
+    map: Mutex<HashMap<SocketAddr, Tracked>>,
+    /// Whether requests that need the identity go in sessions.
+    sessions: bool,
+}
+
+impl Peers {
+    /// An empty table; `sessions` when requests that need the identity go in sessions.
+    pub(crate) fn new(sessions: bool) -> Self {
+        Self {
+            map: Mutex::new(HashMap::default()),
+            sessions,
+        }
+    }
+
+    /// The server known by `key` ([`peer_key`]), added when new.
+    pub(crate) fn get(&self, key: SocketAddr) -> Arc<Peer> {
+        let now = Instant::now();
+        let mut map = self.map.lock();
+        if let Some(t) = map.get_mut(&key) {
+            t.touched = now;
+            return t.peer.clone();
+        }
+        if map.len() >= MAX_PEERS {
+            evict_one(&mut map);
+        }
+        let peer = Arc::new(Peer::new(self.sessions));
+        map.insert(
+            key,
+            Tracked {
+                peer: peer.clone(),
+                touched: now,
+            },
+        );
+        peer
+    }
+
+    /// The server known by `key`, when the table has it (nothing is added).
+    pub(crate) fn find(&self, key: SocketAddr) -> Option<Arc<Peer>> {
+        self.map.lock().get(&key).map(|t| t.peer.clone())
+    }
+
+    /// How many servers are known.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.map.lock().len()
+    }
+}
+
+/// Forgets the stalest server nobody holds, else the stalest of all.
+fn evict_one(map: &mut HashMap<SocketAddr, Tracked>) {
+    let unused = map
+        .iter()
+        .filter(|(_, t)| Arc::strong_count(&t.peer) == 1)
+        .min_by_key(|(_, t)| t.touched)
+        .map(|(k, _)| *k);
+    let victim = unused.or_else(|| map.iter().min_by_key(|(_, t)| t.touched).map(|(k, _)| *k));
+    if let Some(k) = victim {
+        map.remove(&k);
+    }
+}
+
+/// The key of a server in the table: its UDP query address, else its TCP one, else its IP
+/// with port 0 (servers of one host on different ports are told apart).
+pub(crate) fn peer_key(server: &ServerInfo) -> SocketAddr {
+    query_addr(server, TransportKind::Udp)
+        .or_else(|| query_addr(server, TransportKind::Tcp))
+        .unwrap_or_else(|| SocketAddr::new(server.address, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::IpAddr;
+    use std::time::Duration;
+
+    fn key(i: u32) -> SocketAddr {
+        SocketAddr::new(IpAddr::from(i.to_be_bytes()), 1)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_entry_per_server_and_the_table_is_bounded() {
+        let peers = Peers::new(false);
+        let first = peers.get(key(0));
+        first.rtt.record_rtt(Duration::from_millis(3));
+        // The same server is the same entry, whatever part is asked.
+        assert!(Arc::ptr_eq(&first, &peers.get(key(0))));
+        assert_eq!(
+            peers.find(key(0)).and_then(|p| p.rtt.srtt()),
+            Some(Duration::from_millis(3))
+        );
+        assert!(peers.find(key(1)).is_none(), "find adds nothing");
+        for i in 1..(MAX_PEERS as u32 + 10) {
+            tokio::time::advance(Duration::from_millis(1)).await;
+            drop(peers.get(key(i)));
+        }
+        assert_eq!(peers.len(), MAX_PEERS);
+        // The server still in use was kept although it is the stalest.
+        assert!(peers.find(key(0)).is_some());
+        assert!(peers.find(key(1)).is_none());
+    }
+}

@@ -1,0 +1,154 @@
+//! [`BaseUrl`]: the one check of an `http(s)://host[:port][/path]` URL a user gives as the
+//! base of an HTTP service (a handle proxy's REST API, an RFC 2169 URN resolver, the CLI's
+//! `--server http://...`): the scheme (any case), a host, no user information, no query or
+//! fragment, nothing but printable ASCII. Requests are made by appending paths to it.
+
+use std::net::{IpAddr, SocketAddr};
+
+use thiserror::Error;
+
+/// A checked `http(s)://host[:port][/path]` base URL, without a final `/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl {
+    text: String,
+    tls: bool,
+    /// `host[:port]` as written.
+    authority_len: usize,
+}
+
+/// Why a URL is not a usable base URL.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{url:?} is not an http(s)://host[:port][/path] URL: {reason}")]
+#[non_exhaustive]
+pub struct BaseUrlError {
+    /// The URL given.
+    pub url: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl BaseUrl {
+    /// Checks `url` (see the module documentation); a final `/` is dropped.
+    pub fn parse(url: &str) -> Result<Self, BaseUrlError> {
+        let invalid = |reason| BaseUrlError {
+            url: url.to_string(),
+            reason,
+        };
+        let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+        let (tls, scheme_len) = if lower.starts_with("https://") {
+            (true, 8)
+        } else if lower.starts_with("http://") {
+            (false, 7)
+        } else {
+            return Err(invalid("it must start with http:// or https://"));
+        };
+        if !url.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(invalid("it holds white space, a control or non-ASCII"));
+        }
+        if url.contains(['?', '#']) {
+            return Err(invalid("it cannot have a query or fragment"));
+        }
+        let text = url.trim_end_matches('/').to_string();
+        let rest = text.get(scheme_len..).unwrap_or_default();
+        let authority = rest.split('/').next().unwrap_or_default();
+        if authority.is_empty() || authority.starts_with(':') {
+            return Err(invalid("it names no host"));
+        }
+        if authority.contains('@') {
+            return Err(invalid("it has user information, which is never sent"));
+        }
+        Ok(Self {
+            authority_len: authority.len(),
+            text,
+            tls,
+        })
+    }
+
+    /// The URL, without a final `/`.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// True for `https://`.
+    pub fn is_tls(&self) -> bool {
+        self.tls
+    }
+
+    /// `host[:port]` as written.
+    pub fn authority(&self) -> &str {
+        let start = if self.tls { 8 } else { 7 };
+        self.text
+            .get(start..start + self.authority_len)
+            .unwrap_or_default()
+    }
+
+    /// The port: the one written, else 443 or 80.
+    pub fn port(&self) -> u16 {
+        let default = if self.tls { 443 } else { 80 };
+        self.literal_addr()
+            .map(|a| a.port())
+            .or_else(|| {
+                let authority = self.authority();
+                let (_, port) = authority.rsplit_once(':')?;
+                // An IPv6 literal's colons are inside its brackets.
+                (!port.contains(']')).then(|| port.parse().ok()).flatten()
+            })
+            .unwrap_or(default)
+    }
+
+    /// The address when the host is an IP literal (with the port written, or the scheme's).
+    pub fn literal_addr(&self) -> Option<SocketAddr> {
+        let authority = self.authority();
+        if let Ok(addr) = authority.parse::<SocketAddr>() {
+            return Some(addr);
+        }
+        let default = if self.tls { 443 } else { 80 };
+        let host = authority.trim_start_matches('[').trim_end_matches(']');
+        host.parse::<IpAddr>()
+            .ok()
+            .map(|ip| SocketAddr::new(ip, default))
+    }
+}
+
+impl std::fmt::Display for BaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_checked_once_for_every_use() {
+        let u = BaseUrl::parse("http://127.0.0.1:8000/").unwrap();
+        assert_eq!(u.as_str(), "http://127.0.0.1:8000");
+        assert_eq!(u.literal_addr(), Some("127.0.0.1:8000".parse().unwrap()));
+        let u = BaseUrl::parse("HTTPS://hdl.handle.net/sub/").unwrap();
+        assert_eq!(u.as_str(), "HTTPS://hdl.handle.net/sub");
+        assert!(u.is_tls());
+        assert_eq!(u.authority(), "hdl.handle.net");
+        assert_eq!((u.literal_addr(), u.port()), (None, 443));
+        let u = BaseUrl::parse("http://[::1]").unwrap();
+        assert_eq!(u.literal_addr(), Some("[::1]:80".parse().unwrap()));
+        assert_eq!(
+            BaseUrl::parse("http://example.org:8080").unwrap().port(),
+            8080
+        );
+        for (bad, why) in [
+            ("ftp://x", "must start"),
+            ("hdl.handle.net", "must start"),
+            ("http://", "no host"),
+            ("http://:80", "no host"),
+            ("http://x/?a", "query"),
+            ("http://x/#a", "query"),
+            ("http://u@x", "user information"),
+            ("http://x y", "white space"),
+            ("http://é.org", "non-ASCII"),
+        ] {
+            let e = BaseUrl::parse(bad).unwrap_err();
+            assert!(e.reason.contains(why), "{bad}: {e}");
+        }
+    }
+}
