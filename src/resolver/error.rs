@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::auth::AuthError;
 use crate::ident::IdentError;
 use crate::transport::{TransportError, TransportKind};
+use crate::trust::TrustError;
 use crate::wire::{DecodeError, ResponseCode, SignatureError};
 
 /// Why a response was not acceptable as an answer (it is treated as a failure of that server).
@@ -238,19 +240,19 @@ pub enum ResolveError {
     },
     /// A server's challenge could not be answered (its request digest is not of our
     /// request, the key cannot sign, ...): nothing was signed for it.
-    #[error("cannot answer the challenge of {server}: {reason}")]
+    #[error("cannot answer the challenge of {server}: {error}")]
     Authentication {
         /// The server that challenged.
         server: SocketAddr,
         /// Why.
-        reason: String,
+        error: AuthError,
     },
     /// A root refresh read root records that do not verify against the trust root: the old
     /// root information stays in use.
-    #[error("the refreshed root information does not verify: {reason}")]
+    #[error("the refreshed root information does not verify: {error}")]
     UntrustedRoot {
-        /// Which record, which value and why (`crate::trust::TrustError`'s text).
-        reason: String,
+        /// Which record, which value and why.
+        error: TrustError,
     },
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]

@@ -6,14 +6,14 @@
 //! Read top down: [`Asker::race`] asks a list of sites (hedged); `ask_site` the server a
 //! site's hash picks; [`Asker::ask_server`] one server at its addresses (both families
 //! raced); `ask_address` one address over the transports in turn (`over_transports`);
-//! `attempt.rs` is one attempt over one transport (sessions, the trace, the checks of
-//! `check.rs`), `send.rs` its exchanges (the UDP limit, early resends, challenges).
+//! `attempt.rs` is one attempt over one transport (its session, its exchanges under the UDP
+//! limit with early resends and challenge answers, the trace) and `check.rs` the checks of
+//! its answer.
 //! `request.rs` says what is sent and how an answer is read.
 
 mod attempt;
 mod check;
 mod request;
-mod send;
 
 use std::future::Future;
 use std::net::SocketAddr;

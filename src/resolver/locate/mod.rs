@@ -4,10 +4,10 @@
 //! them through the [`Asker`], follows referrals, and refreshes the root when an answer says
 //! it is out of date.
 //!
-//! - **Service lookup** (`service.rs`, §11.5 step 2, §5.3, §7.2): the prefix handle
-//!   `0.NA/<PREFIX>` asked at the root for HS_SITE, HS_SITE.6, HS_SERV, HS_NAMESPACE; HS_SERV
-//!   service handles followed recursively (depth ≤ 20, loops detected on the current
-//!   [`Path`]); cached by the values' TTLs; concurrent lookups of one prefix share one.
+//! - **Service lookup** (here, §11.5 step 2, §5.3, §7.2): the prefix handle `0.NA/<PREFIX>`
+//!   asked at the root for HS_SITE, HS_SITE.6, HS_SERV, HS_NAMESPACE; HS_SERV service handles
+//!   followed recursively (depth ≤ 20, loops detected on the current [`Path`]); cached by
+//!   the values' TTLs (`services.rs`); concurrent lookups of one prefix share one.
 //! - **Referrals** (`referral.rs`): 302 (service) and 303 (prefix) answers followed (≤ 40
 //!   with the service hops, loops detected), each one referral deeper.
 //! - **Root** (`root.rs`): the root sites (built in, from a file, or refreshed) and their
@@ -16,24 +16,30 @@
 //!
 //! The locator reaches servers only through its [`Asker`]. A service lookup is itself a
 //! request, made through [`SiteLocator::request`] again (for the prefix handle, then for the
-//! service handles it names): the procedure is recursive, and its boxes are in
-//! `service.rs` and `root.rs`, off the path of a request whose sites are known.
+//! service handles it names): the procedure is recursive, and its boxes are in the lookup
+//! below and in `root.rs`, off the path of a request whose sites are known.
 
 mod referral;
 mod root;
-mod service;
+mod services;
 mod sites;
 
 use std::sync::Arc;
 
-use tracing::info;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use tokio::time::Instant;
+use tracing::{debug, debug_span, info, Instrument};
 
 use crate::ident::Handle;
-use crate::wire::{Limits, ResponseCode};
+use crate::root::root_handle;
+use crate::wire::{HandleValue, Limits, OpFlags, ResponseCode};
 
 use super::ask::{Answer, Asker, RequestSpec};
 use super::error::ResolveError;
 use super::settings::Settings;
+use super::settings::MAX_SERVICE_DEPTH;
+use super::support::cache::value_ttl;
 use super::support::cache::ServiceCache;
 use super::support::trace::Trace;
 
@@ -41,6 +47,9 @@ pub(crate) use root::{sites_of, Root, RootSites};
 #[cfg(feature = "http")]
 pub(crate) use sites::http_target;
 pub(crate) use sites::{interface_addr, query_addr, text_of, SiteKind};
+
+use services::{earliest, Collected, LookupKey};
+use sites::extend_unique;
 pub use sites::{server_record, Site};
 
 /// Finds the sites for a request and runs the procedure for it.
@@ -51,7 +60,7 @@ pub(crate) struct SiteLocator {
     /// `--server`: every request goes to this one site, without service lookup.
     fixed: Option<Arc<Vec<Site>>>,
     /// Service information by prefix, and the lookups in flight.
-    services: service::Services,
+    services: services::Services,
     /// Decode limits of site values.
     limits: Limits,
 }
@@ -125,7 +134,7 @@ impl SiteLocator {
             asker,
             root: Root::new(settings, root),
             fixed: fixed.map(|s| Arc::new(vec![s])),
-            services: service::Services::new(services),
+            services: services::Services::new(services),
             limits: settings.limits,
         }
     }
@@ -223,5 +232,234 @@ impl SiteLocator {
             }
             _ => Ok(answer),
         }
+    }
+
+    /// Looks up the service sites of a prefix handle (cached by its values' TTLs).
+    /// Concurrent lookups of the same prefix handle share one.
+    ///
+    /// Boxed, as are [`SiteLocator::service_sites`] and [`SiteLocator::refresh_root`]: the
+    /// procedure is recursive (a service lookup, a service handle or a root refresh sends
+    /// requests of its own through [`SiteLocator::request`]), and a recursive future needs a
+    /// box in the cycle. The boxes are here, off the path of a request whose sites are
+    /// known.
+    fn lookup_service<'a>(
+        self: &'a Arc<Self>,
+        prefix_handle: &'a Handle,
+        certify: bool,
+        trace: &'a Trace,
+        path: &'a Path,
+    ) -> BoxFuture<'a, Result<Arc<Vec<Site>>, ResolveError>> {
+        let key = LookupKey::new(None, prefix_handle, certify, path);
+        let this = self.clone();
+        let (handle, owned_path) = (prefix_handle.clone(), path.clone());
+        let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
+        trace
+            .share(
+                &self.services.prefix_lookups,
+                key,
+                || trace.for_shared_work(prefix_handle),
+                move |trace| {
+                    async move {
+                        // A lookup that ended just before this one started may have filled
+                        // the cache.
+                        match this.services.cached(&handle, certify) {
+                            Some(out) => out,
+                            None => {
+                                this.lookup_service_now(&handle, certify, &trace, &owned_path)
+                                    .await
+                            }
+                        }
+                    }
+                    .instrument(span)
+                },
+            )
+            .boxed()
+    }
+
+    /// The service lookup itself (no cache read, no sharing).
+    async fn lookup_service_now(
+        self: &Arc<Self>,
+        prefix_handle: &Handle,
+        certify: bool,
+        trace: &Trace,
+        path: &Path,
+    ) -> Result<Arc<Vec<Site>>, ResolveError> {
+        let mut spec = RequestSpec::prefix_lookup(prefix_handle.clone(), certify);
+        loop {
+            let answer = self.request(&spec, trace, path).await?;
+            let values = match answer.into_values(prefix_handle.clone()) {
+                Ok((_, values)) => values,
+                Err(ResolveError::NotFound { .. } | ResolveError::NoMatchingValues { .. }) => {
+                    Vec::new()
+                }
+                Err(e) => return Err(e),
+            };
+            let collected = self
+                .collect_sites(&values, SiteKind::Service, certify, trace, path)
+                .await?;
+            if collected.sites.is_empty() {
+                // Like the reference client: once more with AT, in case the prefix is new.
+                if !spec.authoritative() {
+                    spec.flags = spec.flags | OpFlags::AT;
+                    continue;
+                }
+                // Known not to exist: kept as briefly as a "handle not found", so a stream of
+                // handles under an unknown prefix does not ask the root twice per handle.
+                self.services.cache.put_not_found(prefix_handle, certify);
+                return Err(ResolveError::ServiceNotFound {
+                    prefix_handle: prefix_handle.to_string(),
+                });
+            }
+            let sites = Arc::new(collected.sites);
+            if let Some(until) = collected.until {
+                let ttl = until.saturating_duration_since(Instant::now());
+                self.services
+                    .cache
+                    .put(prefix_handle, certify, sites.clone(), ttl);
+            }
+            return Ok(sites);
+        }
+    }
+
+    /// Sites from values: the site values of `kind` directly, plus the sites of every service
+    /// handle, resolved recursively. A service handle already on `path` is skipped; when that
+    /// leaves no site at all, the result is a referral loop.
+    ///
+    /// Also how long the result may be cached: until the earliest expiry of every value that
+    /// contributed (site values that decode, service handles followed, and, recursively, the
+    /// values of those service handles). When a service handle was skipped or failed, the
+    /// partial result is kept no longer than the negative TTL.
+    async fn collect_sites(
+        self: &Arc<Self>,
+        values: &[HandleValue],
+        kind: SiteKind,
+        certify: bool,
+        trace: &Trace,
+        path: &Path,
+    ) -> Result<Collected, ResolveError> {
+        let now = Instant::now();
+        let now_unix = self.asker.clock().unix_now();
+        let cap = self.services.cache.config().max_ttl;
+        let mut until = Some(now + cap);
+        let mut contributed = |v: &HandleValue| {
+            until = earliest(until, value_ttl(v, now_unix, cap).map(|t| now + t));
+        };
+        // Every site found, in order, repeats included (dropped once, at the end).
+        let mut found = Vec::new();
+        for v in values
+            .iter()
+            .filter(|v| kind.site_types().iter().any(|t| v.is_type(t)))
+        {
+            if let Some(site) = Site::from_value(v, &self.limits) {
+                contributed(v);
+                found.push(site);
+            }
+        }
+        let mut loop_at = None;
+        let mut first_error = None;
+        let mut nested = Vec::new();
+        for v in values.iter().filter(|v| v.is_type(kind.serv_type())) {
+            let text = text_of(&v.data);
+            let target = match Handle::parse(text.trim()) {
+                Ok(h) => h,
+                Err(e) => {
+                    debug!(service = %text, error = %e, "HS_SERV value is not a handle");
+                    first_error.get_or_insert(ResolveError::ServiceNotFound {
+                        prefix_handle: text.trim().to_string(),
+                    });
+                    continue;
+                }
+            };
+            if target == *root_handle() {
+                contributed(v);
+                found.extend(self.root_sites().iter().cloned());
+                continue;
+            }
+            if path.contains(&target) {
+                debug!(service = %target, "service handle already on the path; skipped");
+                loop_at = Some(target);
+                continue;
+            }
+            match self
+                .service_sites(&target, kind, certify, trace, path)
+                .await
+            {
+                Ok(more) => {
+                    contributed(v);
+                    nested.push(more.until);
+                    found.extend(more.sites.iter().cloned());
+                }
+                Err(e) => {
+                    debug!(service = %target, error = %e, "service handle gave no sites");
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        let mut sites = Vec::new();
+        extend_unique(&mut sites, found);
+        if sites.is_empty() {
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            if let Some(at) = loop_at {
+                return Err(ResolveError::ReferralLoop {
+                    handle: trace.origin().to_string(),
+                    at: at.to_string(),
+                });
+            }
+        }
+        for n in nested {
+            until = earliest(until, n);
+        }
+        if first_error.is_some() || loop_at.is_some() {
+            until = earliest(until, Some(now + self.services.cache.config().negative_ttl));
+        }
+        Ok(Collected { sites, until })
+    }
+
+    /// Resolves service handle `target` for the site types of `kind` and collects its sites.
+    /// Concurrent resolutions of the same service handle (on the same path) share one.
+    /// Boxed: see [`SiteLocator::lookup_service`].
+    fn service_sites<'a>(
+        self: &'a Arc<Self>,
+        target: &'a Handle,
+        kind: SiteKind,
+        certify: bool,
+        trace: &'a Trace,
+        path: &'a Path,
+    ) -> BoxFuture<'a, Result<Arc<Collected>, ResolveError>> {
+        async move {
+            if path.depth() >= MAX_SERVICE_DEPTH {
+                return Err(ResolveError::TooManyReferrals {
+                    handle: trace.origin().to_string(),
+                    limit: MAX_SERVICE_DEPTH as u32,
+                });
+            }
+            trace.count_referral()?;
+            let sub_path = path.then(target);
+            let key = LookupKey::new(Some(kind), target, certify, &sub_path);
+            let span = debug_span!("shared_service_handle", service = %target);
+            let this = self.clone();
+            let owned = target.clone();
+            trace
+                .share(
+                    &self.services.service_lookups,
+                    key,
+                    || trace.for_shared_work(target),
+                    move |trace| {
+                        async move {
+                            let spec = RequestSpec::service_lookup(owned.clone(), kind, certify);
+                            let answer = this.request(&spec, &trace, &sub_path).await?;
+                            let (_, values) = answer.into_values(owned)?;
+                            this.collect_sites(&values, kind, certify, &trace, &sub_path)
+                                .await
+                                .map(Arc::new)
+                        }
+                        .instrument(span)
+                    },
+                )
+                .await
+        }
+        .boxed()
     }
 }

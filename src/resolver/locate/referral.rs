@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use tracing::debug;
 
-use crate::wire::{Body, ResponseCode};
+use crate::ident::Handle;
+use crate::root::root_handle;
+use crate::wire::{Body, ReferralBody, ResponseCode};
 
 use super::super::ask::{Answer, RequestSpec};
 use super::super::error::{ProtocolViolation, ResolveError};
@@ -86,6 +88,43 @@ impl SiteLocator {
             deeper.recursion_count = deeper.recursion_count.saturating_add(1);
             answer = self.asker.race(&spec, &sites, trace).await?;
         }
+    }
+
+    /// The sites a referral (302 service, 303 prefix) points to: its values, else its
+    /// referral handle's.
+    async fn referral_sites(
+        self: &Arc<Self>,
+        body: &ReferralBody,
+        kind: SiteKind,
+        certify: bool,
+        trace: &Trace,
+        path: &Path,
+    ) -> Result<Vec<Site>, ResolveError> {
+        let values = body.values.as_deref().unwrap_or_default();
+        let sites = self
+            .collect_sites(values, kind, certify, trace, path)
+            .await?
+            .sites;
+        if !sites.is_empty() || body.referral_handle.is_empty() {
+            return Ok(sites);
+        }
+        let text = text_of(&body.referral_handle);
+        let target = Handle::parse(text.trim()).map_err(|_| ResolveError::ServiceNotFound {
+            prefix_handle: text.trim().to_string(),
+        })?;
+        if kind == SiteKind::Service && target == *root_handle() {
+            return Ok(self.root_sites().to_vec());
+        }
+        if path.contains(&target) {
+            return Err(ResolveError::ReferralLoop {
+                handle: trace.origin().to_string(),
+                at: target.to_string(),
+            });
+        }
+        let collected = self
+            .service_sites(&target, kind, certify, trace, path)
+            .await?;
+        Ok(collected.sites.clone())
     }
 }
 

@@ -344,9 +344,7 @@ where
     }
     let verification = verify_records(&records, trust, now);
     if let Some(Err(e)) = verification.get(ROOT_HANDLE) {
-        return Err(ResolveError::UntrustedRoot {
-            reason: e.to_string(),
-        });
+        return Err(ResolveError::UntrustedRoot { error: e.clone() });
     }
     let mut sites = Vec::new();
     let mut verified = BTreeMap::new();
