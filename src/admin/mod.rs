@@ -11,9 +11,8 @@
 use bytes::Bytes;
 
 use crate::ident::Handle;
-use crate::resolver::{error_text, RequestSpec, Resolver};
+use crate::resolver::{error_text, RequestSpec, ResolveError, Resolver};
 use crate::wire::{Body, HandleValue, OpCode, ResponseCode};
-use crate::ResolveError;
 
 /// How an administration request failed.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -17,10 +17,11 @@ use crate::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
 use crate::wire::{Limits, SiteInfo};
 
 use super::ask::Asker;
-use super::locate::{sites_of, Site, SiteLocator};
+use super::locate::{sites_of, SiteLocator};
 use super::resolution::{Shared, Upstream};
 use super::resolver::Resolver;
 use super::settings::{Settings, TransportPreference};
+use super::site::Site;
 use super::support::cache::{AnswerCache, CacheConfig, ServiceCache};
 use super::support::clock::{Clock, SystemClock};
 

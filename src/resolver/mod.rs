@@ -60,17 +60,18 @@ mod resolution;
 #[allow(clippy::module_inception)]
 mod resolver;
 mod settings;
+mod site;
 mod support;
 mod target;
 
 pub use builder::{BuildError, ResolverBuilder};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use loc::{locations_of, select_location};
-pub use locate::{server_record, Site};
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
 pub use resolver::{ResolveMany, Resolver, SiteAnswer};
 pub use settings::TransportPreference;
+pub use site::{server_record, Site};
 pub use support::clock::{Clock, FixedClock, SystemClock};
 pub use target::{Resolvable, Target};
 

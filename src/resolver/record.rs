@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::locate::Site;
+use super::site::Site;
 use crate::ident::Handle;
 use crate::transport::TransportKind;
 use crate::wire::{HandleValue, ProtocolVersion, ResponseCode};

@@ -13,10 +13,11 @@ use crate::wire::HandleValue;
 
 use super::ask::RequestSpec;
 use super::error::ResolveError;
-use super::locate::{text_of, Path, SiteLocator};
+use super::locate::{Path, SiteLocator};
 use super::query::{Asked, Query};
 use super::record::{Attempt, HandleRecord, Source};
 use super::settings::{Settings, MAX_ALIAS_DEPTH};
+use super::site::text_of;
 use super::support::cache::{AnswerCache, CachedAnswer, RecordKey};
 use super::support::deadline::within;
 use super::support::flight::Flights;

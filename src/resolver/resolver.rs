@@ -16,11 +16,12 @@ use crate::wire::{Body, HandleValue, Message};
 
 use super::ask::{Answer, RequestSpec};
 use super::error::ResolveError;
-use super::locate::{query_addr, text_of, Path, Site};
+use super::locate::Path;
 use super::query::Query;
 use super::record::{Attempt, HandleRecord};
 use super::resolution::{Resolution, Shared};
 use super::settings::Settings;
+use super::site::{query_addr, text_of, Site};
 use super::support::deadline::within;
 use super::support::trace::Trace;
 use super::target::{Resolvable, Target};

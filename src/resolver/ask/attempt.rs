@@ -18,10 +18,10 @@ use crate::wire::{
 };
 
 use super::super::error::ResolveError;
-use super::super::locate::Site;
 use super::super::peers::{Lease, Peer};
 use super::super::record::{Attempt, AttemptOutcome};
 use super::super::settings::REQUEST_LIFETIME_SECS;
+use super::super::site::Site;
 use super::super::support::trace::{Recorded, Trace};
 use super::check::check_answer;
 use super::request::{error_text, try_next_site, Answer, RequestSpec};
@@ -369,7 +369,7 @@ impl Asker {
         let options = &*options;
         #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
-            let target = super::super::locate::http_target(&site.info, server, kind, to_admin)
+            let target = super::super::site::http_target(&site.info, server, kind, to_admin)
                 .ok_or(TransportError::Unsupported("no http interface"))?;
             return self.exchange.exchange_http(&target, request, options).await;
         }

@@ -28,9 +28,9 @@ use crate::transport::{Exchange, ExchangeOptions, TransportKind};
 use crate::wire::{Message, ServerInfo};
 
 use super::error::{ProtocolViolation, ResolveError};
-use super::locate::{interface_addr, Site};
 use super::peers::{hedge_delay, peer_key, score, Admission, Peer, Peers};
 use super::settings::Settings;
+use super::site::{interface_addr, Site};
 use super::support::clock::Clock;
 use super::support::hedging::race;
 use super::support::trace::Trace;

@@ -11,8 +11,8 @@ use crate::transport::TransportKind;
 use crate::wire::{Body, HandleValue, Message, OpCode, OpFlags, ProtocolVersion, ResponseCode};
 
 use super::super::error::{ProtocolViolation, ResolveError};
-use super::super::locate::{text_of, Site, SiteKind};
 use super::super::query::Asked;
+use super::super::site::{text_of, Site, SiteKind};
 
 /// Types asked for in a prefix-handle lookup.
 const PREFIX_LOOKUP_TYPES: [&str; 4] = ["HS_SITE", "HS_SITE.6", "HS_SERV", "HS_NAMESPACE"];

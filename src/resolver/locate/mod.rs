@@ -12,7 +12,6 @@
 //!   with the service hops, loops detected), each one referral deeper.
 //! - **Root** (`root.rs`): the root sites (built in, from a file, or refreshed) and their
 //!   refresh (§11.4), verified against the trust root when there is one.
-//! - **Sites** (`sites.rs`): [`Site`], a decoded HS_SITE value as the procedure uses it.
 //!
 //! The locator reaches servers only through its [`Asker`]. A service lookup is itself a
 //! request, made through [`SiteLocator::request`] again (for the prefix handle, then for the
@@ -22,7 +21,6 @@
 mod referral;
 mod root;
 mod services;
-mod sites;
 
 use std::sync::Arc;
 
@@ -43,14 +41,10 @@ use super::support::cache::value_ttl;
 use super::support::cache::ServiceCache;
 use super::support::trace::Trace;
 
-pub(crate) use root::{sites_of, Root, RootSites};
-#[cfg(feature = "http")]
-pub(crate) use sites::http_target;
-pub(crate) use sites::{interface_addr, query_addr, text_of, SiteKind};
-
+use super::site::{extend_unique, text_of, Site, SiteKind};
 use services::{earliest, Collected, LookupKey};
-use sites::extend_unique;
-pub use sites::{server_record, Site};
+
+pub(crate) use root::{sites_of, Root, RootSites};
 
 /// Finds the sites for a request and runs the procedure for it.
 pub(crate) struct SiteLocator {

@@ -13,8 +13,8 @@ use crate::wire::{Body, ReferralBody, ResponseCode};
 
 use super::super::ask::{Answer, RequestSpec};
 use super::super::error::{ProtocolViolation, ResolveError};
+use super::super::site::{text_of, Site, SiteKind};
 use super::super::support::trace::Trace;
-use super::sites::{text_of, Site, SiteKind};
 use super::{Path, SiteLocator};
 
 impl SiteLocator {

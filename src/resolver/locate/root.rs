@@ -36,10 +36,10 @@ use crate::wire::{HandleValue, Limits, OpFlags, SiteInfo};
 use super::super::ask::{Answer, RequestSpec};
 use super::super::error::ResolveError;
 use super::super::settings::{Settings, ROOT_MAX_AGE};
+use super::super::site::{extend_unique, text_of, Site, SiteKind, UNKNOWN_SERIAL};
 use super::super::support::deadline::within;
 use super::super::support::flight::Flights;
 use super::super::support::trace::{SharedOutcome, Trace};
-use super::sites::{extend_unique, text_of, Site, SiteKind, UNKNOWN_SERIAL};
 use super::{Path, SiteLocator};
 
 /// Most service handles read for one refresh (the global root names about a dozen).

@@ -9,10 +9,10 @@ use tokio::time::Instant;
 use crate::ident::Handle;
 
 use super::super::error::ResolveError;
+use super::super::site::{Site, SiteKind};
 use super::super::support::cache::ServiceCache;
 use super::super::support::flight::Flights;
 use super::super::support::trace::{SharedOutcome, Trace};
-use super::sites::{Site, SiteKind};
 use super::Path;
 
 /// The service cache and the lookups in flight.

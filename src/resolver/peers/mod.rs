@@ -30,7 +30,7 @@ use tokio::time::Instant;
 use crate::transport::TransportKind;
 use crate::wire::ServerInfo;
 
-use super::locate::query_addr;
+use super::site::query_addr;
 
 pub(crate) use health::Admission;
 pub(crate) use limit::Permit;

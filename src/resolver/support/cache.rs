@@ -15,9 +15,9 @@ use tokio::time::Instant;
 use crate::ident::Handle;
 use crate::wire::{HandleValue, Ttl};
 
-use super::super::locate::Site;
 use super::super::query::Asked;
 use super::super::record::Source;
+use super::super::site::Site;
 
 /// Longest lifetime given to a positive answer (relative TTLs above it are capped).
 pub(crate) const DEFAULT_MAX_TTL: Duration = Duration::from_secs(2 * 24 * 3600);

@@ -1,5 +1,6 @@
 //! [`Site`]: one site of a service (a decoded HS_SITE value) as the resolver uses it, plus
-//! the helpers that build sites from values and from a bare `HOST:PORT`.
+//! the helpers that build sites from values and from a bare `HOST:PORT`, and that read a
+//! server's interfaces. Every stage uses it; it uses none of them.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
