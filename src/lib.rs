@@ -11,8 +11,12 @@
 //! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
 //! - [`trust`]: the trust chain of signed records (HS_SIGNATURE, HS_CERT), verified
 //!   offline against the trust root; sans-IO.
-//! - [`transport`]: tokio UDP and TCP.
-//! - [`resolver`]: the resolution procedure: root, service lookup, referrals, cache.
+//! - [`root`]: the root files (`root_info`, `bootstrap_handles`, the built-in root); sans-IO.
+//! - [`transport`]: tokio UDP and TCP, and HTTP(S).
+//! - the resolver ([`Resolver`], [`ResolverBuilder`], [`Query`], [`HandleRecord`],
+//!   [`ResolveError`], ...): the resolution procedure: root, service lookup, referrals,
+//!   cache; beside it administration ([`Admin`]) and URN resolution
+//!   ([`Resolver::resolve_urn`]), which reach servers through it.
 //! - [`blocking`]: the resolver for callers without an async runtime.
 //! - `testing` (feature `testing`): a loopback test server and test network.
 #![forbid(unsafe_code)]
