@@ -8,10 +8,10 @@
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
 //! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values, and
 //!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
+//! - [`root`]: the root files (`root_info`, `bootstrap_handles`, the built-in root); sans-IO.
 //! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
 //! - [`trust`]: the trust chain of signed records (HS_SIGNATURE, HS_CERT), verified
 //!   offline against the trust root; sans-IO.
-//! - [`root`]: the root files (`root_info`, `bootstrap_handles`, the built-in root); sans-IO.
 //! - [`transport`]: tokio UDP and TCP, and HTTP(S).
 //! - the resolver ([`Resolver`], [`ResolverBuilder`], [`Query`], [`HandleRecord`],
 //!   [`ResolveError`], ...): the resolution procedure: root, service lookup, referrals,

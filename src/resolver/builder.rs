@@ -149,7 +149,7 @@ impl ResolverBuilder {
     /// (`0.0/0.0`, `0.NA/0.NA`, the service handles it names) are read whole, their
     /// HS_SIGNATURE and HS_CERT values checked up to this root, and only what verifies is
     /// taken; a root record that fails leaves the old root in place
-    /// ([`ResolveError::UntrustedRoot`]). With it, the root is also refreshed when it is older
+    /// ([`ResolveError::UntrustedRoot`](crate::ResolveError::UntrustedRoot)). With it, the root is also refreshed when it is older
     /// than 23 hours (in the background, as the reference client does). Default: the global
     /// Handle System's key for the built-in root, the `0.0/0.0` keys of a `bootstrap_handles`
     /// file that has that record; none for other roots (refreshes then take what the root
@@ -163,7 +163,7 @@ impl ResolverBuilder {
     /// non-public values: a [`Query`](crate::Query) with `public_only(false)`): the challenge
     /// is checked against our request (its digest) and answered with this identity's secret
     /// or private key, at most twice per request. Without it a challenge is
-    /// [`ResolveError::AuthenticationNeeded`].
+    /// [`ResolveError::AuthenticationNeeded`](crate::ResolveError::AuthenticationNeeded).
     ///
     /// ```
     /// use handle_resolver::auth::{Authenticator, SecretKey};
@@ -208,7 +208,7 @@ impl ResolverBuilder {
 
     /// Resolves through the REST API of the handle proxy at `url` (e.g.
     /// `https://hdl.handle.net` or `https://doi.org`: `GET {url}/api/handles/{handle}`)
-    /// instead of the native protocol: the same [`HandleRecord`]s, errors, cache and
+    /// instead of the native protocol: the same [`HandleRecord`](crate::HandleRecord)s, errors, cache and
     /// deadline; `source.transport` is `rest`. Filters travel as `type`/`index`, an
     /// authoritative query as `auth=true`, a certified one as `cert=true` (the proxy then
     /// checks the signatures of its own answers from the servers: its JSON carries none for
@@ -300,7 +300,7 @@ impl ResolverBuilder {
     /// [`root_server`](Self::root_server) or [`server`](Self::server) carries none: take the
     /// root's keys from its own answer with [`Resolver::refresh_root`]`(false)` before
     /// resolving (trust on first use), else a certified resolution fails with
-    /// [`ResolveError::Signature`]; it never returns an unverified answer.
+    /// [`ResolveError::Signature`](crate::ResolveError::Signature); it never returns an unverified answer.
     pub fn certify(mut self, on: bool) -> Self {
         self.settings.certify = on;
         self

@@ -125,7 +125,7 @@ pub enum ResolveError {
     /// [`crate::Resolver::resolve_traced`]).
     #[error("{handle}: no answer within {} s", after.as_secs_f64())]
     Timeout {
-        /// The handle being resolved (or asked for, in [`crate::Resolver::query`]).
+        /// The handle being resolved (or asked for, in [`crate::Resolver::send_message`]).
         handle: String,
         /// The deadline.
         after: Duration,

@@ -29,7 +29,7 @@ use super::target::{Resolvable, Target};
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
 /// RTT table and the transport.
 ///
-/// Every call runs under one deadline ([`ResolverBuilder::timeout`], 10 s by default) and is
+/// Every call runs under one deadline ([`ResolverBuilder::timeout`](crate::ResolverBuilder::timeout), 10 s by default) and is
 /// cancellation-safe: dropping its future cancels every request it has in flight, except
 /// work it shares with other callers (an identical query, a service lookup, a root refresh),
 /// which goes on for them and stops when the last of them goes away. A root refresh set off

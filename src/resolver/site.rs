@@ -22,7 +22,7 @@ pub(crate) const UNKNOWN_SERIAL: u16 = 0xFFFF;
 pub struct Site {
     /// The decoded HS_SITE record.
     pub info: Arc<SiteInfo>,
-    /// Serial number to put in requests (the record's, or [`UNKNOWN_SERIAL`] for built-in
+    /// Serial number to put in requests (the record's, or `0xFFFF`, "unknown", for built-in
     /// or synthesized sites).
     pub request_serial: u16,
 }

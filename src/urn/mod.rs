@@ -33,8 +33,22 @@ impl Resolver {
     /// (the ProviderId for `urn:fdc`, the HUL resolver for `urn-3`, or
     /// [`ResolverBuilder::urn_resolver`](crate::ResolverBuilder::urn_resolver)), with `N2L`
     /// as the fallback, the URN in its canonical form. A redirect is a result, not followed.
-    /// Under the resolver's deadline, through [`Exchange::fetch`]. See [the
-    /// module](crate::urn) for the details.
+    /// Under the resolver's deadline, through [`Exchange::fetch`]:
+    ///
+    /// 1. the URN in its canonical form (the namespace's lexical equivalence: `urn:fdc:` and
+    ///    the ProviderId in lower case, `%XX` escapes in upper case; a `urn-3` URN in lower
+    ///    case);
+    /// 2. the resolver: [`ResolverBuilder::urn_resolver`](crate::ResolverBuilder::urn_resolver)
+    ///    when set, else `http://<ProviderId>` for `urn:fdc`, the `urn-3` resolver
+    ///    (`http://nrs.harvard.edu` unless
+    ///    [`urn3_resolver`](crate::ResolverBuilder::urn3_resolver) says otherwise) for `urn-3`;
+    /// 3. `GET <resolver>/uri-res/N2Ls?<urn>`: a `text/uri-list` of URLs, in the resolver's
+    ///    order of preference;
+    /// 4. when the resolver does not offer N2Ls for it (404, 405, 501, or an empty list),
+    ///    `GET <resolver>/uri-res/N2L?<urn>`: a redirect whose `Location` is the URL (for
+    ///    `urn-3`, then the HUL resolver's path form `GET /urn-3:<authority path>:<name>`).
+    ///
+    /// What a resolver answers that is not one of these is a typed [`UrnError`].
     ///
     /// ```no_run
     /// # async fn demo(resolver: handle_resolver::Resolver) {
