@@ -9,6 +9,7 @@
 //! - [`wire`]: the sans-IO codec: envelope, header, bodies, credentials, typed values, and
 //!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
 //! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
+//! - [`addr`]: `HOST[:PORT]` server addresses as people write them (port 2641 by default).
 //! - [`trust`]: the trust chain of signed records (HS_SIGNATURE, HS_CERT), verified
 //!   offline against the trust root; sans-IO.
 //! - [`transport`]: tokio UDP and TCP.
@@ -19,6 +20,7 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod addr;
 pub mod auth;
 pub mod blocking;
 pub mod ident;
