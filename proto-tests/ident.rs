@@ -1,11 +1,12 @@
 //! The identifier layer through the public API, and `resolve --check` as a user runs it.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use handle_resolver::ident::{
     CordraId, ErrorKind, Handle, Identifier, IdentifierKind, ParseOptions, Urn,
 };
+
+use crate::support::examples::example;
 
 /// Every example from the specifications, with the kind and normalized handle or URN expected.
 const EXAMPLES: &[(&str, &str, &str)] = &[
@@ -108,23 +109,9 @@ fn cordra_only_and_lenient_options() {
     assert_eq!(id.to_handle().unwrap().suffix(), "a/b");
 }
 
-/// The `resolve` example built next to this test binary (cargo builds examples for
-/// `cargo test`; when only this target was built it is absent and the CLI checks are skipped).
-fn resolve_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?.parent()?;
-    let path = dir
-        .join("examples")
-        .join(format!("resolve{}", std::env::consts::EXE_SUFFIX));
-    path.exists().then_some(path)
-}
-
 #[test]
 fn resolve_check_cli() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let inputs: Vec<&str> = EXAMPLES.iter().map(|e| e.0).collect();
     let out = Command::new(&bin)
         .args(["--check", "--json"])
@@ -167,10 +154,7 @@ fn resolve_check_cli() {
 
 #[test]
 fn resolve_check_reads_pasted_urls_and_refuses_overlong_handles() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let pasted = [
         (
             "https://doi.org/10.1093/nar/gkaa1100",

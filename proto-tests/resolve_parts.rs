@@ -1,210 +1,226 @@
-//! The `resolve` example's parts that need no network: its input reader, TSV fields,
-//! `HOST[:PORT]` addresses and the exit status table (with the README's copy of it). The
-//! files are included by path, so the tests run the binary's own code.
+//! The `resolve` example's parts, through its binary: the stdin reader (byte order mark,
+//! blank and comment lines, lines that are not UTF-8 or too long), the TSV fields, and the
+//! exit status table (in `--help` and in the README). `HOST[:PORT]` addresses and `--auth`
+//! key files are the library's (`addr`, `auth::KeySource`), tested there.
 
-#[allow(dead_code)]
-#[path = "../examples/resolve/addr.rs"]
-mod addr;
-// `--auth`: its own tests (the secret file's trailing newline) run here.
-#[allow(dead_code)]
-#[path = "../examples/resolve/auth.rs"]
-mod auth;
-#[allow(dead_code)]
-#[path = "../examples/resolve/input.rs"]
-mod input;
-#[allow(dead_code)]
-#[path = "../examples/resolve/render.rs"]
-mod render;
-#[allow(dead_code)]
-#[path = "../examples/resolve/tsv.rs"]
-mod tsv;
+use std::path::Path;
+use std::process::{Command, Output};
 
-use std::io::Cursor;
-use std::net::SocketAddr;
+use crate::support::examples::example;
 
-use addr::{host_port, AddrError};
-use input::{Item, Lines, MAX_LINE};
-use render::{Code, Outcome, EXIT_TABLE};
-
-fn items(bytes: &[u8]) -> Vec<Item> {
-    let mut lines = Lines::new(Cursor::new(bytes.to_vec()));
-    let mut out = Vec::new();
-    while let Some(item) = lines.next_item().unwrap() {
-        out.push(item);
-    }
-    out
+/// `resolve ARGS` (`bin`), without the environment variables it reads.
+fn command(bin: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env_remove("HANDLE_RESOLVER_ROOT")
+        .env_remove("HANDLE_RESOLVER_SERVER")
+        .env_remove("HANDLE_RESOLVER_SECRET");
+    c
 }
 
-fn id(s: &str) -> Item {
-    Item::Id(s.to_string())
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-#[test]
-fn input_drops_the_bom_skips_blank_and_comment_lines_and_trims() {
-    let got = items(b"\xEF\xBB\xBF20.500.1/1\r\n\n   \n# a comment\n  #indented comment\n\t20.500.1/2 \n20.500.1/3");
-    assert_eq!(
-        got,
-        vec![id("20.500.1/1"), id("20.500.1/2"), id("20.500.1/3")]
-    );
-    // A BOM is only dropped at the start of the input.
-    let got = items(b"20.500.1/1\n\xEF\xBB\xBF20.500.1/2\n");
-    assert_eq!(got[1], id("\u{feff}20.500.1/2"));
-    assert!(items(b"").is_empty());
-    assert!(items(b"\n\n#\n").is_empty());
+/// One row of the exit status table as `--help` prints it: exit status, what happened, and
+/// the `responseCode` as the README writes it (a number, "the server's code" or "none").
+#[derive(Debug, PartialEq, Eq)]
+struct HelpRow {
+    exit: u8,
+    what: String,
+    code: String,
 }
 
-#[test]
-fn input_reports_lines_that_are_not_utf8_or_too_long_in_line_with_their_number() {
-    let mut long = b"20.500.1/".to_vec();
-    long.resize(MAX_LINE + 10, b'x');
-    let mut bytes = b"20.500.1/1\n20.500.1/\xff\n".to_vec();
-    bytes.extend_from_slice(&long);
-    bytes.extend_from_slice(b"\n20.500.1/4\n");
-    let got = items(&bytes);
-    assert_eq!(got.len(), 4, "{got:?}");
-    assert_eq!(got[0], id("20.500.1/1"));
-    match &got[1] {
-        Item::Unreadable { text, why } => {
-            assert_eq!(text, "20.500.1/\u{fffd}");
-            assert_eq!(why, "stdin line 2: not UTF-8 (invalid byte at 9)");
-        }
-        other => panic!("{other:?}"),
-    }
-    match &got[2] {
-        Item::Unreadable { text, why } => {
-            assert_eq!(text.chars().count(), 200, "the text shown is cut");
-            assert_eq!(why, &format!("stdin line 3: longer than {MAX_LINE} bytes"));
-        }
-        other => panic!("{other:?}"),
-    }
-    // The rest of the long line was read and dropped, not taken for the next line.
-    assert_eq!(got[3], id("20.500.1/4"));
-}
-
-#[test]
-fn tsv_fields_escape_what_would_split_a_record() {
-    assert_eq!(tsv::field("plain text"), "plain text");
-    assert_eq!(tsv::field("a\tb\nc\rd\\e"), "a\\tb\\nc\\rd\\\\e");
-    let line = tsv::line("in\tput", "20.500.1/1", 1, "URL", "x\ny");
-    assert_eq!(line, "in\\tput\t20.500.1/1\t1\tURL\tx\\ny");
-    assert_eq!(line.split('\t').count(), 5);
-    assert_eq!(tsv::HEADER.split('\t').count(), 5);
-}
-
-#[test]
-fn addresses_default_to_port_2641_and_tell_a_typo_from_a_failed_lookup() {
-    let no_lookup = |_: &str, _: u16| -> std::io::Result<Vec<SocketAddr>> {
-        panic!("no name is looked up for an IP address")
-    };
-    let addr = |s: &str| s.parse::<SocketAddr>().unwrap();
-    assert_eq!(
-        host_port("127.0.0.1", no_lookup),
-        Ok(addr("127.0.0.1:2641"))
-    );
-    assert_eq!(
-        host_port("127.0.0.1:26451", no_lookup),
-        Ok(addr("127.0.0.1:26451"))
-    );
-    assert_eq!(host_port("::1", no_lookup), Ok(addr("[::1]:2641")));
-    assert_eq!(host_port("[::1]", no_lookup), Ok(addr("[::1]:2641")));
-    assert_eq!(host_port("[::1]:9", no_lookup), Ok(addr("[::1]:9")));
-    // A host name is looked up with the default port, or the one given.
-    let seen = std::cell::RefCell::new(Vec::new());
-    let lookup = |host: &str, port: u16| {
-        seen.borrow_mut().push((host.to_string(), port));
-        Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
-    };
-    assert_eq!(host_port("hdl.example", lookup), Ok(addr("127.0.0.1:2641")));
-    assert_eq!(
-        host_port("hdl.example:8000", lookup),
-        Ok(addr("127.0.0.1:8000"))
-    );
-    assert_eq!(
-        *seen.borrow(),
-        vec![
-            ("hdl.example".to_string(), 2641),
-            ("hdl.example".to_string(), 8000)
-        ]
-    );
-    // Typos are syntax errors, found without any lookup.
-    for bad in [
-        "",
-        "host:port",
-        "host:70000",
-        "[::1",
-        "[nope]",
-        "a b",
-        "http://x/",
-    ] {
-        match host_port(bad, no_lookup) {
-            Err(AddrError::Syntax(_)) => {}
-            other => panic!("{bad:?}: {other:?}"),
-        }
-    }
-    let e = host_port("host:port", no_lookup).unwrap_err().to_string();
-    assert!(e.contains("port \"port\" is not a number 0-65535"), "{e}");
-    assert!(e.contains("the port defaults to 2641"), "{e}");
-    // A name that does not resolve says so, with the resolver's reason.
-    let failing = |_: &str, _: u16| -> std::io::Result<Vec<SocketAddr>> {
-        Err(std::io::Error::other("Name or service not known"))
-    };
-    let e = host_port("no-such-host.example", failing).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "cannot look up the host name \"no-such-host.example\": Name or service not known"
-    );
-    let empty = |_: &str, _: u16| -> std::io::Result<Vec<SocketAddr>> { Ok(Vec::new()) };
-    assert!(matches!(
-        host_port("h.example", empty),
-        Err(AddrError::Lookup { .. })
-    ));
-}
-
-/// The table rows as the README writes them.
-fn readme_row(r: &render::StatusRow) -> String {
-    let code = match r.code {
-        Code::Fixed(c) => c.to_string(),
-        Code::Server => "the server's code".to_string(),
-        Code::Absent => "none".to_string(),
-    };
-    format!("| {} | {code} | {} |", r.what, r.exit)
+/// The exit status table of `resolve --help`.
+fn help_table() -> Vec<HelpRow> {
+    let out = command(&example("resolve"), &["--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = String::from_utf8(out.stdout).unwrap();
+    let start = help
+        .find("Exit status (with several identifiers the highest wins):\n")
+        .unwrap_or_else(|| panic!("no exit status table in --help:\n{help}"));
+    help[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|line| {
+            // "  EEE  WHAT (padded to 55) CODE"
+            let (exit, rest) = line.trim_start().split_once("  ").unwrap();
+            let rest = rest.trim_end();
+            let (what, code) = if let Some(w) = rest.strip_suffix("the server's code") {
+                (w, "the server's code".to_string())
+            } else if let Some(w) = rest.strip_suffix("no document") {
+                (w, "none".to_string())
+            } else {
+                let (w, n) = rest.rsplit_once(" responseCode ").unwrap();
+                (w, n.to_string())
+            };
+            HelpRow {
+                exit: exit.parse().unwrap(),
+                what: what.trim().to_string(),
+                code,
+            }
+        })
+        .collect()
 }
 
 #[test]
 fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
-    // Every outcome has its own row, in the enum's order (Outcome::row indexes by it).
-    let all = [
-        Outcome::Resolved,
-        Outcome::NotFound,
-        Outcome::NoValues,
-        Outcome::UnknownPrefix,
-        Outcome::NotServed,
-        Outcome::AuthenticationNeeded,
-        Outcome::AuthenticationFailed,
-        Outcome::Invalid,
-        Outcome::Failed,
-        Outcome::OtherCode,
-        Outcome::Usage,
-        Outcome::Interrupted,
-    ];
-    assert_eq!(all.len(), EXIT_TABLE.len());
-    for (i, o) in all.iter().enumerate() {
-        assert_eq!(EXIT_TABLE[i].outcome, *o);
-        assert_eq!(o.row().outcome, *o);
-    }
+    // Every outcome has its own row, in the enum's order: `examples/resolve/render.rs`
+    // asserts that at compile time (`Outcome::row` indexes the table by it).
+    let table = help_table();
+    assert_eq!(table.len(), 12, "{table:?}");
     // Exit statuses grow with severity: success, not found, bad input, failure, interrupted.
-    let exits: Vec<u8> = EXIT_TABLE.iter().map(|r| r.exit).collect();
+    let exits: Vec<u8> = table.iter().map(|r| r.exit).collect();
     assert_eq!(exits, vec![0, 1, 1, 1, 1, 1, 1, 2, 3, 3, 2, 130]);
+    assert_eq!(table[0].what, "resolved");
+    assert_eq!(table[0].code, "1");
+    assert_eq!(table[11].what, "interrupted by Ctrl-C or SIGTERM");
     // The README holds the same rows.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    for r in &EXIT_TABLE {
-        let row = readme_row(r);
+    for r in &table {
+        let row = format!("| {} | {} | {} |", r.what, r.code, r.exit);
         assert!(readme.contains(&row), "README.md lacks the row {row}");
     }
-    // `--help` prints every row.
-    let help = render::exit_table_text();
-    for r in &EXIT_TABLE {
-        assert!(help.contains(r.what), "{help}");
+}
+
+/// Against the loopback test server: the reader's items and the TSV fields as the binary
+/// prints them.
+#[cfg(feature = "testing")]
+mod with_server {
+    use std::io::Write;
+    use std::path::Path;
+    use std::process::{Output, Stdio};
+    use std::sync::Arc;
+
+    use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
+    use handle_resolver::wire::HandleValue;
+    use serde_json::Value;
+
+    use super::{command, example, stderr};
+
+    /// `input::MAX_LINE` of the example: the longest stdin line read as an identifier.
+    const MAX_LINE: usize = 64 * 1024;
+
+    async fn server() -> TestServer {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
+        let file = StoreFile::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let store = Arc::new(file.new_store());
+        let server = TestServer::start(TestServerConfig::new(store.clone()))
+            .await
+            .unwrap();
+        file.fill(&store, &server.site_value(1).data).unwrap();
+        server
+    }
+
+    /// `resolve --server SERVER ARGS -` with `input` on stdin.
+    async fn run_stdin(server: &TestServer, args: &[&str], input: &[u8]) -> Output {
+        let mut all = vec!["--server".to_string(), server.addr().to_string()];
+        all.extend(args.iter().map(|s| s.to_string()));
+        all.push("-".into());
+        let input = input.to_vec();
+        let bin = example("resolve");
+        tokio::task::spawn_blocking(move || {
+            let all: Vec<&str> = all.iter().map(String::as_str).collect();
+            let mut child = command(&bin, &all)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let writer = std::thread::spawn(move || stdin.write_all(&input));
+            let out = child.wait_with_output().unwrap();
+            writer.join().unwrap().unwrap();
+            out
+        })
+        .await
+        .unwrap()
+    }
+
+    /// The JSON documents of a `--json --keep-order` run, one per item read, in input order.
+    async fn documents(server: &TestServer, input: &[u8]) -> Vec<Value> {
+        let out = run_stdin(server, &["--json", "--keep-order"], input).await;
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+            .collect()
+    }
+
+    fn inputs(docs: &[Value]) -> Vec<&str> {
+        docs.iter().map(|d| d["input"].as_str().unwrap()).collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn input_drops_the_bom_skips_blank_and_comment_lines_and_trims() {
+        let server = server().await;
+        let got = documents(&server, b"\xEF\xBB\xBF20.500.1/1\r\n\n   \n# a comment\n  #indented comment\n\t20.500.1/2 \n20.500.1/3").await;
+        assert_eq!(inputs(&got), ["20.500.1/1", "20.500.1/2", "20.500.1/3"]);
+        // A BOM is only dropped at the start of the input.
+        let got = documents(&server, b"20.500.1/1\n\xEF\xBB\xBF20.500.1/2\n").await;
+        assert_eq!(inputs(&got)[1], "\u{feff}20.500.1/2");
+        assert!(documents(&server, b"").await.is_empty());
+        assert!(documents(&server, b"\n\n#\n").await.is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn input_reports_lines_that_are_not_utf8_or_too_long_in_line_with_their_number() {
+        let server = server().await;
+        let mut long = b"20.500.1/".to_vec();
+        long.resize(MAX_LINE + 10, b'x');
+        let mut bytes = b"20.500.1/1\n20.500.1/\xff\n".to_vec();
+        bytes.extend_from_slice(&long);
+        bytes.extend_from_slice(b"\n20.500.1/4\n");
+        let got = documents(&server, &bytes).await;
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(got[0]["input"], "20.500.1/1");
+        assert_eq!(got[1]["input"], "20.500.1/\u{fffd}");
+        assert_eq!(
+            got[1]["message"],
+            "stdin line 2: not UTF-8 (invalid byte at 9)"
+        );
+        assert_eq!(got[1]["responseCode"], 2);
+        let text = got[2]["input"].as_str().unwrap();
+        assert_eq!(text.chars().count(), 200, "the text shown is cut");
+        assert_eq!(
+            got[2]["message"],
+            format!("stdin line 3: longer than {MAX_LINE} bytes")
+        );
+        // The rest of the long line was read and dropped, not taken for the next line.
+        assert_eq!(got[3]["input"], "20.500.1/4");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tsv_fields_escape_what_would_split_a_record() {
+        let server = server().await;
+        server.store().insert(
+            "20.500.1/tsv",
+            vec![
+                HandleValue::new(1, "URL", "plain text"),
+                HandleValue::new(2, "X\tTYPE", "a\tb\nc\rd\\e"),
+            ],
+        );
+        let out = run_stdin(
+            &server,
+            &["--format", "tsv", "--keep-order"],
+            b"20.500.1/tsv\nin\tput\n",
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines[0], "input\thandle\tresponseCode\ttype\tvalue");
+        assert_eq!(lines[1], "20.500.1/tsv\t20.500.1/tsv\t1\tURL\tplain text");
+        assert_eq!(
+            lines[2],
+            "20.500.1/tsv\t20.500.1/tsv\t1\tX\\tTYPE\ta\\tb\\nc\\rd\\\\e"
+        );
+        // A failure: the input escaped, an empty type, the reason as the value.
+        assert!(lines[3].starts_with("in\\tput\tin\\tput\t2\t\t"), "{text}");
+        for line in &lines {
+            assert_eq!(line.split('\t').count(), 5, "{line}");
+        }
     }
 }

@@ -8,6 +8,8 @@ use handle_resolver::trust::{verify_records, TrustErrorKind, TrustRoot};
 use handle_resolver::wire::Limits;
 use serde_json::Value;
 
+use crate::support::examples::example;
+
 /// The reference client's root file (Handle.Net 9.2.0, lastUpdate 2019-07-26).
 fn reference_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/reference/root-files/bootstrap_handles")
@@ -53,28 +55,13 @@ fn the_2019_root_file_verifies_through_the_public_api() {
     ));
 }
 
-/// The `resolve` example built next to this test binary (absent when only this target was
-/// built: the checks are skipped then).
-fn resolve_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join(format!("resolve{}", std::env::consts::EXE_SUFFIX));
-    path.exists().then_some(path)
-}
-
 fn run(bin: &Path, args: &[&str]) -> Output {
     Command::new(bin).args(args).output().unwrap()
 }
 
 #[test]
 fn resolve_check_root_cli() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let file = reference_file();
     let file = file.to_str().unwrap();
 

@@ -8,7 +8,7 @@
 //! whole messages (a datagram, a message, a TCP stream); see `--help` for how they are told
 //! apart. Exit status: 0 when every file decodes, 2 otherwise (the reasons on stderr).
 //!
-//! The logic lives in the sibling modules, which `proto-tests/inspect.rs` includes too.
+//! The logic lives in the sibling modules; `proto-tests/inspect.rs` tests it through this binary.
 
 mod input;
 mod render;

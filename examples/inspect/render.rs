@@ -2,13 +2,12 @@
 //! handle values in the shape of the handle.net REST API (plus `ttl`, `timestamp`,
 //! `permissions`, `references`, and `raw` under `--raw`).
 
+use handle_resolver::wire::json::timestamp_to_json as rfc3339;
 use handle_resolver::wire::{
     verify_message, Body, Credential, Envelope, HandleValue, Header, Message, PublicKey,
     RequestDigest, Ttl, ValueReference,
 };
 use serde_json::{json, Map, Value as Json};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
 /// What to add to the plain view.
 #[derive(Debug, Clone, Default)]
@@ -17,14 +16,6 @@ pub struct Options {
     pub raw: bool,
     /// Check the credential's signature with this key.
     pub pubkey: Option<PublicKey>,
-}
-
-/// Seconds since the Unix epoch as RFC 3339 (UTC); the number itself if out of range.
-pub fn rfc3339(seconds: u32) -> Json {
-    OffsetDateTime::from_unix_timestamp(i64::from(seconds))
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .map_or_else(|| json!(seconds), Json::String)
 }
 
 /// Bytes as text, lossy.

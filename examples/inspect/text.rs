@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
+use handle_resolver::wire::json::timestamp_to_json as rfc3339;
 use handle_resolver::wire::{Body, HandleValue, Message, PublicKey, SiteInfo, Ttl, TypedValue};
 
-use super::render::{digest_algorithm_name, rfc3339, signature_check, text, Options};
+use super::render::{digest_algorithm_name, signature_check, text, Options};
 
 /// Longest data shown on an answer line without `--raw`.
 const MAX_DATA_CHARS: usize = 120;

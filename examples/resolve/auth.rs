@@ -1,14 +1,13 @@
 //! `--auth INDEX:HANDLE` with `--secret-file`, `--key-file` or `HANDLE_RESOLVER_SECRET`:
-//! the identity the resolver answers a server's challenge as (shared by `resolve` and
-//! `admin`).
+//! the identity the resolver answers a server's challenge as. Reading the key is the
+//! library's [`KeySource`]; `admin` declares the same options.
 //!
 //! Secrets come only from files or the environment: no option takes a secret as its value,
 //! so none ends up in the shell history or the process list.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use handle_resolver::auth::{Authenticator, Identity, PrivateKey, SecretKey};
-use zeroize::Zeroizing;
+use handle_resolver::auth::{Authenticator, Identity, KeySource, KeySourceError};
 
 /// The environment variable read for the secret key when `--auth` comes without a file.
 pub const SECRET_ENV: &str = "HANDLE_RESOLVER_SECRET";
@@ -70,82 +69,25 @@ impl AuthArgs {
         let identity: Identity = auth
             .parse()
             .map_err(|e| format!("--auth {auth}: not INDEX:HANDLE: {e}"))?;
-        if let Some(path) = &self.key_file {
-            return private_key(path, self.key_passphrase_env.as_deref())
-                .map(|key| Some(Authenticator::private_key(identity, key)));
-        }
-        let secret = match &self.secret_file {
-            Some(path) => secret_from_file(path)?,
-            None => secret_from_env()?,
+        let (option, source) = match (&self.key_file, &self.secret_file) {
+            (Some(path), _) => (
+                "--key-file",
+                KeySource::PrivateKeyFile {
+                    path: path.clone(),
+                    passphrase_env: self.key_passphrase_env.clone(),
+                },
+            ),
+            (None, Some(path)) => ("--secret-file", KeySource::SecretFile(path.clone())),
+            (None, None) => ("--auth", KeySource::SecretEnv(SECRET_ENV.to_string())),
         };
-        Ok(Some(Authenticator::secret_key(identity, secret)))
-    }
-}
-
-/// The secret key in `path`, one trailing newline (`\n` or `\r\n`) stripped.
-fn secret_from_file(path: &Path) -> Result<SecretKey, String> {
-    let shown = path.display();
-    let bytes = Zeroizing::new(
-        std::fs::read(path).map_err(|e| format!("--secret-file {shown}: cannot read it: {e}"))?,
-    );
-    let secret = strip_newline(&bytes);
-    if secret.is_empty() {
-        return Err(format!("--secret-file {shown}: the file is empty"));
-    }
-    Ok(SecretKey::new(secret))
-}
-
-/// The secret key in [`SECRET_ENV`].
-fn secret_from_env() -> Result<SecretKey, String> {
-    match std::env::var_os(SECRET_ENV) {
-        Some(value) if !value.is_empty() => {
-            let value = Zeroizing::new(value.into_encoded_bytes());
-            Ok(SecretKey::new(strip_newline(&value)))
-        }
-        _ => Err(format!(
-            "--auth needs a key: --secret-file FILE, --key-file FILE, or the secret key in \
-             ${SECRET_ENV}"
-        )),
-    }
-}
-
-/// `bytes` without one trailing `\n` or `\r\n`.
-fn strip_newline(bytes: &[u8]) -> &[u8] {
-    let b = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    if b.len() < bytes.len() {
-        b.strip_suffix(b"\r").unwrap_or(b)
-    } else {
-        b
-    }
-}
-
-/// The private key in `path`, decrypted with the passphrase in `$passphrase_env` if given.
-fn private_key(path: &Path, passphrase_env: Option<&str>) -> Result<PrivateKey, String> {
-    let shown = path.display();
-    let key = match passphrase_env {
-        Some(var) => {
-            let passphrase = Zeroizing::new(
-                std::env::var_os(var)
-                    .ok_or_else(|| format!("--key-passphrase-env {var}: the variable is not set"))?
-                    .into_encoded_bytes(),
-            );
-            PrivateKey::from_file_with_passphrase(path, &passphrase)
-        }
-        None => PrivateKey::from_file(path),
-    };
-    key.map_err(|e| format!("--key-file {shown}: not a usable private key: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::strip_newline;
-
-    #[test]
-    fn one_trailing_newline_is_stripped() {
-        assert_eq!(strip_newline(b"s3cret\n"), b"s3cret");
-        assert_eq!(strip_newline(b"s3cret\r\n"), b"s3cret");
-        assert_eq!(strip_newline(b"s3cret\n\n"), b"s3cret\n");
-        assert_eq!(strip_newline(b"s3cret\r"), b"s3cret\r");
-        assert_eq!(strip_newline(b"s3cret"), b"s3cret");
+        let credentials = source.load().map_err(|e| match e {
+            KeySourceError::NoSecret { .. } => format!(
+                "--auth needs a key: --secret-file FILE, --key-file FILE, or the secret key in \
+                 ${SECRET_ENV}"
+            ),
+            KeySourceError::NoPassphrase { .. } => format!("--key-passphrase-env {e}"),
+            _ => format!("{option} {e}"),
+        })?;
+        Ok(Some(Authenticator::new(identity, credentials)))
     }
 }

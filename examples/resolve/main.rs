@@ -16,10 +16,9 @@
 //! Files: `main.rs` the options and the run; `bulk.rs` resolving a stream of identifiers
 //! (order, signals, flushing); `input.rs` reading them; `report.rs` one result in each output
 //! format; `render.rs` text, JSON and the exit status table; `tsv.rs`; `progress.rs`;
-//! `addr.rs` `HOST[:PORT]`; `check.rs` `--check`; `check_root.rs` `--check-root`; `demo.rs`
-//! `--demo`; `auth.rs` `--auth`; `out.rs` stdout.
+//! `check.rs` `--check`; `check_root.rs` `--check-root`; `demo.rs` `--demo`; `auth.rs`
+//! `--auth`; `out.rs` stdout. `HOST[:PORT]` addresses are the library's `addr`.
 
-mod addr;
 mod auth;
 mod bulk;
 mod check;
@@ -41,6 +40,7 @@ use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use handle_resolver::addr::{resolve_host_port, AddrError};
 use handle_resolver::ident::ParseOptions;
 use handle_resolver::resolver::{SiteAnswer, TransportPreference};
 use handle_resolver::wire::{HandleValue, ResponseCode};
@@ -364,7 +364,7 @@ fn main() -> ExitCode {
 
 /// An address option: `HOST[:PORT]`.
 fn address(option: &str, text: &str) -> Result<SocketAddr, String> {
-    addr::resolve_host_port(text).map_err(|e| format!("{option} {text}: {e}"))
+    resolve_host_port(text).map_err(|e| format!("{option} {text}: {e}"))
 }
 
 /// `--server` or `--root` `http://HOST[:PORT][/]` or `https://...`: the address, the host name to send
@@ -395,7 +395,7 @@ fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>,
             format!("{authority}:{default_port}"),
         ),
     };
-    let addr = addr::resolve_host_port(&with_port).map_err(|e| format!("{text:?}: {e}"))?;
+    let addr = resolve_host_port(&with_port).map_err(|e| format!("{text:?}: {e}"))?;
     let name = host
         .parse::<std::net::IpAddr>()
         .is_err()
@@ -442,11 +442,11 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         } else if let Some((addr, host, tls)) = http_server(root)? {
             b = b.root_server_http(addr, host.as_deref(), tls);
         } else {
-            let addr = addr::resolve_host_port(root).map_err(|e| match e {
-                addr::AddrError::Syntax(_) => {
+            let addr = resolve_host_port(root).map_err(|e| match e {
+                AddrError::Syntax(_) => {
                     format!("--root {root}: neither a readable file nor a HOST[:PORT] address: {e}")
                 }
-                addr::AddrError::Lookup { .. } => format!("--root {root}: {e}"),
+                _ => format!("--root {root}: {e}"),
             })?;
             b = b.root_server(addr);
         }

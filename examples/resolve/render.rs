@@ -156,6 +156,20 @@ pub const EXIT_TABLE: [StatusRow; 12] = [
     ),
 ];
 
+// The table has one row per outcome, in the enum's order (`Outcome::row` indexes by it):
+// checked when the example compiles.
+const _: () = {
+    assert!(EXIT_TABLE.len() == Outcome::Interrupted as usize + 1);
+    let mut i = 0;
+    while i < EXIT_TABLE.len() {
+        assert!(
+            EXIT_TABLE[i].outcome as usize == i,
+            "EXIT_TABLE is in the order of Outcome"
+        );
+        i += 1;
+    }
+};
+
 impl Outcome {
     /// The outcome of a failed resolution.
     pub fn of(e: &ResolveError) -> Outcome {

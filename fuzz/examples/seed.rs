@@ -51,9 +51,6 @@
 //! (mode 1), and at `lastUpdate` against the set's own `0.0/0.0` keys (mode 4), and the whole
 //! file once (mode 0).
 
-#[path = "../fuzz_targets/types.rs"]
-mod types;
-
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -72,11 +69,11 @@ use handle_resolver::wire::{
     PartialMessage, ProtocolVersion, Reader, RequestDigest, ResponseCode, SecretKeyProof,
     ENVELOPE_LEN, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
 };
+use handle_resolver_fuzz::TYPES;
 use hmac::{Hmac, Mac};
 use md5::{Digest, Md5};
 use serde_json::{json, Value as Json};
 use sha1::Sha1;
-use types::TYPES;
 
 struct Corpus {
     root: PathBuf,

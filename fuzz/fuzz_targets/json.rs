@@ -6,7 +6,7 @@
 //! - 1: the rest is one value in the REST shape (`value_from_json`);
 //! - 2: the rest is one value in wire form (`HandleValue::decode`), then written as JSON;
 //! - 3: the rest is the data of a value of type `TYPES[(mode >> 2) % TYPES.len()]`
-//!   (`fuzz_targets/types.rs`), then written as JSON, so that every structured form (site,
+//!   (`src/lib.rs`), then written as JSON, so that every structured form (site,
 //!   admin, vlist, key) and its base64 fallback sees arbitrary bytes.
 //!
 //! Properties: decoding never panics; an answer that reads is written (compact and pretty)
@@ -17,13 +17,11 @@
 //! under the same limits.
 #![no_main]
 
-mod types;
-
 use bytes::{Bytes, BytesMut};
 use handle_resolver::wire::json::{value_from_json, value_to_json, RestAnswer};
 use handle_resolver::wire::{HandleValue, Limits, Reader};
+use handle_resolver_fuzz::TYPES;
 use libfuzzer_sys::fuzz_target;
-use types::TYPES;
 
 /// The value's wire form decodes to the value, using all of it.
 fn wire_round_trip(v: &HandleValue, limits: &Limits) {

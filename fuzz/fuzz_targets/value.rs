@@ -10,11 +10,8 @@
 
 use bytes::{Bytes, BytesMut};
 use handle_resolver::wire::{HandleValue, Limits, Reader};
+use handle_resolver_fuzz::TYPES;
 use libfuzzer_sys::fuzz_target;
-
-mod types;
-
-use types::TYPES;
 
 fn check_typed(v: &HandleValue) {
     let typed = v.typed();

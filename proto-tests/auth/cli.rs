@@ -11,18 +11,9 @@ use serde_json::Value;
 use super::captures::auth_dir;
 use super::loopback::server;
 
-const HANDLE: &str = "20.500.12345/CLI-MADE";
+use crate::support::examples::example;
 
-/// An example built next to this test binary (`cargo test` builds the examples).
-fn example(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    path.exists().then_some(path)
-}
+const HANDLE: &str = "20.500.12345/CLI-MADE";
 
 /// Runs `bin` with `args`, without the environment's root, server or secret.
 async fn run(bin: &Path, args: &[&str]) -> Output {
@@ -83,10 +74,7 @@ fn values(o: &Output) -> Vec<(u64, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
-    let (Some(admin), Some(resolve)) = (example("admin"), example("resolve")) else {
-        eprintln!("admin or resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let (admin, resolve) = (example("admin"), example("resolve"));
     let server = server().await;
     let addr = server.addr().to_string();
     let dir = scratch();
@@ -285,10 +273,7 @@ async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_never_come_from_the_command_line_and_bad_input_sends_nothing() {
-    let (Some(admin), Some(resolve)) = (example("admin"), example("resolve")) else {
-        eprintln!("admin or resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let (admin, resolve) = (example("admin"), example("resolve"));
     let server = server().await;
     let addr = server.addr().to_string();
     let dir = scratch();

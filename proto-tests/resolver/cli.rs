@@ -2,24 +2,14 @@
 //! `fixtures/testserver/handles.json`: output shapes and exit statuses.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
 use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
 use serde_json::Value;
 
-/// The `resolve` example built next to this test binary (absent when only this target was
-/// built: the checks are skipped then).
-pub(super) fn resolve_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join(format!("resolve{}", std::env::consts::EXE_SUFFIX));
-    path.exists().then_some(path)
-}
+use crate::support::examples::example;
 
 pub(super) async fn server() -> TestServer {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
@@ -55,10 +45,7 @@ pub(super) fn args(list: &[&str]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolve_cli_output_and_exit_statuses() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     let root = server.addr().to_string();
 
@@ -206,10 +193,7 @@ pub(super) fn stderr(out: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     let root = server.addr().to_string();
 
@@ -321,10 +305,7 @@ async fn resolve_cli_bulk_stdin_pipes_and_worst_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolve_cli_chains_loops_timeouts_and_options() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     let root = server.addr().to_string();
 
@@ -481,10 +462,7 @@ async fn resolve_cli_chains_loops_timeouts_and_options() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolve_cli_json_values_are_the_codec_s() {
     use handle_resolver::wire::{json, HandleValue, Limits, Permissions, Ttl, ValueReference};
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let mut odd = HandleValue::new(8, "URL", "http://example.org/absolute-ttl");
     odd.ttl = Ttl::Absolute(1_893_456_000);
     odd.timestamp = 1_767_225_600;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use handle_resolver::testing::Faults;
 use serde_json::Value;
 
-use super::cli::{args, command, resolve_binary, run, run_stdin, server, stderr};
+use super::cli::{args, command, run, run_stdin, server, stderr};
+use crate::support::examples::example;
 
 fn docs(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
@@ -20,10 +21,7 @@ fn docs(stdout: &[u8]) -> Vec<Value> {
 /// Each outcome of the table: its `responseCode` in JSON and in TSV, and its exit status.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_outcome_has_its_response_code_and_exit_status() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     let root = server.addr().to_string();
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -140,10 +138,7 @@ async fn every_outcome_has_its_response_code_and_exit_status() {
 /// One bulk input with every kind of line; each format carries the input of each result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bulk_results_carry_their_input_and_keep_order_on_request() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     let root = server.addr().to_string();
     let mut input = String::from("\u{feff}# identifiers\n");
@@ -320,10 +315,7 @@ fn interrupt(bin: &std::path::Path, root: &str, signal: &str, keep_order: bool) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_and_sigterm_stop_sending_and_keep_every_finished_result() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     server.set_faults(Faults {
         delay: Duration::from_millis(100),
@@ -341,10 +333,7 @@ async fn sigint_and_sigterm_stop_sending_and_keep_every_finished_result() {
 /// `--demo`: root → prefix handle → HS_SERV → site → the hashed server of a 3-server site.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_resolves_through_the_whole_procedure() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let out = run(&bin, args(&["--demo", "--json"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -395,10 +384,7 @@ async fn demo_resolves_through_the_whole_procedure() {
 /// Environment variables, completions, option messages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn environment_completions_and_option_messages() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let server = server().await;
     let root = server.addr().to_string();
     let with_env = |vars: Vec<(&'static str, String)>, a: Vec<String>| {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +15,8 @@ use handle_resolver::{Resolver, UrnError};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+use crate::support::examples::example;
 
 /// What the canned server answers to one request target (`/uri-res/N2Ls?urn:...`).
 #[derive(Clone)]
@@ -249,17 +251,6 @@ async fn bad_answers_over_http_are_typed_errors() {
     assert_eq!(e.response_code(), 2);
 }
 
-/// The `resolve` example built next to this test binary.
-fn resolve_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join(format!("resolve{}", std::env::consts::EXE_SUFFIX));
-    path.exists().then_some(path)
-}
-
 async fn run(bin: &Path, args: Vec<String>) -> Output {
     let bin = bin.to_path_buf();
     tokio::task::spawn_blocking(move || Command::new(bin).args(args).output().unwrap())
@@ -269,10 +260,7 @@ async fn run(bin: &Path, args: Vec<String>) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolve_cli_resolves_urns() {
-    let Some(bin) = resolve_binary() else {
-        eprintln!("resolve example not built; skipping the CLI checks");
-        return;
-    };
+    let bin = example("resolve");
     let addr = canned_server(routes()).await;
     let resolver_url = format!("http://{addr}");
     let args = |list: &[&str]| -> Vec<String> {

@@ -1,3 +1,4 @@
 //! Helpers shared by the proto tests.
 
 pub mod captures;
+pub mod examples;

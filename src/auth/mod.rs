@@ -31,6 +31,7 @@
 
 mod answer;
 mod error;
+mod key_source;
 mod keys;
 mod secret;
 mod session;
@@ -38,6 +39,7 @@ mod verify;
 
 pub use answer::{answer_message, Authenticator, Challenge, Credentials, Identity, NONCE_LEN};
 pub use error::{AuthError, IdentityError, KeyFileError};
+pub use key_source::{KeySource, KeySourceError};
 pub use keys::{PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
 pub use secret::{
     pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, SecretKey, SecretKeyMac,

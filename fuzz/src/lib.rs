@@ -1,4 +1,5 @@
-//! The value types the `value` target picks from (shared with `examples/seed.rs`).
+//! What the fuzz targets and the seed program share: the value types the `value` and `json`
+//! targets pick from.
 
 /// Every type with a typed view, plus one without. The `value` target's mode byte
 /// `(i << 1) | 1` selects `TYPES[i]`.
