@@ -575,7 +575,7 @@ async fn all_sites(
         }
         let code = match &a.result {
             Ok(_) => 1,
-            Err(e) => e.response_code().map_or(2, |c| c.code()),
+            Err(e) => e.rest_response_code(),
         };
         if args.format() == Format::Json {
             let mut doc = json!({

@@ -208,13 +208,10 @@ pub fn exit_status(e: &ResolveError) -> u8 {
     Outcome::of(e).row().exit
 }
 
-/// The `responseCode` of one failed resolution in JSON and TSV output.
+/// The `responseCode` of one failed resolution in JSON and TSV output (the REST API's, as
+/// [`EXIT_TABLE`] lists it).
 pub fn response_code(e: &ResolveError) -> u32 {
-    match Outcome::of(e).row().code {
-        Code::Fixed(c) => c,
-        Code::Server => e.response_code().map_or(2, |c| c.code()),
-        Code::Absent => 2,
-    }
+    e.rest_response_code()
 }
 
 /// The exit status table as `--help` prints it.

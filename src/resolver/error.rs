@@ -373,6 +373,22 @@ impl ResolveError {
         )
     }
 
+    /// The `responseCode` a handle proxy's REST API gives for this outcome, as `resolve
+    /// --json` and the REST JSON document write it: 100 for a handle not found or a prefix
+    /// without service information, 200 for no matching values, 301, 402, the server's own
+    /// code for any other answer, and 2 (ERROR) for every failure without one (invalid input,
+    /// silence, a bad answer, a loop).
+    pub fn rest_response_code(&self) -> u32 {
+        match self {
+            ResolveError::NotFound { .. } | ResolveError::ServiceNotFound { .. } => 100,
+            ResolveError::NoMatchingValues { .. } => 200,
+            ResolveError::PrefixNotServed { .. } => 301,
+            ResolveError::AuthenticationNeeded { .. } => 402,
+            ResolveError::Server { code, .. } => code.code(),
+            _ => 2,
+        }
+    }
+
     /// The response code this outcome stands for, when it stands for one.
     pub fn response_code(&self) -> Option<ResponseCode> {
         Some(match self {
@@ -394,6 +410,42 @@ mod tests {
 
     fn addr() -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], 2641))
+    }
+
+    #[test]
+    fn rest_response_codes() {
+        let h = || "20.500.1/x".to_string();
+        let server = |code| ResolveError::Server {
+            server: None,
+            code,
+            message: String::new(),
+            sites_asked: 1,
+        };
+        let cases = [
+            (ResolveError::NotFound { handle: h() }, 100),
+            (
+                ResolveError::ServiceNotFound {
+                    prefix_handle: "0.NA/20.500.1".into(),
+                },
+                100,
+            ),
+            (ResolveError::NoMatchingValues { handle: h() }, 200),
+            (ResolveError::PrefixNotServed { handle: h() }, 301),
+            (ResolveError::AuthenticationNeeded { handle: h() }, 402),
+            (server(ResponseCode::InsufficientPermissions), 401),
+            (server(ResponseCode::ServerBusy), 3),
+            (
+                ResolveError::Timeout {
+                    handle: h(),
+                    after: Duration::from_secs(1),
+                },
+                2,
+            ),
+            (ResolveError::NotCordra { input: h() }, 2),
+        ];
+        for (e, code) in cases {
+            assert_eq!(e.rest_response_code(), code, "{e}");
+        }
     }
 
     /// Every message names what failed, the handle or the server, with no Debug formatting.
