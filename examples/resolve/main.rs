@@ -41,6 +41,7 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use handle_resolver::addr::{resolve_host_port, AddrError};
+use handle_resolver::transport::BaseUrl;
 use handle_resolver::ident::ParseOptions;
 use handle_resolver::resolver::{SiteAnswer, TransportPreference};
 use handle_resolver::wire::{HandleValue, ResponseCode};
@@ -371,36 +372,27 @@ fn address(option: &str, text: &str) -> Result<SocketAddr, String> {
 /// as `Host` (when it is a name, not an address), and whether it is HTTPS. `None` when the
 /// text has no such scheme.
 fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>, String> {
-    let (rest, tls) = if let Some(r) = text.strip_prefix("http://") {
-        (r, false)
-    } else if let Some(r) = text.strip_prefix("https://") {
-        (r, true)
-    } else {
+    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    if !scheme.starts_with("http://") && !scheme.starts_with("https://") {
         return Ok(None);
-    };
-    let authority = rest.strip_suffix('/').unwrap_or(rest);
-    if authority.is_empty() || authority.contains('/') {
+    }
+    let url = BaseUrl::parse(text).map_err(|e| e.to_string())?;
+    if !url.path().is_empty() {
         return Err(format!(
             "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
         ));
     }
-    let default_port = if tls { 443 } else { 80 };
-    let (host, with_port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() && !p.is_empty() => (
-            h.trim_start_matches('[').trim_end_matches(']'),
-            authority.to_string(),
-        ),
-        _ => (
-            authority.trim_start_matches('[').trim_end_matches(']'),
-            format!("{authority}:{default_port}"),
-        ),
+    let host = url.host();
+    let with_port = match host.parse::<std::net::Ipv6Addr>() {
+        Ok(_) => format!("[{host}]:{}", url.port()),
+        Err(_) => format!("{host}:{}", url.port()),
     };
     let addr = resolve_host_port(&with_port).map_err(|e| format!("{text:?}: {e}"))?;
     let name = host
         .parse::<std::net::IpAddr>()
         .is_err()
         .then(|| host.to_string());
-    Ok(Some((addr, name, tls)))
+    Ok(Some((addr, name, url.is_tls())))
 }
 
 fn builder(args: &Args) -> Result<ResolverBuilder, String> {
@@ -430,15 +422,7 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     if let Some(root) = &args.root {
         let path = Path::new(root);
         if path.is_file() {
-            let first = std::fs::read(path)
-                .map_err(|e| format!("--root {root}: cannot read the file: {e}"))?
-                .iter()
-                .copied()
-                .find(|c| !c.is_ascii_whitespace());
-            b = match first {
-                Some(b'{') | Some(b'[') => b.bootstrap_handles_file(path),
-                _ => b.root_info_file(path),
-            };
+            b = b.root_file(path);
         } else if let Some((addr, host, tls)) = http_server(root)? {
             b = b.root_server_http(addr, host.as_deref(), tls);
         } else {
@@ -478,8 +462,14 @@ async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
     let args = &args;
     let built = builder(args).and_then(|b| {
         b.build().map_err(|e| match (&e, &args.root) {
-            (BuildError::Bootstrap(b), Some(root)) => {
-                format!("--root {root}: not a usable root_info or bootstrap_handles file: {b}")
+            (BuildError::RootFile { error, .. }, Some(root)) => {
+                format!("--root {root}: not a usable root_info or bootstrap_handles file: {error}")
+            }
+            (BuildError::ReadRootFile { message, .. }, Some(root)) => {
+                format!("--root {root}: cannot read the file: {message}")
+            }
+            (BuildError::NoRootSites, Some(root)) => {
+                format!("--root {root}: not a usable root_info or bootstrap_handles file: {e}")
             }
             _ => e.to_string(),
         })

@@ -3,7 +3,7 @@
 //! 500/1000/1500 ms UDP retransmission, 2-day TTL cap, 60 s negative TTL.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +11,11 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use thiserror::Error;
 
-use crate::root::RootFileError;
-use crate::root::{builtin_root_sites, read_bootstrap_handles, read_root_info, root_sites};
+use crate::root::{
+    builtin_root_sites, is_bootstrap_handles, read_bootstrap_handles, read_root_info, root_sites,
+    RootFileError,
+};
+use crate::trust::{TrustRoot, TRUST_ROOT_HANDLE};
 use crate::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
 use crate::wire::{Limits, SiteInfo};
 
@@ -76,6 +79,8 @@ enum RootSource {
     Sites(Vec<Site>),
     RootInfoFile(PathBuf),
     BootstrapFile(PathBuf),
+    /// Either kind, told apart by its first bytes.
+    AnyFile(PathBuf),
 }
 
 /// Builds a [`Resolver`].
@@ -98,7 +103,7 @@ enum TrustChoice {
     /// The root's own (see [`ResolverBuilder::trust_root`]).
     #[default]
     Default,
-    Set(crate::trust::TrustRoot),
+    Set(TrustRoot),
     Off,
 }
 
@@ -154,7 +159,7 @@ impl ResolverBuilder {
     /// Handle System's key for the built-in root, the `0.0/0.0` keys of a `bootstrap_handles`
     /// file that has that record; none for other roots (refreshes then take what the root
     /// answers, checked only as `certify` asks).
-    pub fn trust_root(mut self, root: crate::trust::TrustRoot) -> Self {
+    pub fn trust_root(mut self, root: TrustRoot) -> Self {
         self.trust = TrustChoice::Set(root);
         self
     }
@@ -246,6 +251,14 @@ impl ResolverBuilder {
     /// Root service information from a reference-client `root_info` file (read by `build`).
     pub fn root_info_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.root = RootSource::RootInfoFile(path.into());
+        self
+    }
+
+    /// Root service information from a reference-client root file of either kind (read by
+    /// `build`): `bootstrap_handles` when it is JSON, else `root_info` (`resolve --root
+    /// FILE`).
+    pub fn root_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.root = RootSource::AnyFile(path.into());
         self
     }
 
@@ -469,25 +482,25 @@ impl ResolverBuilder {
         let mut default_trust = None;
         let root = match self.root {
             RootSource::BuiltIn => {
-                default_trust = Some(crate::trust::TrustRoot::global());
+                default_trust = Some(TrustRoot::global());
                 sites_of(builtin_root_sites())
             }
             RootSource::Sites(s) => s,
-            RootSource::RootInfoFile(path) => {
-                let bytes = read_file(&path)?;
-                let values = read_root_info(&bytes, &limits).map_err(|e| file_error(&path, e))?;
-                sites_of(root_sites(&values, &limits))
-            }
+            RootSource::RootInfoFile(path) => root_info_sites(&path, &read_file(&path)?, &limits)?,
             RootSource::BootstrapFile(path) => {
+                let (sites, trust) = bootstrap_sites(&path, &read_file(&path)?, &limits)?;
+                default_trust = trust;
+                sites
+            }
+            RootSource::AnyFile(path) => {
                 let bytes = read_file(&path)?;
-                let file =
-                    read_bootstrap_handles(&bytes, &limits).map_err(|e| file_error(&path, e))?;
-                default_trust = file
-                    .handles
-                    .iter()
-                    .find(|(h, _)| h.eq_ignore_ascii_case(crate::trust::TRUST_ROOT_HANDLE))
-                    .map(|(_, values)| crate::trust::TrustRoot::from_values(values));
-                sites_of(file.root_sites(&limits))
+                if is_bootstrap_handles(&bytes) {
+                    let (sites, trust) = bootstrap_sites(&path, &bytes, &limits)?;
+                    default_trust = trust;
+                    sites
+                } else {
+                    root_info_sites(&path, &bytes, &limits)?
+                }
             }
         };
         self.settings.trust_root = match self.trust.take() {
@@ -534,14 +547,36 @@ impl ResolverBuilder {
     }
 }
 
-fn read_file(path: &PathBuf) -> Result<Vec<u8>, BuildError> {
+/// The root sites of a `root_info` file.
+fn root_info_sites(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<Site>, BuildError> {
+    let values = read_root_info(bytes, limits).map_err(|e| file_error(path, e))?;
+    Ok(sites_of(root_sites(&values, limits)))
+}
+
+/// The root sites of a `bootstrap_handles` file, and the trust root its `0.0/0.0` record
+/// gives, if it has one.
+fn bootstrap_sites(
+    path: &Path,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<(Vec<Site>, Option<TrustRoot>), BuildError> {
+    let file = read_bootstrap_handles(bytes, limits).map_err(|e| file_error(path, e))?;
+    let trust = file
+        .handles
+        .iter()
+        .find(|(h, _)| h.eq_ignore_ascii_case(TRUST_ROOT_HANDLE))
+        .map(|(_, values)| TrustRoot::from_values(values));
+    Ok((sites_of(file.root_sites(limits)), trust))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, BuildError> {
     std::fs::read(path).map_err(|e| BuildError::ReadRootFile {
         path: path.display().to_string(),
         message: e.to_string(),
     })
 }
 
-fn file_error(path: &std::path::Path, error: RootFileError) -> BuildError {
+fn file_error(path: &Path, error: RootFileError) -> BuildError {
     BuildError::RootFile {
         path: path.display().to_string(),
         error,

@@ -54,6 +54,15 @@ pub enum RootFileError {
     Json(#[from] JsonError),
 }
 
+/// True when `file` is a `bootstrap_handles` file (JSON: its first non-blank byte is `{` or
+/// `[`) rather than a binary `root_info` (which starts with its length).
+pub fn is_bootstrap_handles(file: &[u8]) -> bool {
+    matches!(
+        file.iter().find(|c| !c.is_ascii_whitespace()),
+        Some(b'{') | Some(b'[')
+    )
+}
+
 /// The sites among the values of [`ROOT_HANDLE`] (HS_SITE and HS_SITE.6, each site once;
 /// values that do not decode are skipped). HS_SERV values name service handles whose sites
 /// need the network, or [`BootstrapHandles::root_sites`].

@@ -82,17 +82,32 @@ impl BaseUrl {
             .unwrap_or_default()
     }
 
+    /// The host as written, without the brackets of an IPv6 literal or the port.
+    pub fn host(&self) -> &str {
+        let authority = self.authority();
+        match authority.strip_prefix('[') {
+            Some(literal) => literal.split(']').next().unwrap_or_default(),
+            None => authority.split(':').next().unwrap_or_default(),
+        }
+    }
+
+    /// The path after the authority (`""` or `/...`).
+    pub fn path(&self) -> &str {
+        let start = if self.tls { 8 } else { 7 } + self.authority_len;
+        self.text.get(start..).unwrap_or_default()
+    }
+
     /// The port: the one written, else 443 or 80.
     pub fn port(&self) -> u16 {
+        let authority = self.authority();
+        let after_host = match authority.strip_prefix('[') {
+            Some(literal) => literal.split_once(']').map_or("", |(_, rest)| rest),
+            None => authority.find(':').map_or("", |i| &authority[i..]),
+        };
         let default = if self.tls { 443 } else { 80 };
-        self.literal_addr()
-            .map(|a| a.port())
-            .or_else(|| {
-                let authority = self.authority();
-                let (_, port) = authority.rsplit_once(':')?;
-                // An IPv6 literal's colons are inside its brackets.
-                (!port.contains(']')).then(|| port.parse().ok()).flatten()
-            })
+        after_host
+            .strip_prefix(':')
+            .and_then(|p| p.parse().ok())
             .unwrap_or(default)
     }
 
@@ -132,6 +147,11 @@ mod tests {
         assert_eq!((u.literal_addr(), u.port()), (None, 443));
         let u = BaseUrl::parse("http://[::1]").unwrap();
         assert_eq!(u.literal_addr(), Some("[::1]:80".parse().unwrap()));
+        assert_eq!((u.host(), u.path()), ("::1", ""));
+        let u = BaseUrl::parse("https://[::1]:8443/hdl/").unwrap();
+        assert_eq!((u.host(), u.port(), u.path()), ("::1", 8443, "/hdl"));
+        let u = BaseUrl::parse("http://example.org:8080/x").unwrap();
+        assert_eq!((u.host(), u.path()), ("example.org", "/x"));
         assert_eq!(
             BaseUrl::parse("http://example.org:8080").unwrap().port(),
             8080
