@@ -318,10 +318,11 @@ async fn run(
 
 /// The exit status of a failed operation.
 fn exit_status(e: &AdminError) -> u8 {
-    match e {
-        AdminError::Failed(inner) if inner.is_input_error() => BAD_INPUT,
-        AdminError::Failed(inner) if inner.response_code().is_some() => REFUSED,
-        AdminError::Failed(_) => NETWORK,
-        _ => REFUSED,
+    if e.is_input_error() {
+        BAD_INPUT
+    } else if e.is_refused() {
+        REFUSED
+    } else {
+        NETWORK
     }
 }

@@ -81,6 +81,23 @@ pub enum AdminError {
     Failed(#[from] ResolveError),
 }
 
+impl AdminError {
+    /// True when nothing was sent: what was given is not a handle.
+    pub fn is_input_error(&self) -> bool {
+        matches!(self, AdminError::Failed(e) if e.is_input_error())
+    }
+
+    /// True when a server answered and refused the request (any code but success); false
+    /// when no answer came (silence, the network, the deadline, an answer that failed its
+    /// checks) or nothing was sent.
+    pub fn is_refused(&self) -> bool {
+        match self {
+            AdminError::Failed(e) => e.response_code().is_some(),
+            _ => true,
+        }
+    }
+}
+
 /// Administration through a [`Resolver`] (`resolver.admin()`): its sites,
 /// identity, transports and deadline.
 ///
