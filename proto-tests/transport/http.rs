@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use handle_resolver::transport::http::HttpTarget;
+use handle_resolver::transport::HttpTarget;
 use handle_resolver::transport::{
     Exchange, ExchangeOptions, HttpGet, NetTransport, TransportError,
 };

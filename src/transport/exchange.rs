@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::error::TransportError;
+use super::http::HttpTarget;
 use crate::wire::{Limits, Message, SessionKey};
 
 /// Which transport an attempt used.
@@ -147,11 +148,11 @@ pub trait Exchange: Send + Sync + 'static {
     /// Sends `request` to a server's HTTP(S) interface (PROTOCOL.md §8.3): the `Host`, path
     /// prefix and (HTTPS) pinned key come from the server's site record. Request ids as in
     /// [`exchange`](Self::exchange); always one transmission. The default answers
-    /// [`TransportError::Unsupported`].
-    #[cfg(feature = "http")]
+    /// [`TransportError::Unsupported`], as does [`NetTransport`](super::NetTransport) built
+    /// without the `http` feature.
     fn exchange_http<'a>(
         &'a self,
-        target: &'a super::http::HttpTarget,
+        target: &'a HttpTarget,
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
@@ -160,7 +161,8 @@ pub trait Exchange: Send + Sync + 'static {
     }
 
     /// Sends one HTTP GET and returns the answer as it came (any status; redirects not
-    /// followed). The default answers [`TransportError::Unsupported`].
+    /// followed). The default answers [`TransportError::Unsupported`], as does
+    /// [`NetTransport`](super::NetTransport) built without the `http` feature.
     ///
     /// Cancellation-safe: dropping the future closes the connection.
     fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
@@ -246,10 +248,9 @@ impl<T: Exchange + ?Sized> Exchange for Arc<T> {
         (**self).fetch(get)
     }
 
-    #[cfg(feature = "http")]
     fn exchange_http<'a>(
         &'a self,
-        target: &'a super::http::HttpTarget,
+        target: &'a HttpTarget,
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {

@@ -20,8 +20,7 @@
 pub mod codec;
 pub mod error;
 pub mod exchange;
-#[cfg(feature = "http")]
-pub mod http;
+pub(crate) mod http;
 mod net;
 pub(crate) mod request_id;
 mod tcp;
@@ -34,6 +33,10 @@ pub use error::TransportError;
 pub use exchange::{
     media_type, Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind,
 };
+#[cfg(feature = "http")]
+#[doc(hidden)]
+pub use http::decode_native_answer;
+pub use http::{HttpTarget, HDL_MIME_TYPE};
 pub use net::{
     NetTransport, NetTransportBuilder, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
 };
