@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use handle_resolver::transport::codec::HandleCodec;
+use handle_resolver::transport::HandleCodec;
 use handle_resolver::wire::{Limits, Message, Reassembler, ReassemblerConfig};
 use proptest::prelude::*;
 use tokio_util::codec::Decoder;

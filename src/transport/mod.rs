@@ -3,23 +3,27 @@
 //! Layout (each module uses only those listed after it):
 //! - `net`: [`NetTransport`], the real transport, and its builder: one UDP demultiplexer per
 //!   address family, bound lazily, and TCP;
-//! - `udp`: the shared socket, the request-id demultiplexer and the retransmission loop;
+//! - `udp`: the shared socket and the retransmission loop; `udp/receive` the receive task
+//!   that demultiplexes answers by request id into `udp/table`, the pending requests;
 //!   multi-datagram answers are put together by [`crate::wire::Collector`], the one
 //!   reassembly rule, under a per-socket memory budget;
 //! - `udp_loss`: early loss detection (a loss timeout per server, learned from its RTTs), sans-IO;
 //! - `udp_sys`: what the UDP socket asks of the operating system beyond tokio: on Linux the
 //!   error queue, by which a request to a closed UDP port fails at once;
 //! - `tcp`: one framed connection per request;
-//! - [`exchange`]: the [`Exchange`] trait (what the resolver talks to), [`ExchangeOptions`],
-//!   [`TransportKind`] and [`Exchanged`];
+//! - `exchange`: the [`Exchange`] trait (what the resolver talks to), [`ExchangeOptions`],
+//!   [`TransportKind`] and [`Exchanged`], and the plain data of an HTTP GET ([`HttpGet`],
+//!   [`Fetched`]);
+//! - `http`: the native protocol over HTTP(S) ([`HttpTarget`]) and HTTP GETs (feature
+//!   `http`);
 //! - `request_id`: the request ids, minted here and only here, and put into the encoded
 //!   request;
-//! - [`codec`]: tokio-util codecs over the wire codec (TCP frames, UDP datagrams);
-//! - [`error`]: the error type, [`TransportError`].
+//! - `codec`: [`HandleCodec`], the tokio-util codec of TCP frames over the wire codec;
+//! - `error`: the error type, [`TransportError`].
 
-pub mod codec;
-pub mod error;
-pub mod exchange;
+mod codec;
+mod error;
+mod exchange;
 pub(crate) mod http;
 mod net;
 pub(crate) mod request_id;

@@ -466,7 +466,10 @@ impl Default for ReassemblerConfig {
 }
 
 /// Many messages in progress, one [`Collector`] per request id, with caps on messages in
-/// progress and bytes.
+/// progress and bytes: for a receiver that has no table of its own to keep collectors in (a
+/// server answering many clients, a reader of captured datagrams). The UDP transport has one,
+/// its pending requests, and keeps a [`Collector`] in each: the same rule, without a second
+/// table.
 #[derive(Debug, Clone)]
 pub struct Reassembler {
     config: ReassemblerConfig,
@@ -628,6 +631,32 @@ mod tests {
         }
         let m = out.unwrap();
         assert_eq!(m.encode().unwrap(), encoded);
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    /// What a receiver sees on a socket: a stray datagram (44 bytes of text, as in the
+    /// raw_udp_garbage capture) is refused without disturbing anything, then the fragments
+    /// of an answer in reverse order with a duplicate complete it once, and nothing is left.
+    /// (Moved here with the removal of the transport's `DatagramCodec`.)
+    #[test]
+    fn garbage_is_refused_and_reversed_fragments_with_a_duplicate_complete() {
+        let encoded = big_response(9, 30);
+        let mut frags = fragment(&encoded);
+        assert!(frags.len() > 1);
+        frags.reverse();
+        let dup = frags[0].clone();
+        let t = Instant::now();
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let garbage = Bytes::from_static(b"this is not a handle protocol message at all");
+        assert!(r.push(garbage, t).is_err());
+        let mut done = Vec::new();
+        for f in frags.into_iter().chain([dup]) {
+            done.extend(r.push(f, t).unwrap());
+        }
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].encode().unwrap(), encoded);
+        // The duplicate after completion starts a partial message that expires.
+        r.expire(t + ReassemblerConfig::default().timeout);
         assert_eq!(r.in_progress(), 0);
     }
 
