@@ -17,7 +17,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use std::sync::Arc;
 
-use crate::wire::session::open;
+use crate::wire::open_message;
 use crate::wire::{
     CryptError, DecodeError, EncodeError, Envelope, Limits, Message, Reader, SessionKey,
     ENVELOPE_LEN,
@@ -90,7 +90,7 @@ impl Decoder for HandleCodec {
         }
         let mut r = Reader::new(src.split_to(total).freeze());
         let envelope = Envelope::decode(&mut r)?;
-        match open(self.session.as_deref(), envelope, r.rest(), &self.limits) {
+        match open_message(self.session.as_deref(), envelope, r.rest(), &self.limits) {
             Ok(m) => Ok(Some(m)),
             Err(CryptError::Decode(e)) => Err(e.into()),
             Err(e) => Err(CodecError::Session(e)),

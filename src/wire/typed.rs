@@ -19,11 +19,12 @@ use super::site::SiteInfo;
 use super::value::{HandleValue, ValueReference};
 
 /// Type names whose data is an HS_SITE record.
-pub const SITE_TYPES: [&str; 4] = ["HS_SITE", "HS_SITE.6", "HS_SITE.PREFIX", "HS_NA_DELEGATE"];
+pub(crate) const SITE_TYPES: [&str; 4] =
+    ["HS_SITE", "HS_SITE.6", "HS_SITE.PREFIX", "HS_NA_DELEGATE"];
 /// Type names whose data is a service handle.
-pub const SERV_TYPES: [&str; 2] = ["HS_SERV", "HS_SERV.PREFIX"];
+pub(crate) const SERV_TYPES: [&str; 2] = ["HS_SERV", "HS_SERV.PREFIX"];
 /// The type name of location lists.
-pub const LOC_TYPE: &str = "10320/loc";
+pub(crate) const LOC_TYPE: &str = "10320/loc";
 
 /// A typed view of a value's data.
 #[derive(Debug, Clone, PartialEq)]

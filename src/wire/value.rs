@@ -11,9 +11,9 @@ use super::reader::Reader;
 use super::writer::{put_bytes, wire_len};
 
 /// Smallest possible encoded value: 14 fixed bytes + three empty length-prefixed fields.
-pub const MIN_VALUE_LEN: usize = 14 + 4 + 4 + 4;
+pub(crate) const MIN_VALUE_LEN: usize = 14 + 4 + 4 + 4;
 /// Smallest possible encoded value reference: an empty handle + the index.
-pub const MIN_REFERENCE_LEN: usize = 4 + 4;
+pub(crate) const MIN_REFERENCE_LEN: usize = 4 + 4;
 
 /// How long a value may be cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,7 +130,7 @@ impl ValueReference {
 }
 
 /// Decodes a reference list: `int4 count ‖ count × reference`.
-pub fn decode_references(
+pub(crate) fn decode_references(
     r: &mut Reader,
     field: &'static str,
     limits: &Limits,
@@ -144,7 +144,7 @@ pub fn decode_references(
 }
 
 /// Encodes a reference list.
-pub fn encode_references(
+pub(crate) fn encode_references(
     out: &mut BytesMut,
     field: &'static str,
     refs: &[ValueReference],
@@ -169,7 +169,7 @@ pub struct HandleValue {
     pub permissions: Permissions,
     /// The type name, raw bytes (`URL`, `HS_SITE`, ...).
     pub type_name: Bytes,
-    /// The data, raw bytes; see [`crate::wire::typed`] for typed views.
+    /// The data, raw bytes; see [`TypedValue`](crate::wire::TypedValue) for typed views.
     pub data: Bytes,
     /// References to other values.
     pub references: Vec<ValueReference>,

@@ -14,7 +14,7 @@ use tracing::debug;
 
 use super::table::{refused, CloseOnDrop, Pending, Shared, Table};
 use crate::transport::udp_sys::{self, QueuedError};
-use crate::wire::session::open;
+use crate::wire::open_message;
 use crate::wire::{CollectError, Collected, Envelope, Reader, MAX_FRAGMENT_PAYLOAD};
 
 /// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
@@ -162,7 +162,7 @@ impl Shared {
         };
         // Decoded outside the lock (callers keep registering meanwhile), from the envelope
         // already read.
-        let answer = match open(session.as_deref(), envelope, reader.rest(), &limits) {
+        let answer = match open_message(session.as_deref(), envelope, reader.rest(), &limits) {
             Ok(m) => m,
             Err(e) => {
                 debug!(%from, request_id = id, error = %e, "dropped undecodable udp datagram");
@@ -251,7 +251,7 @@ impl Shared {
                 return;
             }
         };
-        match open(p.session.as_deref(), envelope, message, &p.limits) {
+        match open_message(p.session.as_deref(), envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
                     if let Some(sent_at) = p.sent_at {

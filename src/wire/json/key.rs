@@ -43,7 +43,7 @@ fn java_integer(magnitude: &[u8]) -> Bytes {
 /// "p", "q", "g"}` as the REST API writes them (numbers in base64url without padding, leading
 /// zero bytes dropped), which [`key_from_json`] reads back. Other key types get a view the
 /// REST API does not have and [`key_from_json`] does not read (`{"kty": "DH", "y", "p",
-/// "g"}`, `{"kty": <type>, "hex": <the bytes after the options>}`); [`data_to_json`] writes
+/// "g"}`, `{"kty": <type>, "hex": <the bytes after the options>}`); [`data_to_json`](super::data_to_json) writes
 /// those keys as `base64`.
 pub fn key_to_json(k: &PublicKey) -> Json {
     let mut o = Map::new();
