@@ -23,8 +23,9 @@ use crate::wire::{
     ENVELOPE_LEN,
 };
 
-/// Errors of the codecs.
+/// Errors of the codec.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum CodecError {
     /// The socket failed.
     #[error(transparent)]

@@ -287,6 +287,7 @@ pub enum Collected {
 
 /// Why [`Collector::push`] refused a datagram. The collector is as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum CollectError {
     /// The datagram is not valid on its own: another request id than the message being
     /// collected, a `MessageLength` above the limit, a sequence number beyond the last
@@ -438,8 +439,9 @@ impl Collector {
     }
 }
 
-/// Settings of a [`Reassembler`].
+/// Settings of a [`Reassembler`]: [`ReassemblerConfig::default`], then the `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReassemblerConfig {
     /// Most partial messages held at once; a new one beyond that evicts the oldest.
     pub max_in_progress: usize,
@@ -462,6 +464,32 @@ impl Default for ReassemblerConfig {
             timeout: Duration::from_secs(5),
             limits,
         }
+    }
+}
+
+impl ReassemblerConfig {
+    /// Sets [`max_in_progress`](Self::max_in_progress).
+    pub fn with_max_in_progress(mut self, messages: usize) -> Self {
+        self.max_in_progress = messages;
+        self
+    }
+
+    /// Sets [`max_message_length`](Self::max_message_length).
+    pub fn with_max_message_length(mut self, bytes: usize) -> Self {
+        self.max_message_length = bytes;
+        self
+    }
+
+    /// Sets [`timeout`](Self::timeout).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets [`limits`](Self::limits).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 

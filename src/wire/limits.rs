@@ -15,6 +15,7 @@ use super::error::{DecodeError, DecodeErrorKind};
 
 /// Limits applied while decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest accepted `MessageLength` (header + body + credential). Default 262 144 (the
     /// reference server's).
@@ -41,6 +42,30 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// Sets [`max_message_length`](Self::max_message_length).
+    pub fn with_max_message_length(mut self, bytes: usize) -> Self {
+        self.max_message_length = bytes;
+        self
+    }
+
+    /// Sets [`max_values`](Self::max_values).
+    pub fn with_max_values(mut self, count: usize) -> Self {
+        self.max_values = count;
+        self
+    }
+
+    /// Sets [`max_handle_length`](Self::max_handle_length).
+    pub fn with_max_handle_length(mut self, bytes: usize) -> Self {
+        self.max_handle_length = bytes;
+        self
+    }
+
+    /// Sets [`max_array`](Self::max_array).
+    pub fn with_max_array(mut self, len: usize) -> Self {
+        self.max_array = len;
+        self
+    }
+
     /// Checks an envelope's `MessageLength` against `max_message_length`; the error points at
     /// the field (envelope offset 16).
     pub(crate) fn check_message_length(&self, len: u32) -> Result<usize, DecodeError> {

@@ -87,6 +87,7 @@ pub enum PublicKey {
 
 /// Why a key could not be turned into a usable RustCrypto key.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// The key is not of the type the conversion needs.
     #[error("not a {0} key")]

@@ -23,6 +23,7 @@ pub(crate) const HS_DSAPUBKEY: &[u8] = b"HS_DSAPUBKEY";
 
 /// Why a signature does not verify.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SignatureError {
     /// The message carries no credential.
     #[error("the message is not signed")]

@@ -28,6 +28,7 @@ pub(crate) const LOC_TYPE: &str = "10320/loc";
 
 /// A typed view of a value's data.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TypedValue {
     /// `URL`.
     Url(String),
@@ -61,6 +62,7 @@ pub enum TypedValue {
 
 /// Why a value's data does not parse as its type (see [`HandleValue::try_typed`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum TypedError {
     /// A binary record (HS_SITE, HS_ADMIN, HS_VLIST, HS_PUBKEY) is malformed.
     #[error(transparent)]
@@ -76,6 +78,7 @@ pub enum TypedError {
 /// The `"format"` name of a value's JSON view, as the handle.net REST API and the `inspect`
 /// example print it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ValueFormat {
     /// Text.
     String,
