@@ -163,14 +163,7 @@ fn ttl_at(o: &Map<String, Json>, at: &At) -> Result<Ttl, JsonError> {
     match (ttl, kind) {
         (Json::String(_), None | Some(1)) => Ok(Ttl::Absolute(timestamp_at(ttl, &at)?)),
         (Json::String(_), Some(_)) => Err(at.err(JsonErrorKind::WrongType("a number"))),
-        (_, kind) => {
-            let value = int4(ttl, &at)?;
-            Ok(match kind.unwrap_or(0) {
-                0 => Ttl::Relative(value),
-                1 => Ttl::Absolute(value),
-                kind => Ttl::Other { kind, value },
-            })
-        }
+        (_, kind) => Ok(Ttl::from_parts(kind.unwrap_or(0), int4(ttl, &at)?)),
     }
 }
 

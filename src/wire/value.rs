@@ -18,8 +18,10 @@ pub(crate) const MIN_REFERENCE_LEN: usize = 4 + 4;
 /// How long a value may be cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ttl {
-    /// Seconds after retrieval (0 = do not cache).
-    Relative(u32),
+    /// Seconds after retrieval (0 = do not cache). Signed, as the reference reads the field
+    /// (an `int`): a relative TTL with the high bit set is negative, i.e. expired, not 68+
+    /// years.
+    Relative(i32),
     /// Valid until this many seconds after the Unix epoch.
     Absolute(u32),
     /// A TTL type byte other than 0 or 1, kept for exact re-encoding.
@@ -41,10 +43,21 @@ impl Ttl {
         }
     }
 
-    /// The TTL field.
+    /// The TTL field as it travels (a negative relative TTL in two's complement).
     pub const fn value(self) -> u32 {
         match self {
-            Ttl::Relative(v) | Ttl::Absolute(v) | Ttl::Other { value: v, .. } => v,
+            Ttl::Relative(v) => v as u32,
+            Ttl::Absolute(v) | Ttl::Other { value: v, .. } => v,
+        }
+    }
+
+    /// The TTL of a type byte and a TTL field as they travel: 0 relative (the field read as
+    /// a signed int4), 1 absolute, anything else [`Ttl::Other`].
+    pub const fn from_parts(kind: u8, value: u32) -> Ttl {
+        match kind {
+            0 => Ttl::Relative(value as i32),
+            1 => Ttl::Absolute(value),
+            kind => Ttl::Other { kind, value },
         }
     }
 }
@@ -206,14 +219,7 @@ impl HandleValue {
         let timestamp = r.u32("value.timestamp")?;
         let ttl_kind = r.u8("value.ttl_type")?;
         let ttl_value = r.u32("value.ttl")?;
-        let ttl = match ttl_kind {
-            0 => Ttl::Relative(ttl_value),
-            1 => Ttl::Absolute(ttl_value),
-            kind => Ttl::Other {
-                kind,
-                value: ttl_value,
-            },
-        };
+        let ttl = Ttl::from_parts(ttl_kind, ttl_value);
         let permissions = Permissions(r.u8("value.permissions")?);
         let type_name = r.bytes("value.type", limits.max_array)?;
         let data = r.bytes("value.data", limits.max_array)?;
