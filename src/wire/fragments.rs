@@ -13,8 +13,9 @@
 //! - [`Collector`] holds the message being collected under one request id and applies the
 //!   reassembly rule of this crate (a misfit that is valid on its own starts collection over,
 //!   newest wins; a datagram invalid on its own is refused and changes nothing). Every
-//!   receiver goes through it: the [`Reassembler`] (in `reassembler`) and the UDP transport's demultiplexer
-//!   (which adds a per-socket memory budget, the `room` of [`Collector::push`]);
+//!   receiver goes through it: the [`Reassembler`] (in `reassembler`) and the UDP
+//!   transport's demultiplexer (which adds a per-socket memory budget, the `room` of
+//!   [`Collector::push`]);
 //! - [`Reassembler`] keys collectors by request id, with a cap on messages in progress and an
 //!   expiry.
 //!
