@@ -78,12 +78,15 @@ pub fn answer_values(m: &Message) -> &[HandleValue] {
 
 /// Options with a short, fixed UDP schedule.
 pub fn options(waits_ms: &[u64]) -> ExchangeOptions {
-    ExchangeOptions {
-        udp_retransmit: waits_ms.iter().map(|m| Duration::from_millis(*m)).collect(),
-        tcp_connect_timeout: Duration::from_secs(2),
-        tcp_read_timeout: Duration::from_secs(2),
-        ..ExchangeOptions::default()
-    }
+    ExchangeOptions::default()
+        .with_udp_retransmit(
+            waits_ms
+                .iter()
+                .map(|m| Duration::from_millis(*m))
+                .collect::<Vec<_>>(),
+        )
+        .with_tcp_connect_timeout(Duration::from_secs(2))
+        .with_tcp_read_timeout(Duration::from_secs(2))
 }
 
 /// `Bytes` from a string.

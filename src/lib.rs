@@ -10,7 +10,6 @@
 //!   [`wire::json`], the JSON shape of values (REST API answers, `bootstrap_handles`).
 //! - [`root`]: the root files (`root_info`, `bootstrap_handles`, the built-in root); sans-IO.
 //! - [`auth`]: answering authentication challenges (HS_SECKEY, HS_PUBKEY); sans-IO.
-//! - [`addr`]: `HOST[:PORT]` server addresses as people write them (port 2641 by default).
 //! - [`trust`]: the trust chain of signed records (HS_SIGNATURE, HS_CERT), verified
 //!   offline against the trust root; sans-IO.
 //! - [`transport`]: tokio UDP and TCP, and HTTP(S).
@@ -24,7 +23,6 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
-pub mod addr;
 mod admin;
 pub mod auth;
 pub mod blocking;

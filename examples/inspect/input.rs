@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use bytes::{Bytes, BytesMut};
-use handle_resolver::transport::codec::{CodecError, HandleCodec};
+use handle_resolver::transport::{CodecError, HandleCodec};
 use handle_resolver::wire::{
     DecodeError, Envelope, Limits, Message, PartialMessage, Reader, ENVELOPE_LEN,
     MAX_FRAGMENT_PAYLOAD,

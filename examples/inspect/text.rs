@@ -116,6 +116,7 @@ pub fn data_text(v: &HandleValue, opts: &Options) -> String {
         TypedValue::SecKey(b) | TypedValue::Binary(b) => {
             one_line(&format!("hex {}", hex::encode(&b)), opts.raw)
         }
+        other => one_line(&format!("{other:?}"), opts.raw),
     };
     body
 }

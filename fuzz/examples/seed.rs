@@ -60,10 +60,10 @@ use bytes::{BufMut, Bytes, BytesMut};
 use handle_resolver::auth::{pbkdf2_derive, Authenticator, SecretKey, SecretKeyMac};
 use handle_resolver::resolver::read_bootstrap_handles;
 use handle_resolver::testing::StoreFile;
-use handle_resolver::transport::http::HDL_MIME_TYPE;
-use handle_resolver::wire::encryption::encrypt_payload;
+use handle_resolver::transport::HDL_MIME_TYPE;
+use handle_resolver::wire::encrypt_payload;
 use handle_resolver::wire::json::{value_to_json, RestAnswer};
-use handle_resolver::wire::value::encode_values;
+use handle_resolver::wire::encode_values;
 use handle_resolver::wire::{
     Body, ChallengeBody, DigestAlgorithm, Envelope, HandleValue, Limits, Message, OpFlags,
     PartialMessage, ProtocolVersion, Reader, RequestDigest, ResponseCode, SecretKeyProof,

@@ -47,7 +47,7 @@ use handle_resolver::auth::{
     verify_answer, Authenticator, Challenge, KeyFileError, PrivateKey, SecretKey, SecretKeyMac,
     VerifyError, MAX_PBKDF2_ITERATIONS, NONCE_LEN, PBKDF2_SALT_LEN,
 };
-use handle_resolver::wire::signature::{verify_signature, HashAlgorithm};
+use handle_resolver::wire::{verify_signature, HashAlgorithm};
 use handle_resolver::wire::{
     Body, DigestAlgorithm, HandleValue, Limits, Message, OpCode, ProtocolVersion, PublicKey,
     Reader, RequestDigest, ResponseCode, SecretKeyProof,

@@ -1,4 +1,4 @@
-//! The native answer in an HTTP response body (`transport::http::decode_native_answer`, the
+//! The native answer in an HTTP response body (`transport::decode_native_answer`, the
 //! decode step of a native exchange over HTTP(S), reached without a socket).
 //!
 //! Input: bytes 0-1 the HTTP status (big-endian); byte 2 the length `n` of the
@@ -15,7 +15,7 @@
 #![no_main]
 
 use bytes::Bytes;
-use handle_resolver::transport::http::{decode_native_answer, HDL_MIME_TYPE};
+use handle_resolver::transport::{decode_native_answer, HDL_MIME_TYPE};
 use handle_resolver::transport::{ExchangeOptions, TransportError};
 use handle_resolver::wire::{Message, ENVELOPE_LEN};
 use libfuzzer_sys::fuzz_target;

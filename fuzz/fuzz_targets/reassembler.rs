@@ -38,11 +38,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let cap = usize::from(cap % 8);
-    let config = ReassemblerConfig {
-        max_in_progress: cap,
-        timeout: Duration::from_millis(100 * (u64::from(timeout) + 1)),
-        ..ReassemblerConfig::default()
-    };
+    let config = ReassemblerConfig::default()
+        .with_max_in_progress(cap)
+        .with_timeout(Duration::from_millis(100 * (u64::from(timeout) + 1)));
     let mut reassembler = Reassembler::new(config);
     let mut now = Instant::now();
     while let Some(tag) = input.byte() {

@@ -16,7 +16,7 @@ use handle_resolver::resolver::{
     read_bootstrap_handles, read_root_info, root_sites_from_handles, root_sites_from_values, Site,
 };
 use handle_resolver::wire::json::value_to_json;
-use handle_resolver::wire::value::encode_values;
+use handle_resolver::wire::encode_values;
 use handle_resolver::wire::{HandleValue, Limits};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value as Json};

@@ -1,5 +1,5 @@
 //! Sessions: the Diffie-Hellman setup answer, both sides (`auth::DhKeyPair::accept`,
-//! `auth::answer_setup`), and the messages of an open session (`wire::session::open`,
+//! `auth::answer_setup`), and the messages of an open session (`wire::open_message`,
 //! `SessionKey::open`, `SessionKey::verify_mac`).
 //!
 //! Input: byte 0 the mode, the rest one whole message (envelope included). `mode >> 2`
@@ -9,9 +9,9 @@
 //! - 0: the message is a setup answer to that client: `Message::decode`, then `accept`;
 //! - 1: the message is a setup request to a server with a fixed pair: `Message::decode`,
 //!   then `answer_setup` on its body;
-//! - 2: the message arrives in that session: envelope, then `open(Some(key), …)`, and
+//! - 2: the message arrives in that session: envelope, then `open_message(Some(key), …)`, and
 //!   `verify_mac` on what opens;
-//! - 3: the message arrives with no session: envelope, then `open(None, …)`.
+//! - 3: the message arrives with no session: envelope, then `open_message(None, …)`.
 //!
 //! Properties: nothing panics, and
 //! - `accept` gives a key exactly when the answer is op code 400, success, key exchange mode
@@ -27,7 +27,7 @@
 //!   with EC and no session it is `NoSession`; with the session it is the plaintext's
 //!   message (`decode` of the envelope without EC and the decrypted bytes) under the
 //!   envelope as received, and a ciphertext of the right length that does not decrypt is
-//!   `Decrypt`; `SessionKey::open` is `open(Some(…))`;
+//!   `Decrypt`; `SessionKey::open` is `open_message(Some(…))`;
 //! - a decrypted message re-encrypted with the input's IV gives back the input, whenever the
 //!   plaintext re-encodes to itself;
 //! - `verify_mac` is true exactly when the credential is `HS_MAC` / `HMAC-SHA256` of this
@@ -41,9 +41,9 @@ use std::sync::OnceLock;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use handle_resolver::auth::{answer_setup, DhKeyPair, DH_GROUP2_PRIME};
-use handle_resolver::wire::credential::HS_MAC;
-use handle_resolver::wire::encryption::{decrypt_payload, SESSION_IV_LEN};
-use handle_resolver::wire::session::{open, HMAC_SHA256, SESSION_KEY_LEN};
+use handle_resolver::wire::HS_MAC;
+use handle_resolver::wire::{decrypt_payload, SESSION_IV_LEN};
+use handle_resolver::wire::{open_message, SESSION_KEY_LEN, SESSION_MAC_DIGEST};
 use handle_resolver::wire::{
     Body, CryptError, Envelope, Limits, Message, OpCode, PublicKey, Reader, ResponseCode,
     SessionKey, SessionSetupResponse, ENVELOPE_LEN,
@@ -263,7 +263,7 @@ fn opened(c: Option<&Captured>, input: Bytes, limits: &Limits) {
         return;
     };
     let payload = r.rest();
-    let none = open(None, envelope, payload.clone(), limits);
+    let none = open_message(None, envelope, payload.clone(), limits);
     if !envelope.encrypted {
         let plain: Result<Message, CryptError> =
             Message::decode_parts(envelope, payload.clone(), limits).map_err(Into::into);
@@ -276,7 +276,7 @@ fn opened(c: Option<&Captured>, input: Bytes, limits: &Limits) {
     };
     let s = &c.session;
     let got = s.open(envelope, payload.clone(), limits);
-    assert_eq!(got, open(Some(s), envelope, payload.clone(), limits));
+    assert_eq!(got, open_message(Some(s), envelope, payload.clone(), limits));
     if !envelope.encrypted {
         assert_eq!(got, none);
     } else {
@@ -352,7 +352,7 @@ fn mac(c: &Captured, m: &Message, limits: &Limits) {
     let verified = s.verify_mac(m);
     let expected = m.credential.as_deref().is_some_and(|cred| {
         cred.credential_type.as_ref() == HS_MAC
-            && cred.digest_algorithm.as_ref() == HMAC_SHA256
+            && cred.digest_algorithm.as_ref() == SESSION_MAC_DIGEST
             && m.envelope.session_id == s.session_id()
             && s.mac(m, m.envelope.request_id, cred.signer.index)
                 .is_ok_and(|mac| mac[..] == cred.signature[..])

@@ -8,7 +8,7 @@
 //! (CRLF) read back to the same list; a cap one byte short of the body refuses it.
 #![no_main]
 
-use handle_resolver::wire::uri_list::{decode_uri_list, UriListError, MAX_URI_LIST_BYTES};
+use handle_resolver::wire::{decode_uri_list, UriListError, MAX_URI_LIST_BYTES};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -15,7 +15,7 @@ use handle_resolver::auth::{
     Authenticator, Challenge, Identity, PrivateKey, SecretKey, VerifyError,
 };
 use handle_resolver::wire::json::values_from_json;
-use handle_resolver::wire::signature::verify_signature;
+use handle_resolver::wire::verify_signature;
 use handle_resolver::wire::{
     Body, HandleValue, Limits, Message, PublicKey, PublicKeyProof, SecretKeyProof,
 };

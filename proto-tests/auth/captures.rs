@@ -5,9 +5,7 @@
 //! bytes with the captured IV; server signatures verify with the server key; session MACs
 //! verify with the session key over the MAC input the reference printed.
 
-use handle_resolver::wire::{
-    fragment, signature::signed_data, verify_message, Limits, Message, PublicKey,
-};
+use handle_resolver::wire::{fragment, signed_data, verify_message, Limits, Message, PublicKey};
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;

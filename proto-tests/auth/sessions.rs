@@ -6,7 +6,8 @@
 use bytes::Bytes;
 use handle_resolver::auth::{answer_setup, DhKeyPair, Identity};
 use handle_resolver::wire::{
-    session, verify_message, Body, Envelope, Limits, Message, Reader, SessionKey,
+    carries_restricted_values, open_message, verify_message, Body, Envelope, Limits, Message,
+    Reader, SessionKey,
 };
 use serde_json::Value;
 use zeroize::Zeroizing;
@@ -209,9 +210,9 @@ fn answers_in_the_session_open() {
             let m = session.open(env, rest.clone(), &Limits::default()).unwrap();
             if env.encrypted {
                 encrypted += 1;
-                assert!(session::carries_restricted_values(&m));
+                assert!(carries_restricted_values(&m));
                 // Without the session it is refused, not misread.
-                assert!(session::open(None, env, rest, &Limits::default()).is_err());
+                assert!(open_message(None, env, rest, &Limits::default()).is_err());
                 let iv: [u8; 16] = cap.frame()[20..36].try_into().unwrap();
                 assert_eq!(session.seal_answer(&m, &iv).unwrap(), cap.frame());
             }

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use handle_resolver::transport::codec::HandleCodec;
+use handle_resolver::transport::HandleCodec;
 use handle_resolver::wire::{Limits, Message, Reassembler, ReassemblerConfig};
 use proptest::prelude::*;
 use tokio_util::codec::Decoder;
@@ -122,10 +122,7 @@ proptest! {
             (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>()), 0..12),
     ) {
         let datagrams = &corpus().1;
-        let mut r = Reassembler::new(ReassemblerConfig {
-            max_in_progress: 4,
-            ..ReassemblerConfig::default()
-        });
+        let mut r = Reassembler::new(ReassemblerConfig::default().with_max_in_progress(4));
         let now = Instant::now();
         let mut picked: Vec<BytesMut> = picks
             .iter()

@@ -1,9 +1,11 @@
 //! The captured TCP streams through [`HandleCodec`] in small pieces, and the captured UDP
-//! datagrams through [`DatagramCodec`], give the same messages as a whole-frame decode.
+//! datagrams through the [`Reassembler`], give the same messages as a whole-frame decode.
 
 use bytes::BytesMut;
-use handle_resolver::transport::codec::{CodecError, DatagramCodec, HandleCodec};
-use handle_resolver::wire::{Limits, Message};
+use std::time::Instant;
+
+use handle_resolver::transport::{CodecError, HandleCodec};
+use handle_resolver::wire::{Limits, Message, Reassembler, ReassemblerConfig};
 use tokio_util::codec::Decoder;
 
 use crate::support::captures::{scenarios, Transport};
@@ -63,17 +65,15 @@ fn tcp_streams_decode_through_the_codec_in_pieces() {
 }
 
 #[test]
-fn udp_datagrams_decode_through_the_datagram_codec() {
-    let mut codec = DatagramCodec::default();
+fn udp_datagrams_decode_through_the_reassembler() {
+    let mut reassembler = Reassembler::new(ReassemblerConfig::default());
+    let now = Instant::now();
     let mut messages = 0;
     for sc in scenarios() {
         for cap in sc.messages.iter().filter(|m| m.transport == Transport::Udp) {
             let mut done = Vec::new();
             for d in &cap.datagrams {
-                let mut buf = BytesMut::from(&d[..]);
-                let r = codec.decode(&mut buf);
-                assert!(buf.is_empty(), "the codec consumes every datagram");
-                if let Some(m) = r.transpose() {
+                if let Some(m) = reassembler.push(d.clone(), now).transpose() {
                     done.push(m);
                 }
             }
@@ -81,12 +81,16 @@ fn udp_datagrams_decode_through_the_datagram_codec() {
             let direct = Message::decode(cap.frame(), &Limits::default());
             match (done.pop().unwrap(), direct) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
-                (Err(CodecError::Decode(a)), Err(b)) => assert_eq!(a, b),
-                (a, b) => panic!("{} {}: codec {a:?} vs direct {b:?}", sc.id(), cap.label),
+                (Err(a), Err(b)) => assert_eq!(a, b),
+                (a, b) => panic!(
+                    "{} {}: reassembled {a:?} vs direct {b:?}",
+                    sc.id(),
+                    cap.label
+                ),
             }
             messages += 1;
         }
     }
-    assert_eq!(codec.reassembler_mut().in_progress(), 0);
+    assert_eq!(reassembler.in_progress(), 0);
     assert!(messages >= 100, "{messages}");
 }

@@ -233,7 +233,7 @@ async fn service_lifetime_honours_absolute_ttls_the_cap_and_zero() {
 
     // Relative TTLs are capped.
     let w = World::new(None);
-    set_ttl(&w, &serv, 1, Ttl::Relative(i32::MAX as u32));
+    set_ttl(&w, &serv, 1, Ttl::Relative(i32::MAX));
     let r = w
         .builder()
         .max_ttl(Duration::from_secs(300))

@@ -242,7 +242,7 @@ async fn roots_from_root_info_and_bootstrap_handles_files() {
     std::fs::create_dir_all(&dir).unwrap();
     // root_info: int4 totalLen (everything after it) ‖ int4 count ‖ values.
     let mut values = bytes::BytesMut::new();
-    handle_resolver::wire::value::encode_values(&mut values, "values", &net.root_values()).unwrap();
+    handle_resolver::wire::encode_values(&mut values, "values", &net.root_values()).unwrap();
     let mut root_info = (values.len() as u32).to_be_bytes().to_vec();
     root_info.extend_from_slice(&values);
     std::fs::write(dir.join("root_info"), root_info).unwrap();

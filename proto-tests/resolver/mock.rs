@@ -14,8 +14,8 @@ use handle_resolver::testing::{Lookup, Store, TestKey};
 use handle_resolver::transport::{
     Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind,
 };
-use handle_resolver::wire::credential::Credential;
-use handle_resolver::wire::value::decode_values;
+use handle_resolver::wire::decode_values;
+use handle_resolver::wire::Credential;
 use handle_resolver::wire::{
     signed_data, Body, ErrorBody, HandleValue, HashOption, Limits, Message, OpFlags,
     ProtocolVersion, Reader, ReferralBody, ResolutionResponse, ResponseCode, SiteInfo,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use handle_resolver::resolver::UrnService;
-use handle_resolver::wire::uri_list::UriListError;
+use handle_resolver::wire::UriListError;
 use handle_resolver::{Resolver, UrnError};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

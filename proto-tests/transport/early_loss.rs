@@ -64,10 +64,7 @@ async fn relay(upstream: SocketAddr, needle: &[u8], late: Option<Duration>) -> S
 }
 
 fn detecting(waits_ms: &[u64]) -> ExchangeOptions {
-    ExchangeOptions {
-        udp_loss_detection: true,
-        ..options(waits_ms)
-    }
+    options(waits_ms).with_udp_loss_detection(true)
 }
 
 /// `warm_up` requests for `20.500.1/none` (answered: not found) to `to`, then one for

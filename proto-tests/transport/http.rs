@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use handle_resolver::transport::http::HttpTarget;
+use handle_resolver::transport::HttpTarget;
 use handle_resolver::transport::{
     Exchange, ExchangeOptions, HttpGet, NetTransport, TransportError,
 };
@@ -94,11 +94,9 @@ fn http_response(status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
 }
 
 fn options() -> ExchangeOptions {
-    ExchangeOptions {
-        tcp_connect_timeout: Duration::from_secs(1),
-        tcp_read_timeout: Duration::from_millis(500),
-        ..ExchangeOptions::default()
-    }
+    ExchangeOptions::default()
+        .with_tcp_connect_timeout(Duration::from_secs(1))
+        .with_tcp_read_timeout(Duration::from_millis(500))
 }
 
 async fn post(addr: SocketAddr) -> Result<Message, TransportError> {
@@ -198,11 +196,7 @@ async fn a_refused_connection_is_an_io_error() {
 }
 
 fn get(addr: SocketAddr, path: &str, max_body: usize) -> HttpGet {
-    HttpGet {
-        url: format!("http://{addr}{path}"),
-        accept: "application/json",
-        max_body,
-    }
+    HttpGet::new(format!("http://{addr}{path}"), "application/json", max_body)
 }
 
 #[tokio::test]
@@ -249,11 +243,7 @@ async fn fetch_caps_the_body() {
         .unwrap_err();
     assert_eq!(e, TransportError::BodyTooLarge { limit: 1000 });
     let e = NetTransport::new()
-        .fetch(&HttpGet {
-            url: "ftp://127.0.0.1/x".into(),
-            accept: "*/*",
-            max_body: 10,
-        })
+        .fetch(&HttpGet::new("ftp://127.0.0.1/x", "*/*", 10))
         .await
         .unwrap_err();
     assert!(matches!(e, TransportError::Http(_)), "{e}");

@@ -8,7 +8,7 @@ use handle_resolver::testing::{
     Referral, Store, StoreFile, TestNetwork, TestServer, TestServerConfig,
 };
 use handle_resolver::transport::{Exchange, NetTransport, TransportKind};
-use handle_resolver::wire::signature::{signed_data, verify_message};
+use handle_resolver::wire::{signed_data, verify_message};
 use handle_resolver::wire::{
     Body, GetSiteInfoRequest, HandleValue, Limits, Message, OpCode, OpFlags, Permissions, Protocol,
     PublicKey, ReferralBody, ResponseCode, SiteInfo,

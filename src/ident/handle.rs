@@ -13,7 +13,8 @@ use super::error::IdentError;
 /// The longest handle, in UTF-8 bytes, that the protocol carries: the reference
 /// implementation's cap on a handle in a message (PROTOCOL.md §1.3). Identifier parsing
 /// refuses a longer handle, so that nothing is sent that a server cannot read, and the wire
-/// codec's default limit ([`crate::wire::limits::MAX_HANDLE_LENGTH`]) is this same constant.
+/// codec's default [`Limits::max_handle_length`](crate::wire::Limits::max_handle_length) is this
+/// same constant.
 pub const MAX_HANDLE_LENGTH: usize = 2048;
 
 /// A handle, `PREFIX/SUFFIX`, split at the first `/`.

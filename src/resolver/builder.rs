@@ -65,7 +65,7 @@ pub enum BuildError {
     /// The proxy URL is not an `http(s)://host[:port][/path]` URL.
     #[cfg(feature = "http")]
     #[error(transparent)]
-    ProxyUrl(#[from] crate::transport::BaseUrlError),
+    ProxyUrl(#[from] crate::transport::addr::BaseUrlError),
     /// `certify(true)` promises answers whose signatures the resolver verified; a proxy's
     /// JSON carries no signature (ask the proxy to check with a certified `Query` instead).
     #[error("certify(true) needs the native protocol: a proxy's JSON carries no signature to verify (a certified Query asks the proxy to check, cert=true)")]

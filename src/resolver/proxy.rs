@@ -14,9 +14,8 @@ use percent_encoding::{utf8_percent_encode, AsciiSet};
 use crate::ident::chars::HANDLE_PATH;
 use tokio::time::Instant;
 
-use crate::transport::{
-    BaseUrl, BaseUrlError, Exchange, Fetched, HttpGet, TransportError, TransportKind,
-};
+use crate::transport::addr::{BaseUrl, BaseUrlError};
+use crate::transport::{Exchange, Fetched, HttpGet, TransportError, TransportKind};
 use crate::wire::json::RestAnswer;
 use crate::wire::{HandleValue, Limits, ProtocolVersion, ResponseCode};
 

@@ -215,7 +215,7 @@ impl ValueSpec {
         let mut v = HandleValue::new(self.index, Bytes::from(self.type_name.clone()), data);
         let ttl = self.ttl.unwrap_or(86_400);
         v.ttl = match self.ttl_type.as_deref() {
-            None | Some("relative") => Ttl::Relative(ttl),
+            None | Some("relative") => Ttl::from_parts(0, ttl),
             Some("absolute") => Ttl::Absolute(ttl),
             Some(_) => return Err(err("ttl_type must be relative or absolute")),
         };

@@ -1,5 +1,8 @@
 //! The loopback test server: UDP and TCP on one 127.0.0.1 port, several UDP worker tasks on
 //! one socket, one task per TCP connection, counters and run-time faults.
+//!
+//! Layout: this file starts and steers a [`TestServer`]; `state` handles requests whatever
+//! side they come in on (and is the HTTP side's backend); `udp` and `tcp` are those sides.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -7,29 +10,32 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use bytes::Bytes;
+use tokio::net::{TcpListener, UdpSocket};
 use tokio::sync::{mpsc, Mutex as AsyncMutex};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 use super::admin::AuthState;
-use super::faults::{other_id, patched, FaultState, Faults};
+use super::faults::{FaultState, Faults};
 use super::key::TestKey;
-use super::patch::{request_id_of, MESSAGE_LENGTH_AT, REQUEST_ID_AT};
-use super::respond::{protocol_error, Responder, SiteRole};
-use super::session::{encrypt_answer, InSession};
+use super::respond::SiteRole;
 use super::store::Store;
 use super::uri_res::Urns;
 use crate::wire::{
-    fragment, Body, Envelope, ErrorBody, HandleValue, HashOption, Interface, InterfaceType, Limits,
-    Message, Protocol, ProtocolVersion, Reader, Reassembler, ReassemblerConfig, ServerInfo,
-    SiteInfo, ENVELOPE_LEN, MAX_DATAGRAM, MAX_FRAGMENT_PAYLOAD,
+    HandleValue, HashOption, Interface, InterfaceType, Limits, Protocol, ProtocolVersion,
+    ServerInfo, SiteInfo,
 };
+
+mod state;
+mod tcp;
+mod udp;
+
+pub(crate) use state::State;
+use tcp::tcp_accept;
+use udp::{udp_queue_worker, udp_receiver, udp_worker};
 
 /// How a [`TestServer`] starts.
 #[derive(Debug, Clone)]
@@ -112,34 +118,6 @@ impl Default for TestServerConfig {
     fn default() -> Self {
         TestServerConfig::new(Arc::new(Store::new()))
     }
-}
-
-pub(super) struct State {
-    pub(super) store: Arc<Store>,
-    auth: AuthState,
-    key: TestKey,
-    pub(super) limits: Limits,
-    addr: SocketAddr,
-    /// The HTTP listener's address, when there is one.
-    http_addr: Option<SocketAddr>,
-    /// The HTTPS listener's address, when there is one.
-    https_addr: Option<SocketAddr>,
-    server_id: u32,
-    pub(super) faults: FaultState,
-    pub(super) urns: RwLock<Urns>,
-    role: RwLock<Arc<SiteRole>>,
-    udp: Arc<UdpSocket>,
-    spoof: Arc<UdpSocket>,
-    /// Fragmented requests being collected, one reassembler per client address: two clients
-    /// that happen to use the same request id must not mix their fragments.
-    reassemblers: Mutex<HashMap<SocketAddr, Reassembler>>,
-    udp_requests: AtomicU64,
-    udp_dropped: AtomicU64,
-    tcp_requests: AtomicU64,
-    pub(super) http_requests: AtomicU64,
-    /// Cancelled when the server is dropped: stops the tasks spawned per TCP connection and
-    /// per delayed answer too, so a dropped server is silent at once.
-    pub(super) stop: CancellationToken,
 }
 
 /// One test server: UDP and TCP on `127.0.0.1:<port>` (or `[::1]:<port>`; the same port for
@@ -489,374 +467,6 @@ async fn bind_pair(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
         }
     }
     Err(last.unwrap_or_else(|| std::io::Error::other("no free port pair")))
-}
-
-impl State {
-    fn role(&self) -> Arc<SiteRole> {
-        self.role.read().clone()
-    }
-
-    /// Writes the answer to `request` into `out` (UDP, TCP and HTTP alike); in a session,
-    /// checks its MAC first and encrypts an answer with non-public values.
-    pub(super) fn respond(&self, request: &Message, out: &mut BytesMut) {
-        let session = match self.auth.sessions.check(request) {
-            InSession::No => None,
-            InSession::Verified(s) => Some(s),
-            InSession::Rejected(code) => {
-                out.clear();
-                let answer = Message::response_to(request, code, Body::Error(ErrorBody::default()));
-                if let Ok(b) = answer.encode() {
-                    out.extend_from_slice(&b);
-                }
-                return;
-            }
-        };
-        let role = self.role();
-        Responder {
-            store: &self.store,
-            role: &role,
-            key: &self.key,
-            auth: &self.auth,
-            limits: &self.limits,
-            session: session.as_deref(),
-        }
-        .respond(request, out);
-        if let Some(s) = session.or_else(|| self.auth.sessions.of_answer(request)) {
-            encrypt_answer(&self.auth.sessions, &s, out, &self.limits);
-        }
-    }
-
-    /// Decodes a request frame (envelope ‖ message), decrypted when it is encrypted in a
-    /// session.
-    fn decode_request(&self, frame: Bytes) -> Result<Message, String> {
-        self.auth.sessions.decode(frame, &self.limits)
-    }
-
-    /// Decodes one request datagram from `peer`; fragments are collected (per client
-    /// address) until their message is whole.
-    fn decode_udp(&self, datagram: Bytes, peer: SocketAddr) -> Result<Option<Message>, String> {
-        let envelope =
-            Envelope::decode(&mut Reader::new(datagram.clone())).map_err(|e| e.to_string())?;
-        if envelope.message_length as usize <= MAX_FRAGMENT_PAYLOAD && envelope.sequence_number == 0
-        {
-            return self.decode_request(datagram).map(Some);
-        }
-        let mut all = self.reassemblers.lock();
-        let now = Instant::now();
-        if !all.contains_key(&peer) && all.len() >= MAX_REASSEMBLY_PEERS {
-            all.retain(|_, r| {
-                r.expire(now);
-                r.in_progress() > 0
-            });
-            if all.len() >= MAX_REASSEMBLY_PEERS {
-                return Err("too many clients with fragmented requests in progress".into());
-            }
-        }
-        let limits = self.limits;
-        let r = all.entry(peer).or_insert_with(|| {
-            Reassembler::new(ReassemblerConfig {
-                limits,
-                ..ReassemblerConfig::default()
-            })
-        });
-        let pushed = r.push(datagram, now).map_err(|e| e.to_string());
-        if r.in_progress() == 0 {
-            all.remove(&peer);
-        }
-        pushed
-    }
-}
-
-impl super::http::Backend for State {
-    fn count(&self) {
-        self.http_requests.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn faults(&self) -> Option<Faults> {
-        self.faults.current()
-    }
-
-    fn limits(&self) -> Limits {
-        self.limits
-    }
-
-    fn respond(&self, request: &Message, out: &mut BytesMut) {
-        State::respond(self, request, out);
-    }
-
-    fn decode(&self, frame: Bytes) -> Result<Message, String> {
-        self.decode_request(frame)
-    }
-
-    fn rest(&self, target: &str) -> super::http_reply::HttpReply {
-        super::rest::respond_or_throttle(&self.store, &self.faults, target)
-    }
-
-    fn uri_res(&self, target: &str) -> super::http_reply::HttpReply {
-        super::uri_res::respond(&self.urns.read(), target)
-    }
-
-    fn stop(&self) -> CancellationToken {
-        self.stop.clone()
-    }
-}
-
-/// Most client addresses with fragmented requests in progress at once.
-const MAX_REASSEMBLY_PEERS: usize = 1024;
-
-async fn udp_worker(state: Arc<State>) {
-    let mut buf = vec![0u8; 65_536];
-    let mut out = BytesMut::with_capacity(8192);
-    loop {
-        if let Some((datagram, peer)) = receive(&state, &mut buf).await {
-            serve_datagram(&state, datagram, peer, &mut out).await;
-        }
-    }
-}
-
-/// With a capacity (the overload model): one task receives, into a queue of `capacity`
-/// datagrams; a datagram that finds it full is dropped, as a full receive buffer drops it.
-async fn udp_receiver(state: Arc<State>, queue: mpsc::Sender<(Bytes, SocketAddr)>) {
-    let mut buf = vec![0u8; 65_536];
-    loop {
-        if let Some(item) = receive(&state, &mut buf).await {
-            if queue.try_send(item).is_err() {
-                state.udp_dropped.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-}
-
-/// A worker of the overload model: serves the queue.
-async fn udp_queue_worker(
-    state: Arc<State>,
-    queue: Arc<AsyncMutex<mpsc::Receiver<(Bytes, SocketAddr)>>>,
-) {
-    let mut out = BytesMut::with_capacity(8192);
-    loop {
-        let item = queue.lock().await.recv().await;
-        let Some((datagram, peer)) = item else { return };
-        serve_datagram(&state, datagram, peer, &mut out).await;
-    }
-}
-
-/// One datagram from the socket, counted; `None` when a fault drops it (or on a receive
-/// error).
-async fn receive(state: &State, buf: &mut [u8]) -> Option<(Bytes, SocketAddr)> {
-    let (n, peer) = match state.udp.recv_from(buf).await {
-        Ok(x) => x,
-        Err(e) => {
-            debug!(error = %e, "test server udp receive error");
-            tokio::task::yield_now().await;
-            return None;
-        }
-    };
-    state.udp_requests.fetch_add(1, Ordering::Relaxed);
-    if let Some(f) = &state.faults.current() {
-        if f.block_udp || state.faults.chance(f.drop_ratio) {
-            state.udp_dropped.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-    }
-    Some((
-        Bytes::copy_from_slice(buf.get(..n).unwrap_or_default()),
-        peer,
-    ))
-}
-
-/// Answers one request datagram (faults applied).
-async fn serve_datagram(state: &Arc<State>, datagram: Bytes, peer: SocketAddr, out: &mut BytesMut) {
-    out.clear();
-    match state.decode_udp(datagram, peer) {
-        Ok(Some(request)) => state.respond(&request, out),
-        Ok(None) => return,
-        Err(e) => protocol_error(&e, out),
-    }
-    if out.is_empty() {
-        return;
-    }
-    match state.faults.current() {
-        None => send_answer(&state.udp, out, peer).await,
-        Some(f) => {
-            let answer = Bytes::copy_from_slice(out);
-            let paused = f.paused_until.map_or(Duration::ZERO, |t| {
-                t.saturating_duration_since(tokio::time::Instant::now())
-            });
-            let wait = f.delay.max(paused);
-            if wait.is_zero() {
-                send_faulty(state, answer, peer, &f).await;
-            } else {
-                let state = state.clone();
-                tokio::spawn(async move {
-                    let delayed = async {
-                        tokio::time::sleep(wait).await;
-                        send_faulty(&state, answer, peer, &f).await;
-                    };
-                    state.stop.run_until_cancelled(delayed).await;
-                });
-            }
-        }
-    }
-}
-
-/// Sends an encoded answer: one datagram, or its fragments (PROTOCOL.md §8.1).
-async fn send_answer(socket: &UdpSocket, answer: &[u8], peer: SocketAddr) {
-    if answer.len() <= MAX_DATAGRAM {
-        if let Err(e) = socket.send_to(answer, peer).await {
-            debug!(error = %e, %peer, "test server send failed");
-        }
-        return;
-    }
-    for d in fragment(&Bytes::copy_from_slice(answer)) {
-        if let Err(e) = socket.send_to(&d, peer).await {
-            debug!(error = %e, %peer, "test server send failed");
-        }
-    }
-}
-
-/// UDP with faults: misleading datagrams first, then the real answer (each datagram of it
-/// subject to `drop_answer_ratio`).
-async fn send_faulty(state: &State, answer: Bytes, peer: SocketAddr, f: &Faults) {
-    if f.silent {
-        return;
-    }
-    let udp = &state.udp;
-    let send = |d: Bytes, from: Arc<UdpSocket>| async move {
-        if let Err(e) = from.send_to(&d, peer).await {
-            debug!(error = %e, %peer, "test server send failed");
-        }
-    };
-    if f.garbage {
-        send(Bytes::from(state.faults.garbage(40)), udp.clone()).await;
-    }
-    let id = request_id_of(&answer).unwrap_or(0);
-    if f.wrong_request_id {
-        for d in fragment(&patched(&answer, REQUEST_ID_AT, other_id(id))) {
-            send(d, udp.clone()).await;
-        }
-    }
-    if f.spoof_source {
-        for d in fragment(&answer) {
-            send(d, state.spoof.clone()).await;
-        }
-    }
-    let real = fragment(&answer);
-    if f.truncated_length {
-        if let Some(first) = real.first() {
-            send(first.slice(..first.len() / 2), udp.clone()).await;
-        }
-    }
-    if f.oversized_length {
-        if let Some(first) = real.first() {
-            send(patched(first, MESSAGE_LENGTH_AT, 0x7FFF_FFFF), udp.clone()).await;
-        }
-    }
-    for d in real {
-        if state.faults.chance(f.drop_answer_ratio) {
-            continue;
-        }
-        send(d, udp.clone()).await;
-    }
-}
-
-async fn tcp_accept(state: Arc<State>, listener: TcpListener) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                tokio::spawn(tcp_connection(state.clone(), stream));
-            }
-            Err(e) => {
-                debug!(error = %e, "test server accept error");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    }
-}
-
-/// Longest a TCP connection may live on the server, whatever the client or the faults do.
-const TCP_CONNECTION_LIMIT: Duration = Duration::from_secs(120);
-
-/// One request, one answer, close (as the reference server does, PROTOCOL.md §14.5); a
-/// connection that lingers past [`TCP_CONNECTION_LIMIT`] is dropped.
-async fn tcp_connection(state: Arc<State>, stream: TcpStream) {
-    let stop = state.stop.clone();
-    let serve = tokio::time::timeout(TCP_CONNECTION_LIMIT, tcp_serve(state, stream));
-    stop.run_until_cancelled(serve).await;
-}
-
-async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
-    if state.faults.current().is_some_and(|f| f.block_tcp) {
-        state.tcp_requests.fetch_add(1, Ordering::Relaxed);
-        // Closed unread: with data still unread the kernel resets the connection.
-        let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
-        return;
-    }
-    let _ = stream.set_nodelay(true);
-    let mut head = [0u8; ENVELOPE_LEN];
-    if stream.read_exact(&mut head).await.is_err() {
-        return;
-    }
-    let mut out = BytesMut::new();
-    let request = match Envelope::decode(&mut Reader::new(Bytes::copy_from_slice(&head))) {
-        Ok(env) if (env.message_length as usize) <= state.limits.max_message_length => {
-            let mut msg = vec![0u8; ENVELOPE_LEN + env.message_length as usize];
-            if let Some(h) = msg.get_mut(..ENVELOPE_LEN) {
-                h.copy_from_slice(&head);
-            }
-            if let Some(rest) = msg.get_mut(ENVELOPE_LEN..) {
-                if stream.read_exact(rest).await.is_err() {
-                    return;
-                }
-            }
-            state.tcp_requests.fetch_add(1, Ordering::Relaxed);
-            state.decode_request(Bytes::from(msg))
-        }
-        Ok(env) => {
-            state.tcp_requests.fetch_add(1, Ordering::Relaxed);
-            Err(format!("message length {} too large", env.message_length))
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    match request {
-        Ok(request) => state.respond(&request, &mut out),
-        Err(e) => protocol_error(&e, &mut out),
-    }
-    let faults = state.faults.current();
-    let mut answer = out.freeze();
-    if let Some(f) = &faults {
-        if f.silent {
-            // Hold the connection until the client gives up.
-            let mut sink = [0u8; 256];
-            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
-            return;
-        }
-        if !f.delay.is_zero() {
-            tokio::time::sleep(f.delay).await;
-        }
-        let id = request_id_of(&answer).unwrap_or(0);
-        if f.garbage {
-            answer = Bytes::from(state.faults.garbage(64));
-        } else if f.wrong_request_id {
-            answer = patched(&answer, REQUEST_ID_AT, other_id(id));
-        } else if f.truncated_length {
-            answer = answer.slice(..answer.len() / 2);
-        } else if f.oversized_length {
-            answer = patched(&answer, MESSAGE_LENGTH_AT, 0x7FFF_FFFF);
-        }
-        if let Some(pause) = f.slow_tcp {
-            for chunk in answer.chunks(16) {
-                if stream.write_all(chunk).await.is_err() {
-                    return;
-                }
-                let _ = stream.flush().await;
-                tokio::time::sleep(pause).await;
-            }
-            let _ = stream.shutdown().await;
-            return;
-        }
-    }
-    let _ = stream.write_all(&answer).await;
-    let _ = stream.shutdown().await;
 }
 
 /// The loopback address servers bind to.

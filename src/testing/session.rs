@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 
 use crate::auth::{answer_setup, DhKeyPair};
 use crate::wire::credential::HS_MAC;
-use crate::wire::session::{carries_restricted_values, open};
+use crate::wire::{carries_restricted_values, open_message};
 use crate::wire::{
     Body, Envelope, ErrorBody, Limits, Message, Reader, ResponseCode, SessionKey,
     SessionSetupResponse, ValueReference,
@@ -116,7 +116,7 @@ impl ServerSessions {
         } else {
             None
         };
-        let m = open(session.as_ref().map(|s| &s.key), envelope, r.rest(), limits)
+        let m = open_message(session.as_ref().map(|s| &s.key), envelope, r.rest(), limits)
             .map_err(|e| e.to_string())?;
         if envelope.encrypted {
             self.opened

@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::error::TransportError;
+use super::http::HttpTarget;
 use crate::wire::{Limits, Message, SessionKey};
 
 /// Which transport an attempt used.
@@ -47,8 +48,9 @@ impl std::fmt::Display for TransportKind {
     }
 }
 
-/// Knobs for one exchange.
+/// Knobs for one exchange: [`ExchangeOptions::default`], then the `with_*` setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ExchangeOptions {
     /// UDP: how long to wait after each (re)transmission of every fragment of the request.
     /// The number of entries is the number of transmissions (an empty schedule sends nothing
@@ -99,9 +101,54 @@ impl Default for ExchangeOptions {
     }
 }
 
+impl ExchangeOptions {
+    /// Sets [`udp_retransmit`](Self::udp_retransmit).
+    pub fn with_udp_retransmit(mut self, waits: impl Into<Vec<Duration>>) -> Self {
+        self.udp_retransmit = waits.into();
+        self
+    }
+
+    /// Sets [`udp_loss_detection`](Self::udp_loss_detection).
+    pub fn with_udp_loss_detection(mut self, on: bool) -> Self {
+        self.udp_loss_detection = on;
+        self
+    }
+
+    /// Sets [`udp_loss_backoff`](Self::udp_loss_backoff).
+    pub fn with_udp_loss_backoff(mut self, times_presumed_lost: u32) -> Self {
+        self.udp_loss_backoff = times_presumed_lost;
+        self
+    }
+
+    /// Sets [`tcp_connect_timeout`](Self::tcp_connect_timeout).
+    pub fn with_tcp_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.tcp_connect_timeout = timeout;
+        self
+    }
+
+    /// Sets [`tcp_read_timeout`](Self::tcp_read_timeout).
+    pub fn with_tcp_read_timeout(mut self, timeout: Duration) -> Self {
+        self.tcp_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`limits`](Self::limits).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets [`session`](Self::session).
+    pub fn with_session(mut self, session: Option<Arc<SessionKey>>) -> Self {
+        self.session = session;
+        self
+    }
+}
+
 /// An answer, and how many transmissions of the request it took (what
 /// [`Exchange::exchange`] returns).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Exchanged {
     /// The answer.
     pub message: Message,
@@ -122,6 +169,12 @@ impl Exchanged {
             transmissions,
             continued: Vec::new(),
         }
+    }
+
+    /// Sets [`continued`](Self::continued), the messages that followed the answer.
+    pub fn with_continued(mut self, continued: Vec<Message>) -> Self {
+        self.continued = continued;
+        self
     }
 }
 
@@ -147,11 +200,11 @@ pub trait Exchange: Send + Sync + 'static {
     /// Sends `request` to a server's HTTP(S) interface (PROTOCOL.md §8.3): the `Host`, path
     /// prefix and (HTTPS) pinned key come from the server's site record. Request ids as in
     /// [`exchange`](Self::exchange); always one transmission. The default answers
-    /// [`TransportError::Unsupported`].
-    #[cfg(feature = "http")]
+    /// [`TransportError::Unsupported`], as does [`NetTransport`](super::NetTransport) built
+    /// without the `http` feature.
     fn exchange_http<'a>(
         &'a self,
-        target: &'a super::http::HttpTarget,
+        target: &'a HttpTarget,
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
@@ -160,7 +213,8 @@ pub trait Exchange: Send + Sync + 'static {
     }
 
     /// Sends one HTTP GET and returns the answer as it came (any status; redirects not
-    /// followed). The default answers [`TransportError::Unsupported`].
+    /// followed). The default answers [`TransportError::Unsupported`], as does
+    /// [`NetTransport`](super::NetTransport) built without the `http` feature.
     ///
     /// Cancellation-safe: dropping the future closes the connection.
     fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
@@ -172,6 +226,7 @@ pub trait Exchange: Send + Sync + 'static {
 /// An HTTP GET (the REST API of a proxy, RFC 2169 URN resolution): what
 /// [`Exchange::fetch`] sends. Redirects are never followed: a 30x is an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpGet {
     /// Absolute `http://` or `https://` URL, already percent-encoded.
     pub url: String,
@@ -179,6 +234,18 @@ pub struct HttpGet {
     pub accept: &'static str,
     /// Most body bytes read; a longer body is [`TransportError::BodyTooLarge`].
     pub max_body: usize,
+}
+
+impl HttpGet {
+    /// A GET of `url` (absolute, already percent-encoded) with `Accept: accept`, reading at
+    /// most `max_body` body bytes.
+    pub fn new(url: impl Into<String>, accept: &'static str, max_body: usize) -> Self {
+        Self {
+            url: url.into(),
+            accept,
+            max_body,
+        }
+    }
 }
 
 /// The answer to an [`HttpGet`]: status, the headers a client of the REST API or of an
@@ -246,10 +313,9 @@ impl<T: Exchange + ?Sized> Exchange for Arc<T> {
         (**self).fetch(get)
     }
 
-    #[cfg(feature = "http")]
     fn exchange_http<'a>(
         &'a self,
-        target: &'a super::http::HttpTarget,
+        target: &'a HttpTarget,
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {

@@ -131,9 +131,6 @@ fn codec_error(e: AnswerError) -> TransportError {
         AnswerError::Codec(CodecError::Decode(e)) => TransportError::Decode(e),
         AnswerError::Codec(CodecError::Encode(e)) => TransportError::Encode(e),
         AnswerError::Codec(CodecError::Session(e)) => TransportError::Session(e),
-        AnswerError::Codec(e @ CodecError::DatagramTooLarge { .. }) => {
-            TransportError::Io(std::io::ErrorKind::InvalidData, e.to_string())
-        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! UDP: one shared socket, a receive task that demultiplexes answers by request id into a
-//! table of pending requests, and the per-request retransmission loop (PROTOCOL.md §8.1).
+//! UDP: the shared socket and its setup, and the send side: the per-request retransmission
+//! loop (PROTOCOL.md §8.1). The receive task that demultiplexes answers by request id is in
+//! `receive`, the table of pending requests it fills in `table`.
 //!
 //! The caller's future does the sending and waits on a oneshot channel; no task is spawned
 //! per request. The receive task wakes on readiness, then drains the socket with
@@ -25,39 +26,36 @@
 //! gets an error instead of waiting out its schedule, and the demultiplexer reports itself
 //! closed (`UdpDemux::is_closed`): the transport then binds a fresh one.
 
-use foldhash::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Mutex, MutexGuard};
-use tokio::time::Instant;
-
 use bytes::Bytes;
+use parking_lot::Mutex;
 use tokio::net::UdpSocket;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use tracing::debug;
 
 use super::error::TransportError;
 use super::exchange::{ExchangeOptions, Exchanged};
 use super::request_id::{encode_with_request_id, random_request_id};
-use super::udp_loss::LossDetector;
-use super::udp_sys::{self, QueuedError};
+use super::udp_sys;
 use crate::wire::envelope::mark_truncated;
-use crate::wire::session::open;
 use crate::wire::{
-    fragment, CollectError, Collected, Collector, Envelope, Limits, Message, Reader, SessionKey,
-    ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
+    fragment, Collector, Limits, Message, SessionKey, ENVELOPE_LEN, MAX_FRAGMENT_PAYLOAD,
 };
 
-/// Receive buffer size: 512 is enough for the reference servers; be tolerant (PROTOCOL.md §8.1).
-const RECV_BUFFER: usize = 2048;
+mod receive;
+mod table;
+
+use receive::receive_loop;
+use table::{receive_task_stopped, Outcome, Pending, PendingGuard, Shared, Table};
+
 /// Kernel receive buffer asked for the shared socket.
 const SOCKET_RECV_BUFFER: usize = 4 << 20;
-/// Datagrams handled per wake-up before the receive task yields to others.
-const RECV_BATCH: usize = 256;
 
 /// Most UDP datagrams one request may be split into (the reference client has no limit; 64
 /// fragments are 31 488 message bytes, far above any resolution request).
@@ -68,97 +66,6 @@ pub const MAX_UDP_REQUEST_FRAGMENTS: usize = 64;
 pub(crate) struct UdpConfig {
     pub(crate) max_in_flight: usize,
     pub(crate) max_reassembly_bytes: usize,
-}
-
-type IdMap<V> = HashMap<u32, V>;
-
-/// What a pending request is handed: the answer, or why there will be none (the destination
-/// refused the request).
-type Outcome = Result<Message, TransportError>;
-
-/// One request waiting for its answer.
-struct Pending {
-    /// Where the request went: the only address an answer is accepted from (`same_peer`).
-    peer: SocketAddr,
-    /// Distinguishes this entry from a later one that happens to reuse the id.
-    token: u64,
-    tx: oneshot::Sender<Outcome>,
-    /// Decode limits of this request.
-    limits: Limits,
-    /// The session its answer is opened with.
-    session: Option<Arc<SessionKey>>,
-    /// A multi-datagram answer being collected; its `held_bytes` are counted in the table's
-    /// `reassembly_bytes`. One pointer wide while empty (the collector boxes its partial
-    /// message): most answers are one datagram, and every pending entry (a table slot per
-    /// request in flight) would otherwise carry the partial message's hundred-odd bytes.
-    partial: Collector,
-    /// When it was sent, for a request taking part in early loss detection
-    /// ([`ExchangeOptions::udp_loss_detection`]): sent once, so its answer is an RTT sample.
-    sent_at: Option<Instant>,
-}
-
-#[derive(Default)]
-struct Table {
-    map: IdMap<Pending>,
-    reassembly_bytes: usize,
-    /// The loss timeouts per server, for early loss detection.
-    loss: LossDetector,
-    /// The token of the last entry registered (counted under the table's lock: one shared
-    /// cache line per request instead of two).
-    last_token: u64,
-}
-
-impl Table {
-    fn remove(&mut self, id: u32) -> Option<Pending> {
-        let p = self.map.remove(&id)?;
-        self.reassembly_bytes = self.reassembly_bytes.saturating_sub(p.partial.held_bytes());
-        Some(p)
-    }
-}
-
-struct Shared {
-    table: Mutex<Table>,
-    config: UdpConfig,
-    /// Set for good when the receive task has ended.
-    closed: AtomicBool,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Table> {
-        // parking_lot: no poisoning (a panic while holding the lock cannot leave the table
-        // inconsistent in a way that matters: entries are independent).
-        self.table.lock()
-    }
-}
-
-/// Owned by the receive task: when the task ends, however (runtime shutdown drops it, a panic
-/// unwinds it), the demultiplexer is marked closed and every pending entry is dropped, which
-/// wakes its caller with an error.
-struct CloseOnDrop(Arc<Shared>);
-
-impl Drop for CloseOnDrop {
-    fn drop(&mut self) {
-        self.0.closed.store(true, Ordering::Release);
-        let mut t = self.0.lock();
-        t.map.clear();
-        t.reassembly_bytes = 0;
-    }
-}
-
-/// The error of a caller whose receive task is gone.
-fn receive_task_stopped() -> TransportError {
-    TransportError::Io(
-        std::io::ErrorKind::NotConnected,
-        "udp receive task stopped (its runtime shut down)".into(),
-    )
-}
-
-/// The error of a request whose destination refused it (ICMP port unreachable).
-fn refused() -> TransportError {
-    TransportError::Io(
-        std::io::ErrorKind::ConnectionRefused,
-        "connection refused (udp port unreachable)".into(),
-    )
 }
 
 /// Most doublings of a loss timeout for a request presumed lost before
@@ -180,22 +87,6 @@ struct Registered<'a> {
     loss_timeout: Option<(Duration, Instant)>,
     /// Its answer will be taken as an RTT sample (until it is sent again).
     sampled: bool,
-}
-
-/// Removes its pending entry when dropped, whatever ended the caller's future.
-struct PendingGuard<'a> {
-    shared: &'a Shared,
-    id: u32,
-    token: u64,
-}
-
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        let mut t = self.shared.lock();
-        if t.map.get(&self.id).is_some_and(|p| p.token == self.token) {
-            t.remove(self.id);
-        }
-    }
 }
 
 /// One shared UDP socket and its receive task.
@@ -498,255 +389,6 @@ impl UdpDemux {
                     tries += 1;
                 }
                 sent => return sent,
-            }
-        }
-    }
-}
-
-async fn receive_loop(socket: Arc<UdpSocket>, shared: Arc<Shared>) {
-    let _close = CloseOnDrop(shared.clone());
-    let mut buf = vec![0u8; RECV_BUFFER];
-    loop {
-        let ready = match socket.ready(udp_sys::INTEREST).await {
-            Ok(ready) => ready,
-            Err(e) => {
-                debug!(error = %e, "udp socket not readable; receive task stops");
-                return;
-            }
-        };
-        if ready.is_error() {
-            shared.drain_errors(&socket, &mut buf);
-        }
-        if ready.is_readable() || ready.is_read_closed() {
-            // Drain in batches, yielding between them so that one busy socket cannot starve
-            // the other tasks of this worker thread.
-            while let Drained::Batch = shared.drain(&socket, &mut buf) {
-                tokio::task::yield_now().await;
-            }
-        }
-    }
-}
-
-/// True when a datagram from `from` comes from `asked`, the address a request went to: same
-/// IP and port. An IPv6 flow label is not part of the address (the kernel reports 0 on
-/// receipt whatever the request carried), and a scope id counts only when `asked` names one.
-fn same_peer(asked: SocketAddr, from: SocketAddr) -> bool {
-    match (asked, from) {
-        (SocketAddr::V4(a), SocketAddr::V4(f)) => a == f,
-        (SocketAddr::V6(a), SocketAddr::V6(f)) => {
-            a.ip() == f.ip()
-                && a.port() == f.port()
-                && (a.scope_id() == 0 || a.scope_id() == f.scope_id())
-        }
-        _ => false,
-    }
-}
-
-/// How a drain of the socket ended.
-enum Drained {
-    /// Nothing more to read right now (readiness cleared).
-    Empty,
-    /// A full batch was handled; more may be waiting.
-    Batch,
-}
-
-impl Shared {
-    /// Reads datagrams with `try_recv_from` until the socket would block or a batch is done.
-    fn drain(&self, socket: &UdpSocket, buf: &mut [u8]) -> Drained {
-        let mut errors = 0usize;
-        for _ in 0..RECV_BATCH {
-            match socket.try_recv_from(buf) {
-                Ok((n, from)) => {
-                    let datagram = Bytes::copy_from_slice(buf.get(..n).unwrap_or_default());
-                    self.on_datagram(datagram, from);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Drained::Empty,
-                Err(e) => {
-                    // E.g. a refusal reported once more (see `udp_sys`): not fatal.
-                    debug!(error = %e, "udp receive error");
-                    errors += 1;
-                    if errors >= 16 {
-                        return Drained::Batch;
-                    }
-                }
-            }
-        }
-        Drained::Batch
-    }
-
-    /// Reads the socket's error queue until it is empty (or a batch is done) and ends every
-    /// request pending to a destination that refused a datagram.
-    fn drain_errors(&self, socket: &UdpSocket, buf: &mut [u8]) {
-        for _ in 0..RECV_BATCH {
-            match udp_sys::next_error(socket, buf) {
-                Ok(QueuedError::Refused(peer)) => self.refuse(peer),
-                Ok(QueuedError::Other(errno)) => debug!(errno, "udp error queued; ignored"),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    debug!(error = %e, "cannot read the udp error queue");
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Ends every request pending to `peer` with [`refused`]: nobody listens there.
-    fn refuse(&self, peer: SocketAddr) {
-        let mut ended = Vec::new();
-        {
-            let mut t = self.lock();
-            let ids: Vec<u32> = t
-                .map
-                .iter()
-                .filter(|(_, p)| same_peer(p.peer, peer))
-                .map(|(id, _)| *id)
-                .collect();
-            for id in ids {
-                ended.extend(t.remove(id));
-            }
-        }
-        debug!(%peer, requests = ended.len(), "udp port unreachable; pending requests refused");
-        for p in ended {
-            // The caller may be gone already (its guard then finds nothing to remove).
-            let _ = p.tx.send(Err(refused()));
-        }
-    }
-
-    fn on_datagram(&self, datagram: Bytes, from: SocketAddr) {
-        let len = datagram.len();
-        let mut reader = Reader::new(datagram);
-        let envelope = match Envelope::decode(&mut reader) {
-            Ok(e) => e,
-            Err(e) => {
-                debug!(%from, len, error = %e, "dropped udp datagram: no envelope");
-                return;
-            }
-        };
-        let fragmented = envelope.message_length as usize > MAX_FRAGMENT_PAYLOAD
-            || envelope.sequence_number != 0;
-        if fragmented {
-            self.on_fragment(envelope, reader.rest(), from);
-            return;
-        }
-        let id = envelope.request_id;
-        let (limits, token, session) = {
-            let mut t = self.lock();
-            match self.acceptable(&t, id, from) {
-                Some(p) => (p.limits, p.token, p.session.clone()),
-                None => {
-                    if !t.map.contains_key(&id) && t.loss.unmatched(from, id, Instant::now()) {
-                        debug!(%from, request_id = id, "answer to a udp request presumed lost: the server's reorder window widens");
-                    }
-                    return;
-                }
-            }
-        };
-        // Decoded outside the lock (callers keep registering meanwhile), from the envelope
-        // already read.
-        let answer = match open(session.as_deref(), envelope, reader.rest(), &limits) {
-            Ok(m) => m,
-            Err(e) => {
-                debug!(%from, request_id = id, error = %e, "dropped undecodable udp datagram");
-                return;
-            }
-        };
-        if !answer.is_response() {
-            debug!(%from, request_id = id, "dropped udp datagram: not a response");
-            return;
-        }
-        let mut t = self.lock();
-        if !t.map.get(&id).is_some_and(|p| p.token == token) {
-            // Presumed lost while it was being decoded.
-            t.loss.unmatched(from, id, Instant::now());
-        } else {
-            if let Some(p) = t.remove(id) {
-                if let Some(sent_at) = p.sent_at {
-                    t.loss.answered(p.peer, sent_at.elapsed());
-                }
-                drop(t);
-                // The caller may be gone already (its guard then finds nothing to remove).
-                let _ = p.tx.send(Ok(answer));
-            }
-        }
-    }
-
-    /// The pending entry for `id` if it was sent to `from`; logs why not otherwise.
-    fn acceptable<'t>(&self, t: &'t Table, id: u32, from: SocketAddr) -> Option<&'t Pending> {
-        match t.map.get(&id) {
-            None => {
-                debug!(%from, request_id = id, "dropped udp datagram: unknown request id");
-                None
-            }
-            Some(p) if !same_peer(p.peer, from) => {
-                debug!(%from, expected = %p.peer, request_id = id, "dropped udp datagram: wrong source");
-                None
-            }
-            Some(p) => Some(p),
-        }
-    }
-
-    /// One datagram of a multi-datagram answer (`payload`: what follows its envelope), fed
-    /// to the pending entry's [`Collector`], which applies the reassembly rule (a misfit that
-    /// is valid on its own restarts collection, newest wins; a datagram invalid on its own is
-    /// dropped and changes nothing). This adds the socket's memory budget: a datagram that
-    /// would start an answer larger than the budget left is dropped too (the retransmission
-    /// gets another chance).
-    fn on_fragment(&self, envelope: Envelope, payload: Bytes, from: SocketAddr) {
-        let id = envelope.request_id;
-        let mut guard = self.lock();
-        if self.acceptable(&guard, id, from).is_none() {
-            if !guard.map.contains_key(&id) {
-                guard.loss.unmatched(from, id, Instant::now());
-            }
-            return;
-        }
-        let t = &mut *guard;
-        let Some(p) = t.map.get_mut(&id) else {
-            return;
-        };
-        let held = p.partial.held_bytes();
-        // The budget less what the other entries hold: the answer this one collects would be
-        // replaced by one that the datagram starts.
-        let room = self
-            .config
-            .max_reassembly_bytes
-            .saturating_sub(t.reassembly_bytes.saturating_sub(held));
-        let pushed = p.partial.push(envelope, payload, &p.limits, room);
-        t.reassembly_bytes = t
-            .reassembly_bytes
-            .saturating_sub(held)
-            .saturating_add(p.partial.held_bytes());
-        let (envelope, message) = match pushed {
-            Ok(Collected::Held) => return,
-            Ok(Collected::Restarted(e)) => {
-                debug!(%from, request_id = id, error = %e, "another udp answer; reassembly restarts");
-                return;
-            }
-            Ok(Collected::Complete { envelope, message }) => (envelope, message),
-            Err(CollectError::NoRoom { need, room }) => {
-                debug!(%from, request_id = id, need, budget_left = room, "dropped udp fragment: reassembly budget exhausted");
-                return;
-            }
-            Err(CollectError::Invalid(e)) => {
-                debug!(%from, request_id = id, error = %e, "dropped udp fragment");
-                return;
-            }
-        };
-        match open(p.session.as_deref(), envelope, message, &p.limits) {
-            Ok(answer) if answer.is_response() => {
-                if let Some(p) = t.remove(id) {
-                    if let Some(sent_at) = p.sent_at {
-                        t.loss.answered(p.peer, sent_at.elapsed());
-                    }
-                    drop(guard);
-                    let _ = p.tx.send(Ok(answer));
-                }
-            }
-            Ok(_) => {
-                debug!(%from, request_id = id, "dropped reassembled udp message: not a response")
-            }
-            Err(e) => {
-                debug!(%from, request_id = id, error = %e, "dropped undecodable reassembled udp message")
             }
         }
     }

@@ -25,7 +25,8 @@ use thiserror::Error;
 
 use crate::ident::{IdentError, Identifier, Urn};
 use crate::resolver::{within_deadline, Resolver, UrnSettings};
-use crate::transport::{BaseUrl, Exchange, HttpGet, TransportError};
+use crate::transport::addr::BaseUrl;
+use crate::transport::{Exchange, HttpGet, TransportError};
 use crate::wire::uri_list::{decode_uri_list, UriListError, URI_LIST_MEDIA_TYPE};
 
 impl Resolver {

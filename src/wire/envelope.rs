@@ -59,7 +59,7 @@ const SUGGESTED_MAJOR_MASK: u8 = 0x1F;
 /// puts on every fragment of a multi-datagram request). No signature, MAC or encryption
 /// covers the envelope's flags, so a sealed message stays valid. Fewer than 3 bytes: nothing
 /// to set.
-pub fn mark_truncated(encoded: &mut [u8]) {
+pub(crate) fn mark_truncated(encoded: &mut [u8]) {
     if let Some(flags) = encoded.get_mut(2) {
         *flags |= TC;
     }

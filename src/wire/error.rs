@@ -8,6 +8,7 @@ use thiserror::Error;
 
 /// Why a decode failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum DecodeErrorKind {
     /// Fewer bytes remain than the field needs.
     #[error("truncated: needs {needed} bytes, {available} remain")]
@@ -70,6 +71,7 @@ impl DecodeError {
 
 /// An encode failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// A field is longer than the wire format can carry (a length above `u32::MAX`) or than
     /// the configured limit.

@@ -13,8 +13,9 @@
 //! - [`Collector`] holds the message being collected under one request id and applies the
 //!   reassembly rule of this crate (a misfit that is valid on its own starts collection over,
 //!   newest wins; a datagram invalid on its own is refused and changes nothing). Every
-//!   receiver goes through it: the [`Reassembler`] below and the UDP transport's demultiplexer
-//!   (which adds a per-socket memory budget, the `room` of [`Collector::push`]);
+//!   receiver goes through it: the [`Reassembler`] (in `reassembler`) and the UDP
+//!   transport's demultiplexer (which adds a per-socket memory budget, the `room` of
+//!   [`Collector::push`]);
 //! - [`Reassembler`] keys collectors by request id, with a cap on messages in progress and an
 //!   expiry.
 //!
@@ -22,17 +23,17 @@
 //! the limit; a [`Reassembler`] holds at most `max_in_progress` partial messages, so it never
 //! holds more than `max_in_progress × max_message_length` bytes.
 
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
-
 use bytes::{BufMut, Bytes, BytesMut};
 use thiserror::Error;
 
 use super::envelope::{Envelope, ENVELOPE_LEN};
 use super::error::{DecodeError, DecodeErrorKind};
 use super::limits::Limits;
-use super::message::Message;
 use super::reader::Reader;
+
+mod reassembler;
+
+pub use reassembler::{Reassembler, ReassemblerConfig};
 
 /// Why a datagram does not fit a partial message.
 enum Misfit {
@@ -287,6 +288,7 @@ pub enum Collected {
 
 /// Why [`Collector::push`] refused a datagram. The collector is as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum CollectError {
     /// The datagram is not valid on its own: another request id than the message being
     /// collected, a `MessageLength` above the limit, a sequence number beyond the last
@@ -438,161 +440,14 @@ impl Collector {
     }
 }
 
-/// Settings of a [`Reassembler`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReassemblerConfig {
-    /// Most partial messages held at once; a new one beyond that evicts the oldest.
-    pub max_in_progress: usize,
-    /// Largest message accepted (also capped by `limits.max_message_length`).
-    pub max_message_length: usize,
-    /// A partial message older than this is dropped.
-    pub timeout: Duration,
-    /// Limits for decoding the completed messages.
-    pub limits: Limits,
-}
-
-impl Default for ReassemblerConfig {
-    /// 64 messages in progress, the default message limit, 5 s (the reference client gives up
-    /// on a server after 3 s).
-    fn default() -> Self {
-        let limits = Limits::default();
-        Self {
-            max_in_progress: 64,
-            max_message_length: limits.max_message_length,
-            timeout: Duration::from_secs(5),
-            limits,
-        }
-    }
-}
-
-/// Many messages in progress, one [`Collector`] per request id, with caps on messages in
-/// progress and bytes.
-#[derive(Debug, Clone)]
-pub struct Reassembler {
-    config: ReassemblerConfig,
-    limits: Limits,
-    partial: HashMap<u32, (Collector, Instant)>,
-}
-
-impl Reassembler {
-    /// An empty reassembler.
-    pub fn new(config: ReassemblerConfig) -> Reassembler {
-        let mut limits = config.limits;
-        limits.max_message_length = limits.max_message_length.min(config.max_message_length);
-        Reassembler {
-            config,
-            limits,
-            partial: HashMap::new(),
-        }
-    }
-
-    /// Ok(Some(Message)) when a message completes (decoded with Message::decode_parts).
-    ///
-    /// A single-datagram message completes at once and is never stored. Expired partial
-    /// messages are dropped first. When `max_in_progress` messages are already pending, the
-    /// oldest is evicted to make room (a reassembler with `max_in_progress == 0` refuses
-    /// multi-datagram messages). Each request id follows the rule of [`Collector`]: a
-    /// datagram of the pending request id but another total length, or a duplicate fragment
-    /// with other bytes, that is valid on its own means another message under the same id:
-    /// the pending one is dropped and a new one starts from this datagram (newest wins, and
-    /// its expiry counts from now). A datagram that is not valid on its own (a length above
-    /// the limit, a sequence number out of range, a wrong chunk size) is an error and leaves
-    /// the pending message as it was. A duplicate arriving after its message completed starts
-    /// a new partial message that expires (or call [`Reassembler::remove`]).
-    pub fn push(&mut self, datagram: Bytes, now: Instant) -> Result<Option<Message>, DecodeError> {
-        self.expire(now);
-        let (env, payload) = decode_envelope(&datagram)?;
-        let id = env.request_id;
-        let (envelope, message) = match self.partial.get_mut(&id) {
-            Some((collector, started)) => {
-                match collector.push(env, payload, &self.limits, usize::MAX)? {
-                    Collected::Held => return Ok(None),
-                    // Another message under the same request id (a stale partial, or a
-                    // resend of the request elsewhere): the newest wins, as the reference
-                    // client only cares about the latest answer.
-                    Collected::Restarted(e) => {
-                        tracing::debug!(request_id = id, error = %e, "restarting partial message");
-                        *started = now;
-                        return Ok(None);
-                    }
-                    Collected::Complete { envelope, message } => {
-                        self.partial.remove(&id);
-                        (envelope, message)
-                    }
-                }
-            }
-            None => {
-                let mut collector = Collector::new();
-                match collector.push(env, payload, &self.limits, usize::MAX)? {
-                    Collected::Complete { envelope, message } => (envelope, message),
-                    Collected::Held | Collected::Restarted(_) => {
-                        self.make_room()?;
-                        self.partial.insert(id, (collector, now));
-                        return Ok(None);
-                    }
-                }
-            }
-        };
-        Message::decode_parts(envelope, message, &self.limits).map(Some)
-    }
-
-    fn make_room(&mut self) -> Result<(), DecodeError> {
-        if self.config.max_in_progress == 0 {
-            return Err(DecodeError::new(
-                "reassembler.in_progress",
-                0,
-                DecodeErrorKind::TooLarge { value: 1, limit: 0 },
-            ));
-        }
-        while self.partial.len() >= self.config.max_in_progress {
-            let oldest = self
-                .partial
-                .iter()
-                .min_by_key(|(_, (_, started))| *started)
-                .map(|(id, _)| *id);
-            match oldest {
-                Some(id) => {
-                    tracing::debug!(request_id = id, "reassembler full: evicting oldest");
-                    self.partial.remove(&id);
-                }
-                None => break,
-            }
-        }
-        Ok(())
-    }
-
-    /// Forgets the partial message of `request_id`, if any.
-    pub fn remove(&mut self, request_id: u32) {
-        self.partial.remove(&request_id);
-    }
-
-    /// drops partial messages older than timeout
-    pub fn expire(&mut self, now: Instant) {
-        let timeout = self.config.timeout;
-        self.partial
-            .retain(|_, (_, started)| now.saturating_duration_since(*started) < timeout);
-    }
-
-    /// Number of partial messages held.
-    pub fn in_progress(&self) -> usize {
-        self.partial.len()
-    }
-
-    /// When the oldest partial message expires, if any (for a caller's timer).
-    pub fn next_expiry(&self) -> Option<Instant> {
-        self.partial
-            .values()
-            .filter_map(|(_, started)| started.checked_add(self.config.timeout))
-            .min()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire::body::{Body, ResolutionResponse};
     use crate::wire::codes::ResponseCode;
+    use crate::wire::message::Message;
     use crate::wire::value::HandleValue;
+    use std::time::{Duration, Instant};
 
     /// A response of `n` URL values, long enough to need several datagrams for n ≥ 20.
     fn big_response(request_id: u32, n: u32) -> Bytes {
@@ -628,6 +483,32 @@ mod tests {
         }
         let m = out.unwrap();
         assert_eq!(m.encode().unwrap(), encoded);
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    /// What a receiver sees on a socket: a stray datagram (44 bytes of text, as in the
+    /// raw_udp_garbage capture) is refused without disturbing anything, then the fragments
+    /// of an answer in reverse order with a duplicate complete it once, and nothing is left.
+    /// (Moved here with the removal of the transport's `DatagramCodec`.)
+    #[test]
+    fn garbage_is_refused_and_reversed_fragments_with_a_duplicate_complete() {
+        let encoded = big_response(9, 30);
+        let mut frags = fragment(&encoded);
+        assert!(frags.len() > 1);
+        frags.reverse();
+        let dup = frags[0].clone();
+        let t = Instant::now();
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let garbage = Bytes::from_static(b"this is not a handle protocol message at all");
+        assert!(r.push(garbage, t).is_err());
+        let mut done = Vec::new();
+        for f in frags.into_iter().chain([dup]) {
+            done.extend(r.push(f, t).unwrap());
+        }
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].encode().unwrap(), encoded);
+        // The duplicate after completion starts a partial message that expires.
+        r.expire(t + ReassemblerConfig::default().timeout);
         assert_eq!(r.in_progress(), 0);
     }
 

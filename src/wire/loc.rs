@@ -33,6 +33,7 @@ pub struct Locations {
 
 /// Why a `10320/loc` text is not a location list.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum LocError {
     /// The XML is not well-formed.
     #[error("invalid XML: {0}")]

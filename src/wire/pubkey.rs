@@ -15,14 +15,14 @@ use super::reader::Reader;
 use super::writer::put_bytes;
 
 /// Key type string of a DSA key.
-pub const DSA_PUB_KEY: &[u8] = b"DSA_PUB_KEY";
+pub(crate) const DSA_PUB_KEY: &[u8] = b"DSA_PUB_KEY";
 /// Key type string of an RSA key.
-pub const RSA_PUB_KEY: &[u8] = b"RSA_PUB_KEY";
+pub(crate) const RSA_PUB_KEY: &[u8] = b"RSA_PUB_KEY";
 /// Key type string of a Diffie-Hellman key.
-pub const DH_PUB_KEY: &[u8] = b"DH_PUB_KEY";
+pub(crate) const DH_PUB_KEY: &[u8] = b"DH_PUB_KEY";
 /// Longest key component accepted for conversion to a usable key: 8192 bits. Larger numbers
 /// would only cost time in modular arithmetic.
-pub const MAX_KEY_COMPONENT_LEN: usize = 1024 + 1;
+pub(crate) const MAX_KEY_COMPONENT_LEN: usize = 1024 + 1;
 
 /// A DSA public key: `q ‖ p ‖ g ‖ y` on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,12 +49,12 @@ pub struct RsaKey {
     /// Modulus n.
     pub modulus: Bytes,
     /// Whatever follows the modulus, kept as is. The reference library writes an empty byte
-    /// array there ([`RSA_TRAILER`]); the field is not in PROTOCOL.md §7.5.
+    /// array there (four zero bytes, its length); the field is not in PROTOCOL.md §7.5.
     pub trailer: Bytes,
 }
 
 /// What the reference library writes after an RSA modulus: an empty byte array.
-pub const RSA_TRAILER: &[u8] = &[0, 0, 0, 0];
+pub(crate) const RSA_TRAILER: &[u8] = &[0, 0, 0, 0];
 
 /// A public key from an HS_PUBKEY value or a server record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,11 +87,12 @@ pub enum PublicKey {
 
 /// Why a key could not be turned into a usable RustCrypto key.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// The key is not of the type the conversion needs.
     #[error("not a {0} key")]
     WrongType(&'static str),
-    /// A component is longer than [`MAX_KEY_COMPONENT_LEN`].
+    /// A component is longer than 1 025 bytes (an 8 192-bit number and a sign byte).
     #[error("key component too large: {0} bytes")]
     TooLarge(usize),
     /// The crypto library refused the components.

@@ -29,7 +29,7 @@ use super::message::Message;
 use super::signature::signed_data;
 
 /// Digest algorithm name of a session MAC credential.
-pub const HMAC_SHA256: &[u8] = b"HMAC-SHA256";
+pub const SESSION_MAC_DIGEST: &[u8] = b"HMAC-SHA256";
 /// Length of a session key (what the Diffie-Hellman setup yields; AES uses its first 16 bytes).
 pub const SESSION_KEY_LEN: usize = 32;
 
@@ -117,7 +117,7 @@ impl SessionKey {
             return false;
         };
         if c.credential_type.as_ref() != HS_MAC
-            || c.digest_algorithm.as_ref() != HMAC_SHA256
+            || c.digest_algorithm.as_ref() != SESSION_MAC_DIGEST
             || message.envelope.session_id != self.session_id
         {
             return false;
@@ -156,7 +156,7 @@ impl SessionKey {
             let mac = self.mac(&m, request_id, counter)?;
             m.credential = Some(Box::new(Credential::new(
                 HS_MAC,
-                HMAC_SHA256,
+                SESSION_MAC_DIGEST,
                 Bytes::copy_from_slice(&mac),
                 counter,
             )));
@@ -193,14 +193,14 @@ impl SessionKey {
         payload: Bytes,
         limits: &Limits,
     ) -> Result<Message, CryptError> {
-        open(Some(self), envelope, payload, limits)
+        open_message(Some(self), envelope, payload, limits)
     }
 }
 
 /// Decodes a message from its envelope and the bytes after it, decrypting with `session`
 /// when the envelope has EC. An encrypted message without a session is
 /// [`CryptError::NoSession`].
-pub fn open(
+pub fn open_message(
     session: Option<&SessionKey>,
     envelope: Envelope,
     payload: Bytes,
@@ -320,6 +320,6 @@ mod tests {
         assert!(!hidden.windows(3).any(|w| w == b"a@b"));
         let mut r = Reader::new(hidden);
         let env = Envelope::decode(&mut r).unwrap();
-        assert!(open(None, env, r.rest(), &Limits::default()).is_err());
+        assert!(open_message(None, env, r.rest(), &Limits::default()).is_err());
     }
 }

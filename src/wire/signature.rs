@@ -16,13 +16,14 @@ use super::error::EncodeError;
 use super::message::Message;
 use super::pubkey::{KeyError, PublicKey};
 
-pub use super::credential::HS_SIGNED;
+pub(crate) use super::credential::HS_SIGNED;
 
 /// Legacy credential type, accepted like [`HS_SIGNED`].
-pub const HS_DSAPUBKEY: &[u8] = b"HS_DSAPUBKEY";
+pub(crate) const HS_DSAPUBKEY: &[u8] = b"HS_DSAPUBKEY";
 
 /// Why a signature does not verify.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SignatureError {
     /// The message carries no credential.
     #[error("the message is not signed")]
@@ -63,7 +64,7 @@ impl HashAlgorithm {
     /// `SHA1`/`SHA-1`, `MD5` (ASCII case ignored) or the 1-byte codes 3, 2, 1.
     ///
     /// ```
-    /// use handle_resolver::wire::signature::HashAlgorithm;
+    /// use handle_resolver::wire::HashAlgorithm;
     /// assert_eq!(HashAlgorithm::from_credential(b"SHA-256"), Some(HashAlgorithm::Sha256));
     /// assert_eq!(HashAlgorithm::from_credential(&[2]), Some(HashAlgorithm::Sha1));
     /// assert_eq!(HashAlgorithm::from_credential(b"HMAC-SHA256"), None);
@@ -102,7 +103,7 @@ impl HashAlgorithm {
 /// `session_counter` is the credential's signer index.
 ///
 /// ```
-/// use handle_resolver::wire::{signature::signed_data, ProtocolVersion};
+/// use handle_resolver::wire::{signed_data, ProtocolVersion};
 /// let d = signed_data(ProtocolVersion::V2_11, ProtocolVersion::V2_11, 0, 7, 0, b"HB");
 /// assert_eq!(d, [2, 11, 2, 11, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, b'H', b'B']);
 /// assert_eq!(signed_data(ProtocolVersion::V2_1, ProtocolVersion::V2_1, 0, 7, 0, b"HB"), b"HB");
@@ -199,7 +200,7 @@ pub fn verify_message(msg: &Message, key: &PublicKey) -> Result<(), SignatureErr
 }
 
 /// Checks a credential type: `HS_SIGNED` or the legacy `HS_DSAPUBKEY`.
-pub fn check_credential_type(credential_type: &[u8]) -> Result<(), SignatureError> {
+pub(crate) fn check_credential_type(credential_type: &[u8]) -> Result<(), SignatureError> {
     if credential_type == HS_SIGNED || credential_type == HS_DSAPUBKEY {
         Ok(())
     } else {

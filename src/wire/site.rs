@@ -15,8 +15,8 @@ use super::reader::Reader;
 use super::writer::{put_bytes, wire_len};
 
 // `SiteInfo::hash_option`'s type lives next to the hash it selects (`hash.rs` does not import
-// from this file); re-exported so `wire::site::HashOption` keeps working.
-pub use super::hash::HashOption;
+// from this file).
+use super::hash::HashOption;
 
 /// Smallest encoded attribute: two empty strings.
 const MIN_ATTRIBUTE_LEN: usize = 4 + 4;
@@ -158,7 +158,7 @@ impl Interface {
 /// Reads the 16-byte address field: both IPv4 forms (IPv4-compatible, as the reference library
 /// writes, and IPv4-mapped, as the RFC says) become IPv4; anything else stays IPv6. `::1` stays
 /// the IPv6 loopback (as IPv4 it would be the unusable `0.0.0.1`).
-pub fn address_from_raw(raw: [u8; 16]) -> IpAddr {
+pub(crate) fn address_from_raw(raw: [u8; 16]) -> IpAddr {
     let v6 = Ipv6Addr::from(raw);
     if v6 == Ipv6Addr::LOCALHOST {
         return IpAddr::V6(v6);
@@ -174,7 +174,7 @@ pub fn address_from_raw(raw: [u8; 16]) -> IpAddr {
 
 /// The 16-byte address field for `address`, IPv4 in the reference library's form (12 zero
 /// bytes, then the 4 IPv4 bytes).
-pub fn address_to_raw(address: IpAddr) -> [u8; 16] {
+pub(crate) fn address_to_raw(address: IpAddr) -> [u8; 16] {
     match address {
         IpAddr::V4(v4) => {
             let mut raw = [0u8; 16];
@@ -190,7 +190,9 @@ pub fn address_to_raw(address: IpAddr) -> [u8; 16] {
 pub struct ServerInfo {
     /// The server id (need not start at 1 or be contiguous).
     pub server_id: u32,
-    /// The address, read as described at [`address_from_raw`].
+    /// The address: both IPv4 forms of the 16-byte field (IPv4-compatible, as the reference
+    /// library writes, and IPv4-mapped, as the RFC says) are IPv4; anything else, `::1`
+    /// included, is IPv6.
     pub address: IpAddr,
     /// The 16 address bytes as received; this is what [`SiteInfo::encode`] writes. Keep it in
     /// step with `address` through [`ServerInfo::set_address`].

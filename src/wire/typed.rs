@@ -19,14 +19,16 @@ use super::site::SiteInfo;
 use super::value::{HandleValue, ValueReference};
 
 /// Type names whose data is an HS_SITE record.
-pub const SITE_TYPES: [&str; 4] = ["HS_SITE", "HS_SITE.6", "HS_SITE.PREFIX", "HS_NA_DELEGATE"];
+pub(crate) const SITE_TYPES: [&str; 4] =
+    ["HS_SITE", "HS_SITE.6", "HS_SITE.PREFIX", "HS_NA_DELEGATE"];
 /// Type names whose data is a service handle.
-pub const SERV_TYPES: [&str; 2] = ["HS_SERV", "HS_SERV.PREFIX"];
+pub(crate) const SERV_TYPES: [&str; 2] = ["HS_SERV", "HS_SERV.PREFIX"];
 /// The type name of location lists.
-pub const LOC_TYPE: &str = "10320/loc";
+pub(crate) const LOC_TYPE: &str = "10320/loc";
 
 /// A typed view of a value's data.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TypedValue {
     /// `URL`.
     Url(String),
@@ -60,6 +62,7 @@ pub enum TypedValue {
 
 /// Why a value's data does not parse as its type (see [`HandleValue::try_typed`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum TypedError {
     /// A binary record (HS_SITE, HS_ADMIN, HS_VLIST, HS_PUBKEY) is malformed.
     #[error(transparent)]
@@ -75,6 +78,7 @@ pub enum TypedError {
 /// The `"format"` name of a value's JSON view, as the handle.net REST API and the `inspect`
 /// example print it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ValueFormat {
     /// Text.
     String,

@@ -3,7 +3,7 @@
 //! resolver's order of preference.
 //!
 //! ```
-//! use handle_resolver::wire::uri_list::{decode_uri_list, UriListError, MAX_URI_LIST_BYTES};
+//! use handle_resolver::wire::{decode_uri_list, UriListError, MAX_URI_LIST_BYTES};
 //!
 //! let body = b"# urn:fdc:example.org:2024:a\r\nhttp://example.org/a\r\nftp://mirror.example.net/a\r\n";
 //! assert_eq!(

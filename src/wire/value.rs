@@ -11,15 +11,17 @@ use super::reader::Reader;
 use super::writer::{put_bytes, wire_len};
 
 /// Smallest possible encoded value: 14 fixed bytes + three empty length-prefixed fields.
-pub const MIN_VALUE_LEN: usize = 14 + 4 + 4 + 4;
+pub(crate) const MIN_VALUE_LEN: usize = 14 + 4 + 4 + 4;
 /// Smallest possible encoded value reference: an empty handle + the index.
-pub const MIN_REFERENCE_LEN: usize = 4 + 4;
+pub(crate) const MIN_REFERENCE_LEN: usize = 4 + 4;
 
 /// How long a value may be cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ttl {
-    /// Seconds after retrieval (0 = do not cache).
-    Relative(u32),
+    /// Seconds after retrieval (0 = do not cache). Signed, as the reference reads the field
+    /// (an `int`): a relative TTL with the high bit set is negative, i.e. expired, not 68+
+    /// years.
+    Relative(i32),
     /// Valid until this many seconds after the Unix epoch.
     Absolute(u32),
     /// A TTL type byte other than 0 or 1, kept for exact re-encoding.
@@ -41,10 +43,21 @@ impl Ttl {
         }
     }
 
-    /// The TTL field.
+    /// The TTL field as it travels (a negative relative TTL in two's complement).
     pub const fn value(self) -> u32 {
         match self {
-            Ttl::Relative(v) | Ttl::Absolute(v) | Ttl::Other { value: v, .. } => v,
+            Ttl::Relative(v) => v as u32,
+            Ttl::Absolute(v) | Ttl::Other { value: v, .. } => v,
+        }
+    }
+
+    /// The TTL of a type byte and a TTL field as they travel: 0 relative (the field read as
+    /// a signed int4), 1 absolute, anything else [`Ttl::Other`].
+    pub const fn from_parts(kind: u8, value: u32) -> Ttl {
+        match kind {
+            0 => Ttl::Relative(value as i32),
+            1 => Ttl::Absolute(value),
+            kind => Ttl::Other { kind, value },
         }
     }
 }
@@ -130,7 +143,7 @@ impl ValueReference {
 }
 
 /// Decodes a reference list: `int4 count ‖ count × reference`.
-pub fn decode_references(
+pub(crate) fn decode_references(
     r: &mut Reader,
     field: &'static str,
     limits: &Limits,
@@ -144,7 +157,7 @@ pub fn decode_references(
 }
 
 /// Encodes a reference list.
-pub fn encode_references(
+pub(crate) fn encode_references(
     out: &mut BytesMut,
     field: &'static str,
     refs: &[ValueReference],
@@ -169,7 +182,7 @@ pub struct HandleValue {
     pub permissions: Permissions,
     /// The type name, raw bytes (`URL`, `HS_SITE`, ...).
     pub type_name: Bytes,
-    /// The data, raw bytes; see [`crate::wire::typed`] for typed views.
+    /// The data, raw bytes; see [`TypedValue`](crate::wire::TypedValue) for typed views.
     pub data: Bytes,
     /// References to other values.
     pub references: Vec<ValueReference>,
@@ -206,14 +219,7 @@ impl HandleValue {
         let timestamp = r.u32("value.timestamp")?;
         let ttl_kind = r.u8("value.ttl_type")?;
         let ttl_value = r.u32("value.ttl")?;
-        let ttl = match ttl_kind {
-            0 => Ttl::Relative(ttl_value),
-            1 => Ttl::Absolute(ttl_value),
-            kind => Ttl::Other {
-                kind,
-                value: ttl_value,
-            },
-        };
+        let ttl = Ttl::from_parts(ttl_kind, ttl_value);
         let permissions = Permissions(r.u8("value.permissions")?);
         let type_name = r.bytes("value.type", limits.max_array)?;
         let data = r.bytes("value.data", limits.max_array)?;

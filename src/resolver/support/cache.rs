@@ -341,8 +341,7 @@ pub(crate) fn values_ttl(values: &[HandleValue], now_unix: u64, cap: Duration) -
 /// years (the reference client only caches positive TTLs).
 pub(crate) fn value_ttl(value: &HandleValue, now_unix: u64, cap: Duration) -> Option<Duration> {
     let ttl = match value.ttl {
-        Ttl::Relative(s) if i32::try_from(s).is_err() => Duration::ZERO,
-        Ttl::Relative(s) => Duration::from_secs(u64::from(s)),
+        Ttl::Relative(s) => Duration::from_secs(u64::try_from(s).unwrap_or(0)),
         Ttl::Absolute(t) => Duration::from_secs(u64::from(t).saturating_sub(now_unix)),
         Ttl::Other { .. } => return None,
     };
@@ -380,12 +379,12 @@ mod tests {
         let d = |s| Some(Duration::from_secs(s));
         assert_eq!(values_ttl(&[value(Ttl::Relative(60))], 0, cap), d(60));
         assert_eq!(
-            values_ttl(&[value(Ttl::Relative(i32::MAX as u32))], 0, cap),
+            values_ttl(&[value(Ttl::Relative(i32::MAX))], 0, cap),
             Some(cap)
         );
         // int4 -1 and every other negative relative TTL: not cached.
-        assert_eq!(values_ttl(&[value(Ttl::Relative(u32::MAX))], 0, cap), d(0));
-        assert_eq!(values_ttl(&[value(Ttl::Relative(1 << 31))], 0, cap), d(0));
+        assert_eq!(values_ttl(&[value(Ttl::Relative(-1))], 0, cap), d(0));
+        assert_eq!(values_ttl(&[value(Ttl::Relative(i32::MIN))], 0, cap), d(0));
         assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 400, cap), d(600));
         assert_eq!(values_ttl(&[value(Ttl::Absolute(1_000))], 4_000, cap), d(0));
         assert_eq!(

@@ -69,6 +69,7 @@ impl HttpTarget {
 
     /// The `Host` header: the host name or address, with the port unless it is the
     /// scheme's default.
+    #[cfg(feature = "http")]
     pub(crate) fn host_header(&self) -> String {
         let default_port = if self.tls { 443 } else { 80 };
         let host = match &self.host {

@@ -12,21 +12,22 @@ use crate::wire::value::ValueReference;
 use crate::wire::writer::put_bytes;
 
 /// Authentication type of a secret-key (HS_SECKEY) answer.
-pub const HS_SECKEY: &[u8] = b"HS_SECKEY";
+pub(crate) const HS_SECKEY: &[u8] = b"HS_SECKEY";
 /// Authentication type of a public-key (HS_PUBKEY) answer.
-pub const HS_PUBKEY: &[u8] = b"HS_PUBKEY";
+pub(crate) const HS_PUBKEY: &[u8] = b"HS_PUBKEY";
 
 /// Body of an OC_RESPONSE_TO_CHALLENGE request: `UTF8 authType ‖ UTF8 identity handle ‖ int4
 /// identity index ‖ bytes signedResponse`. There is no handle field: the reference library's
 /// object shows `/`, but nothing of it is on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ChallengeAnswer {
-    /// [`HS_SECKEY`] or [`HS_PUBKEY`].
+    /// `HS_SECKEY` or `HS_PUBKEY`.
     pub auth_type: Bytes,
     /// Who answers: the handle and index of the identity's HS_SECKEY / HS_PUBKEY value.
     pub identity: ValueReference,
     /// The MAC or signature over `nonce ‖ request digest`, in the layout of its
-    /// authentication type (see [`crate::wire::challenge`]).
+    /// authentication type (see [`SecretKeyProof`](crate::wire::SecretKeyProof) and
+    /// [`PublicKeyProof`](crate::wire::PublicKeyProof)).
     pub signed_response: Bytes,
 }
 
@@ -77,7 +78,7 @@ pub mod key_exchange {
 
 /// What the reference library writes after a session setup body: its body length counts 4
 /// bytes for the 2-byte mode, so two zero bytes trail the fields.
-pub const SESSION_SETUP_TRAILER: &[u8] = &[0, 0];
+pub(crate) const SESSION_SETUP_TRAILER: &[u8] = &[0, 0];
 
 /// Body of an OC_SESSION_SETUP request: `int2 mode ‖ int4 timeout ‖ UTF8 identity handle ‖
 /// int4 identity index ‖` then, by mode, `bytes public key` (1, 4) or `UTF8 key handle ‖ int4
@@ -95,7 +96,7 @@ pub struct SessionSetupRequest {
     pub public_key: Option<Bytes>,
     /// The handle value holding the exchange key, for mode 3.
     pub exchange_key: Option<ValueReference>,
-    /// Bytes after the fields ([`SESSION_SETUP_TRAILER`] from the reference library).
+    /// Bytes after the fields (two zero bytes from the reference library).
     pub trailer: Bytes,
 }
 
@@ -159,7 +160,7 @@ impl SessionSetupRequest {
 
 /// Body of a successful OC_SESSION_SETUP response (after the request digest): `int2 mode ‖
 /// bytes data` (for Diffie-Hellman: `int4 cipher (3 = AES) ‖ server DH_PUB_KEY`), then the
-/// trailing bytes ([`SESSION_SETUP_TRAILER`] from the reference server).
+/// trailing bytes (two zero bytes from the reference server).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionSetupResponse {
     /// Key exchange mode, echoed.

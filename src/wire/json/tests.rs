@@ -137,7 +137,8 @@ fn ttl_forms() {
         read(json!(7), Some(9)),
         Ok(Ttl::Other { kind: 9, value: 7 })
     );
-    assert_eq!(read(json!(-1), None), Ok(Ttl::Relative(u32::MAX)));
+    assert_eq!(read(json!(-1), None), Ok(Ttl::Relative(-1)));
+    assert_eq!(read(json!(4_294_967_295u32), None), Ok(Ttl::Relative(-1)));
     assert_eq!(read(json!("soon"), None).unwrap_err().path, "ttl");
     assert_eq!(
         value_from_json(&json!({"index": 1, "type": "T", "data": "x"}), &limits())
@@ -760,7 +761,7 @@ fn arb_value() -> impl Strategy<Value = HandleValue> {
         "[ -~\t\n]{0,20}".prop_map(|s| ("DESC", Bytes::from(s))),
     ];
     let ttl = prop_oneof![
-        any::<u32>().prop_map(Ttl::Relative),
+        any::<i32>().prop_map(Ttl::Relative),
         any::<u32>().prop_map(Ttl::Absolute),
         (2u8.., any::<u32>()).prop_map(|(kind, value)| Ttl::Other { kind, value }),
     ];

@@ -1,9 +1,11 @@
-//! Server addresses as people write them: `HOST[:PORT]`, with the Handle System's port 2641
-//! when none is given, and errors that tell a typo from a host name that does not resolve.
+//! Addresses as people write them, each checked in one place: a server's `HOST[:PORT]`
+//! ([`host_port`]), with the Handle System's port 2641 when none is given and errors that
+//! tell a typo from a host name that does not resolve; and the `http(s)://` base URL of an
+//! HTTP service ([`BaseUrl`]).
 //!
 //! ```
 //! use std::net::SocketAddr;
-//! use handle_resolver::addr::{host_port, AddrError, DEFAULT_PORT};
+//! use handle_resolver::transport::addr::{host_port, AddrError, DEFAULT_PORT};
 //!
 //! // An IP address needs no lookup: the closure is only called for host names.
 //! let no_lookup = |_: &str, _: u16| -> std::io::Result<Vec<SocketAddr>> { Ok(Vec::new()) };
@@ -13,9 +15,13 @@
 //! # Ok::<(), AddrError>(())
 //! ```
 
+mod base_url;
+
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 use thiserror::Error;
+
+pub use base_url::{BaseUrl, BaseUrlError};
 
 /// The Handle System's port, used when an address gives none.
 pub const DEFAULT_PORT: u16 = 2641;

@@ -1,0 +1,126 @@
+//! Request handling, whatever side a request came in on: the server's shared [`State`]
+//! (store, identities and sessions, faults, sockets, counters), the answer to one request,
+//! and the `Backend` the HTTP side serves through.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use parking_lot::{Mutex, RwLock};
+use tokio::net::UdpSocket;
+use tokio_util::sync::CancellationToken;
+
+use crate::testing::admin::AuthState;
+use crate::testing::faults::{FaultState, Faults};
+use crate::testing::key::TestKey;
+use crate::testing::respond::{Responder, SiteRole};
+use crate::testing::session::{encrypt_answer, InSession};
+use crate::testing::store::Store;
+use crate::testing::uri_res::Urns;
+use crate::wire::{Body, ErrorBody, Limits, Message, Reassembler};
+
+pub(crate) struct State {
+    pub(crate) store: Arc<Store>,
+    pub(crate) auth: AuthState,
+    pub(crate) key: TestKey,
+    pub(crate) limits: Limits,
+    pub(crate) addr: SocketAddr,
+    /// The HTTP listener's address, when there is one.
+    pub(crate) http_addr: Option<SocketAddr>,
+    /// The HTTPS listener's address, when there is one.
+    pub(crate) https_addr: Option<SocketAddr>,
+    pub(crate) server_id: u32,
+    pub(crate) faults: FaultState,
+    pub(crate) urns: RwLock<Urns>,
+    pub(crate) role: RwLock<Arc<SiteRole>>,
+    pub(crate) udp: Arc<UdpSocket>,
+    pub(crate) spoof: Arc<UdpSocket>,
+    /// Fragmented requests being collected, one reassembler per client address: two clients
+    /// that happen to use the same request id must not mix their fragments.
+    pub(crate) reassemblers: Mutex<HashMap<SocketAddr, Reassembler>>,
+    pub(crate) udp_requests: AtomicU64,
+    pub(crate) udp_dropped: AtomicU64,
+    pub(crate) tcp_requests: AtomicU64,
+    pub(crate) http_requests: AtomicU64,
+    /// Cancelled when the server is dropped: stops the tasks spawned per TCP connection and
+    /// per delayed answer too, so a dropped server is silent at once.
+    pub(crate) stop: CancellationToken,
+}
+
+impl State {
+    pub(crate) fn role(&self) -> Arc<SiteRole> {
+        self.role.read().clone()
+    }
+
+    /// Writes the answer to `request` into `out` (UDP, TCP and HTTP alike); in a session,
+    /// checks its MAC first and encrypts an answer with non-public values.
+    pub(crate) fn respond(&self, request: &Message, out: &mut BytesMut) {
+        let session = match self.auth.sessions.check(request) {
+            InSession::No => None,
+            InSession::Verified(s) => Some(s),
+            InSession::Rejected(code) => {
+                out.clear();
+                let answer = Message::response_to(request, code, Body::Error(ErrorBody::default()));
+                if let Ok(b) = answer.encode() {
+                    out.extend_from_slice(&b);
+                }
+                return;
+            }
+        };
+        let role = self.role();
+        Responder {
+            store: &self.store,
+            role: &role,
+            key: &self.key,
+            auth: &self.auth,
+            limits: &self.limits,
+            session: session.as_deref(),
+        }
+        .respond(request, out);
+        if let Some(s) = session.or_else(|| self.auth.sessions.of_answer(request)) {
+            encrypt_answer(&self.auth.sessions, &s, out, &self.limits);
+        }
+    }
+
+    /// Decodes a request frame (envelope ‖ message), decrypted when it is encrypted in a
+    /// session.
+    pub(crate) fn decode_request(&self, frame: Bytes) -> Result<Message, String> {
+        self.auth.sessions.decode(frame, &self.limits)
+    }
+}
+
+impl crate::testing::http::Backend for State {
+    fn count(&self) {
+        self.http_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn faults(&self) -> Option<Faults> {
+        self.faults.current()
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn respond(&self, request: &Message, out: &mut BytesMut) {
+        State::respond(self, request, out);
+    }
+
+    fn decode(&self, frame: Bytes) -> Result<Message, String> {
+        self.decode_request(frame)
+    }
+
+    fn rest(&self, target: &str) -> crate::testing::http_reply::HttpReply {
+        crate::testing::rest::respond_or_throttle(&self.store, &self.faults, target)
+    }
+
+    fn uri_res(&self, target: &str) -> crate::testing::http_reply::HttpReply {
+        crate::testing::uri_res::respond(&self.urns.read(), target)
+    }
+
+    fn stop(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+}
