@@ -18,11 +18,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use handle_resolver::transport::addr::resolve_host_port;
 use handle_resolver::auth::{Authenticator, Identity, KeySource, KeySourceError};
-use handle_resolver::resolver::AdminError;
+use handle_resolver::transport::addr::resolve_host_port;
 use handle_resolver::wire::json::values_from_json;
 use handle_resolver::wire::{HandleValue, Limits};
+use handle_resolver::AdminError;
 use handle_resolver::Resolver;
 
 /// Done.

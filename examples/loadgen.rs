@@ -31,10 +31,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, ValueEnum};
-use handle_resolver::resolver::{Resolver, TransportPreference};
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
 use handle_resolver::wire::{HandleValue, Message};
+use handle_resolver::{Resolver, TransportPreference};
 use hdrhistogram::Histogram;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use handle_resolver::resolver::read_bootstrap_handles;
+use handle_resolver::root::read_bootstrap_handles;
 use handle_resolver::trust::{verify_records, TrustErrorKind, TrustRoot};
 use handle_resolver::wire::Limits;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use handle_resolver::resolver::read_bootstrap_handles;
+use handle_resolver::root::read_bootstrap_handles;
 use handle_resolver::trust::{verify_records, TrustError, TrustRoot, VerifiedRecord};
 use handle_resolver::wire::Limits;
 use serde_json::json;

@@ -40,12 +40,12 @@ use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
-use handle_resolver::transport::addr::{resolve_host_port, AddrError};
-use handle_resolver::transport::addr::BaseUrl;
 use handle_resolver::ident::ParseOptions;
-use handle_resolver::resolver::{SiteAnswer, TransportPreference};
+use handle_resolver::transport::addr::BaseUrl;
+use handle_resolver::transport::addr::{resolve_host_port, AddrError};
 use handle_resolver::wire::{HandleValue, ResponseCode};
 use handle_resolver::{BuildError, Query, ResolveError, Resolver, ResolverBuilder};
+use handle_resolver::{SiteAnswer, TransportPreference};
 use serde_json::json;
 
 use out::Out;

@@ -58,7 +58,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use handle_resolver::auth::{pbkdf2_derive, Authenticator, SecretKey, SecretKeyMac};
-use handle_resolver::resolver::read_bootstrap_handles;
+use handle_resolver::root::read_bootstrap_handles;
 use handle_resolver::testing::StoreFile;
 use handle_resolver::transport::HDL_MIME_TYPE;
 use handle_resolver::wire::encrypt_payload;
@@ -330,7 +330,7 @@ fn test_server(corpus: &mut Corpus, fixtures: &Path) {
     let store = file.new_store();
     // The `self_site` values: the first HS_SITE of the shipped root_info.
     let root_info = fs::read(fixtures.join("reference/root-files/root_info")).unwrap();
-    let site = handle_resolver::resolver::read_root_info(&root_info, &Limits::default())
+    let site = handle_resolver::root::read_root_info(&root_info, &Limits::default())
         .unwrap()
         .into_iter()
         .find(|v| v.is_type("HS_SITE"))

@@ -12,7 +12,7 @@
 #![no_main]
 
 use bytes::{BufMut, BytesMut};
-use handle_resolver::resolver::{
+use handle_resolver::{
     read_bootstrap_handles, read_root_info, root_sites_from_handles, root_sites_from_values, Site,
 };
 use handle_resolver::wire::json::value_to_json;

@@ -480,7 +480,7 @@ async fn a_certified_list_comes_in_messages_each_signed() {
 /// wrong secret, it gets the typed failure.
 #[tokio::test]
 async fn the_resolver_answers_challenges_as_its_identity() {
-    use handle_resolver::resolver::{Query, ResolveError, Resolver, TransportPreference};
+    use handle_resolver::{Query, ResolveError, Resolver, TransportPreference};
     let server = server().await;
     let all = Query::new().public_only(false);
     for (name, transport) in [
@@ -534,7 +534,7 @@ async fn the_resolver_answers_challenges_as_its_identity() {
 /// outcome is typed.
 #[tokio::test]
 async fn the_resolver_administers_handles_as_its_identity() {
-    use handle_resolver::resolver::{AdminError, Query, Resolver};
+    use handle_resolver::{AdminError, Query, Resolver};
     let server = server().await;
     let r = Resolver::builder()
         .loss_detection(false)
@@ -652,7 +652,7 @@ fn resolver_at(server: &TestServer, name: &str, sessions: bool) -> handle_resolv
 /// challenged.
 #[tokio::test]
 async fn requests_in_a_session_are_challenged_once() {
-    use handle_resolver::resolver::Query;
+    use handle_resolver::Query;
     for name in ["seckey", "rsa"] {
         let server = server().await;
         let r = resolver_at(&server, name, true);
@@ -793,7 +793,7 @@ async fn no_session_without_the_servers_key() {
 /// the start. A record with nothing restricted is never challenged and opens no session.
 #[tokio::test]
 async fn concurrent_requests_share_one_session() {
-    use handle_resolver::resolver::Query;
+    use handle_resolver::Query;
     let all = Query::new().public_only(false);
     let server = server().await;
     let r = resolver_at(&server, "seckey", true);

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{FixedClock, Query, ResolveError};
 use handle_resolver::testing::TestKey;
 use handle_resolver::wire::{HandleValue, Ttl};
+use handle_resolver::{FixedClock, Query, ResolveError};
 
 use super::world::{urls, World, PREFIX};
 
@@ -58,7 +58,8 @@ async fn an_unknown_prefix_is_cached_as_briefly_as_a_negative_answer() {
     }
     assert_eq!(w.net.total(), sent);
     // Once the negative TTL has passed the root is asked again (the prefix may exist now).
-    tokio::time::advance(handle_resolver::resolver::DEFAULT_NEGATIVE_TTL).await;
+    // The default negative TTL (`ResolverBuilder::negative_ttl`: 60 s).
+    tokio::time::advance(std::time::Duration::from_secs(60)).await;
     let e = r.resolve("99.999/d").await.unwrap_err();
     assert!(unknown(&e), "{e}");
     assert_eq!(w.net.total(), sent + 2);
@@ -173,7 +174,7 @@ fn set_ttl(w: &World, handle: &str, index: u32, ttl: Ttl) {
 }
 
 /// Resolves a fresh handle (so that only the service may come from the cache).
-async fn resolve_fresh(w: &World, r: &handle_resolver::resolver::Resolver, n: &mut u32) {
+async fn resolve_fresh(w: &World, r: &handle_resolver::Resolver, n: &mut u32) {
     *n += 1;
     let h = format!("{PREFIX}/svc-{n}");
     w.store.insert(&h, urls(&h, 1));

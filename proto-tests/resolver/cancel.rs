@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use handle_resolver::resolver::Resolver;
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::NetTransport;
 use handle_resolver::wire::HandleValue;
+use handle_resolver::Resolver;
 
 /// 40 URL values of ~60 bytes: a ~3.5 kB answer, 8 datagrams over UDP.
 fn many_values(handle: &str) -> Vec<HandleValue> {

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use handle_resolver::resolver::{Query, ResolveError, SignatureFailure};
 use handle_resolver::testing::TestKey;
 use handle_resolver::wire::OpFlags;
+use handle_resolver::{Query, ResolveError, SignatureFailure};
 
 use super::mock::{sign, store_server, values_answer, Reply};
 use super::world::{urls, World};

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use handle_resolver::resolver::{
-    AttemptOutcome, ProtocolViolation, Query, ResolveError, Resolver, TransportPreference,
-};
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::{
     Body, DigestAlgorithm, HandleValue, OpFlags, ProtocolVersion, RequestDigest, ResponseCode,
+};
+use handle_resolver::{
+    AttemptOutcome, ProtocolViolation, Query, ResolveError, Resolver, TransportPreference,
 };
 
 use super::mock::{addr, error_answer, handle_of, store_server, values_answer, Reply};

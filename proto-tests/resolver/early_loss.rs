@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{AttemptOutcome, Resolver};
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::transport::{NetTransport, TransportKind};
 use handle_resolver::wire::HandleValue;
 use handle_resolver::Query;
+use handle_resolver::{AttemptOutcome, Resolver};
 
 use crate::transport::early_loss::dropping_relay;
 
@@ -90,7 +90,7 @@ async fn a_raw_query_is_never_presumed_lost() {
         1,
         u32::MAX,
     );
-    let answer = r.query(relay, &request).await.unwrap();
+    let answer = r.send_message(relay, &request).await.unwrap();
     assert_eq!(
         answer.response_code(),
         handle_resolver::wire::ResponseCode::Success

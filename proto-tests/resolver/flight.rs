@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{Query, ResolveError};
+use handle_resolver::{Query, ResolveError};
 
 use handle_resolver::wire::ResponseCode;
 

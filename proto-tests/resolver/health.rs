@@ -5,7 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{ResolveError, FIRST_COOLDOWN};
+use handle_resolver::ResolveError;
+
+/// The breaker's first cool-down and its longest (README, "Under stress": 2 s, doubling to
+/// 60 s).
+const FIRST_COOLDOWN: Duration = Duration::from_secs(2);
+const MAX_COOLDOWN: Duration = Duration::from_secs(60);
 use handle_resolver::transport::TransportKind;
 use tokio::time::Instant;
 
@@ -89,8 +94,8 @@ async fn udp_that_times_out_while_tcp_answers_is_learned() {
 /// is learned like a silence: the next requests go to TCP first.
 #[tokio::test(start_paused = true)]
 async fn udp_refused_while_tcp_answers_moves_on_at_once_and_is_learned() {
-    use handle_resolver::resolver::AttemptOutcome;
     use handle_resolver::transport::TransportError;
+    use handle_resolver::AttemptOutcome;
     let w = World::new(None);
     udp_failing_everywhere(&w, || {
         Reply::Fail(TransportError::Io(
@@ -188,7 +193,7 @@ async fn a_server_back_from_silence_is_asked_again_after_the_cool_down() {
     // The root comes back; after the cool-down a probe finds it.
     w.net.serve(w.root, answering);
     w.store.insert("20.500.1/c", urls("20.500.1/c", 1));
-    tokio::time::advance(handle_resolver::resolver::MAX_COOLDOWN).await;
+    tokio::time::advance(MAX_COOLDOWN).await;
     let rec = r.resolve("20.500.1/c").await.unwrap();
     assert_eq!(rec.values, urls("20.500.1/c", 1));
 }
@@ -199,7 +204,8 @@ async fn a_server_back_from_silence_is_asked_again_after_the_cool_down() {
 #[tokio::test(start_paused = true)]
 async fn a_silent_ipv6_address_costs_the_race_delay_once() {
     use bytes::Bytes;
-    use handle_resolver::resolver::HAPPY_EYEBALLS_DELAY;
+    // How long the first address family has (README, "Under stress": 300 ms).
+    const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(300);
     let w = World::new(None);
     let v6: std::net::SocketAddr = "[::1]:2641".parse().unwrap();
     w.net.serve(v6, Arc::new(|_, _| Reply::Silent));

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{AttemptOutcome, Query, ResolveError};
 use handle_resolver::transport::{TransportError, TransportKind};
+use handle_resolver::{AttemptOutcome, Query, ResolveError};
 use tokio::time::Instant;
 
 use super::mock::{addr, store_server, Reply};
@@ -267,10 +267,10 @@ async fn query_sends_one_request_and_returns_the_raw_answer() {
         .serve(addr(10), store_server(w.store.clone(), None, None));
     let r = w.resolver();
     let req = Message::resolution_request("20.500.1/q", vec![], vec![], 42, 0);
-    let answer = r.query(addr(10), &req).await.unwrap();
+    let answer = r.send_message(addr(10), &req).await.unwrap();
     assert_eq!(answer.header.response_code, ResponseCode::Success);
     assert_eq!(w.net.total(), 1);
     let missing = Message::resolution_request("20.500.1/none", vec![], vec![], 43, 0);
-    let answer = r.query(addr(10), &missing).await.unwrap();
+    let answer = r.send_message(addr(10), &missing).await.unwrap();
     assert_eq!(answer.header.response_code, ResponseCode::HandleNotFound);
 }

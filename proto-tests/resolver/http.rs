@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use handle_resolver::resolver::{Resolver, TransportPreference};
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::{NetTransport, TransportKind};
 use handle_resolver::wire::HandleValue;
+use handle_resolver::{Resolver, TransportPreference};
 
 fn urls(handle: &str) -> Vec<HandleValue> {
     (1..=3)

@@ -6,11 +6,11 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use handle_resolver::resolver::{AttemptOutcome, Resolver};
 use handle_resolver::testing::{Faults, Store, TestServer, TestServerConfig};
 use handle_resolver::transport::NetTransport;
 use handle_resolver::wire::{HandleValue, SiteInfo};
 use handle_resolver::Query;
+use handle_resolver::{AttemptOutcome, Resolver};
 
 const V6: IpAddr = IpAddr::V6(Ipv6Addr::LOCALHOST);
 

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use handle_resolver::resolver::{AttemptOutcome, Resolver, TransportPreference};
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::{NetTransport, TransportKind};
 use handle_resolver::wire::HandleValue;
+use handle_resolver::{AttemptOutcome, Resolver, TransportPreference};
 
 /// 40 URL values of ~60 bytes: a ~3.5 kB answer, 8 datagrams over UDP.
 fn many_values(handle: &str) -> Vec<HandleValue> {
@@ -27,10 +27,7 @@ async fn network() -> TestNetwork {
     TestNetwork::builder().build().await.unwrap()
 }
 
-fn resolver(
-    net: &TestNetwork,
-    transport: &NetTransport,
-) -> handle_resolver::resolver::ResolverBuilder {
+fn resolver(net: &TestNetwork, transport: &NetTransport) -> handle_resolver::ResolverBuilder {
     Resolver::builder()
         .root_sites([net.root_site()])
         .exchange(Arc::new(transport.clone()))
@@ -278,7 +275,7 @@ async fn roots_from_root_info_and_bootstrap_handles_files() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(missing, handle_resolver::BuildError::Bootstrap(_)),
+        matches!(missing, handle_resolver::BuildError::ReadRootFile { .. }),
         "{missing}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -290,7 +287,7 @@ async fn roots_from_root_info_and_bootstrap_handles_files() {
 fn reference_root_files_through_the_builder() {
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/reference/root-files");
-    let sites = |b: handle_resolver::resolver::ResolverBuilder| {
+    let sites = |b: handle_resolver::ResolverBuilder| {
         let r = b.exchange(Arc::new(NetTransport::new())).build().unwrap();
         let mut addrs: Vec<String> = r
             .root_sites()

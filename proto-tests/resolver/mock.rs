@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use handle_resolver::resolver::server_record;
+use handle_resolver::server_record;
 use handle_resolver::testing::{Lookup, Store, TestKey};
 use handle_resolver::transport::{
     Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind,

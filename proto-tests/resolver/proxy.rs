@@ -7,7 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use handle_resolver::resolver::{Resolver, MAX_RETRIES};
+use handle_resolver::Resolver;
+
+/// Retries after a 429 or 503 (`ResolverBuilder::proxy`: at most twice).
+const MAX_RETRIES: u32 = 2;
 use handle_resolver::transport::{
     Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportError, TransportKind,
 };

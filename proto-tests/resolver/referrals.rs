@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use handle_resolver::resolver::{AttemptOutcome, ProtocolViolation, ResolveError};
 use handle_resolver::testing::Referral;
 use handle_resolver::wire::{HandleValue, ProtocolVersion, ReferralBody, ResponseCode};
+use handle_resolver::{AttemptOutcome, ProtocolViolation, ResolveError};
 
 use super::mock::{
     addr, error_answer, handle_of, referral_answer, site, site_value, store_server, Reply,

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use handle_resolver::resolver::ResolveError;
 use handle_resolver::testing::TestKey;
 use handle_resolver::wire::{OpFlags, ResponseCode};
+use handle_resolver::ResolveError;
 
 use super::mock::{error_answer, handle_of, sign, site_value, store_server, Reply};
 use super::world::{urls, World, PREFIX};

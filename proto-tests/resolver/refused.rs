@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{AttemptOutcome, Resolver};
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::transport::{NetTransport, TransportKind};
 use handle_resolver::wire::HandleValue;
 use handle_resolver::Query;
+use handle_resolver::{AttemptOutcome, Resolver};
 
 #[tokio::test]
 async fn a_closed_udp_port_fails_over_to_tcp_at_once() {

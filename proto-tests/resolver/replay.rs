@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use handle_resolver::resolver::{FixedClock, Query, Resolver};
 use handle_resolver::transport::{
     Exchange, ExchangeOptions, Exchanged, TransportError, TransportKind,
 };
 use handle_resolver::wire::{Body, HandleValue, Limits, Message, SiteInfo};
+use handle_resolver::{FixedClock, Query, Resolver};
 use serde_json::Value;
 
 use crate::support::captures::{scenario, Direction, Scenario};
@@ -231,7 +231,7 @@ async fn not_found_and_no_values_from_the_captures_are_typed() {
             .unwrap_err();
         assert!(e.is_not_found(), "{name}: {e}");
         assert_eq!(
-            matches!(e, handle_resolver::resolver::ResolveError::NotFound { .. }),
+            matches!(e, handle_resolver::ResolveError::NotFound { .. }),
             not_found,
             "{name}: {e}"
         );
@@ -276,7 +276,7 @@ async fn certified_capture_verifies_at_the_capture_time_and_not_after() {
         .await
         .unwrap_err();
     assert!(
-        matches!(e, handle_resolver::resolver::ResolveError::Protocol { .. }),
+        matches!(e, handle_resolver::ResolveError::Protocol { .. }),
         "{e}"
     );
 }

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{AttemptOutcome, ResolveError, Resolver};
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::NetTransport;
 use handle_resolver::wire::{HandleValue, ResponseCode};
+use handle_resolver::{AttemptOutcome, ResolveError, Resolver};
 
 use super::mock::{addr, error_answer, values_answer, MockNet, Reply};
 

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::{Attempt, AttemptOutcome, Query, ResolveError};
 use handle_resolver::transport::TransportKind;
+use handle_resolver::{Attempt, AttemptOutcome, Query, ResolveError};
 
 use super::mock::{addr, Reply};
 use super::world::World;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use handle_resolver::resolver::{ResolveError, Resolver};
 use handle_resolver::testing::{
     Store, TestServer, TestServerConfig, TEST_KEY_2048_DER, TEST_KEY_DER,
 };
@@ -15,6 +14,7 @@ use handle_resolver::trust::{
     issue_certificate, sign_values, Permission, SigningKey, TrustRoot, Validity, ValueId,
 };
 use handle_resolver::wire::{HandleValue, SiteInfo};
+use handle_resolver::{ResolveError, Resolver};
 use rsa::pkcs1::DecodeRsaPrivateKey;
 
 fn key(der: &[u8]) -> SigningKey {

@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
-use handle_resolver::resolver::UrnService;
 use handle_resolver::wire::UriListError;
+use handle_resolver::UrnService;
 use handle_resolver::{Resolver, UrnError};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

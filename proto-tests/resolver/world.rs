@@ -5,9 +5,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use handle_resolver::resolver::{Resolver, ResolverBuilder};
 use handle_resolver::testing::{Store, TestKey};
 use handle_resolver::wire::{HandleValue, SiteInfo};
+use handle_resolver::{Resolver, ResolverBuilder};
 
 use super::mock::{addr, site, site_value, store_server, MockNet};
 

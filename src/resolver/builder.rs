@@ -15,8 +15,8 @@ use crate::root::{
     builtin_root_sites, is_bootstrap_handles, read_bootstrap_handles, read_root_info, root_sites,
     RootFileError,
 };
-use crate::trust::{TrustRoot, TRUST_ROOT_HANDLE};
 use crate::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
+use crate::trust::{TrustRoot, TRUST_ROOT_HANDLE};
 use crate::wire::{Limits, SiteInfo};
 
 use super::ask::Asker;

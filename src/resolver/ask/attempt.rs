@@ -28,33 +28,29 @@ use super::request::{error_text, try_next_site, Answer, RequestSpec};
 use super::Asker;
 
 impl Asker {
-    /// One exchange with one server over one transport, recorded in the trace and in what
-    /// the resolver knows of the server (its RTT); the answer counts only when it passes the checks and is not a "try the next
-    /// site" code.
+    /// One exchange with one server over one transport (`to`), recorded in the trace and in
+    /// what the resolver knows of the server (its RTT); the answer counts only when it passes
+    /// the checks and is not a "try the next site" code.
     pub(super) async fn attempt(
         &self,
-        site: &Site,
-        server: &ServerInfo,
-        peer: &Peer,
-        addr: SocketAddr,
-        kind: TransportKind,
+        to: Addressee<'_>,
         spec: &RequestSpec,
         trace: &Trace,
     ) -> Result<Answer, ResolveError> {
+        let Addressee {
+            site,
+            server,
+            peer,
+            addr,
+            kind,
+            ..
+        } = to;
         let request = spec.to_message(site, self.request_expiration());
         // Administration goes in a session with the server when it can (`peers/session.rs`;
         // the setup, if one is due, comes first); a resolution that clears public-only goes
         // in the server's authenticated session if there is one, else without: if the
         // server challenges it, it is sent again in a session (as the reference client
         // does) rather than answered outside.
-        let to = Addressee {
-            site,
-            server,
-            peer,
-            addr,
-            kind,
-            to_admin: spec.to_admin_interface(),
-        };
         let public_only = spec.flags.contains(OpFlags::PO);
         // The session setups and the second sends below are boxed: they happen only with an
         // identity, and inline they would make every attempt's future (held by each request
@@ -207,15 +203,15 @@ impl Asker {
 /// Who an exchange goes to: the server of a site (and its entry in the table), at one
 /// address, over one transport.
 #[derive(Clone, Copy)]
-struct Addressee<'a> {
-    site: &'a Site,
-    server: &'a ServerInfo,
-    peer: &'a Peer,
-    addr: SocketAddr,
-    kind: TransportKind,
+pub(super) struct Addressee<'a> {
+    pub(super) site: &'a Site,
+    pub(super) server: &'a ServerInfo,
+    pub(super) peer: &'a Peer,
+    pub(super) addr: SocketAddr,
+    pub(super) kind: TransportKind,
     /// To an admin interface (administration: its challenges and session setup too), else
     /// to a query interface.
-    to_admin: bool,
+    pub(super) to_admin: bool,
 }
 
 impl Asker {

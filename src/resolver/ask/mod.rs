@@ -35,6 +35,7 @@ use super::support::clock::Clock;
 use super::support::hedging::race;
 use super::support::trace::Trace;
 
+use attempt::Addressee;
 use check::{is_silence, moves_on, summarize, telling};
 
 pub(crate) use request::{error_text, Answer, RequestSpec};
@@ -249,7 +250,17 @@ impl Asker {
             Some(&peer),
             |kind| interface_addr(server, kind, to_admin),
             Some(key),
-            |addr, kind| self.attempt(site, server, &peer, addr, kind, spec, trace),
+            |addr, kind| {
+                let to = Addressee {
+                    site,
+                    server,
+                    peer: &peer,
+                    addr,
+                    kind,
+                    to_admin,
+                };
+                self.attempt(to, spec, trace)
+            },
         )
         .await
     }
