@@ -39,10 +39,9 @@ pub mod wire;
 pub use admin::{Admin, AdminError};
 pub use ident::{Handle, Identifier};
 pub use resolver::{
-    locations_of, select_location, server_record, Attempt, AttemptOutcome, BuildError, Clock,
-    FixedClock, HandleRecord, ProtocolViolation, Query, Resolvable, ResolveError, ResolveMany,
-    Resolver, ResolverBuilder, SignatureFailure, Site, SiteAnswer, Source, SystemClock, Target,
-    TransportPreference,
+    server_record, Attempt, AttemptOutcome, BuildError, Clock, FixedClock, HandleRecord,
+    ProtocolViolation, Query, Resolvable, ResolveError, ResolveMany, Resolver, ResolverBuilder,
+    SignatureFailure, Site, SiteAnswer, Source, SystemClock, Target, TransportPreference,
 };
 pub use urn::{AsUrn, UrnAnswer, UrnError, UrnService};
 

@@ -29,7 +29,6 @@ pub(crate) const DOI_SUFFIX: &AsciiSet = &SEGMENT.remove(b'/');
 
 /// A whole handle in a URL path (`/prefix/suffix`, as the reference client and the proxies
 /// write it): [`SEGMENT`] keeping `/`.
-#[cfg(feature = "http")]
 pub(crate) const HANDLE_PATH: &AsciiSet = DOI_SUFFIX;
 
 /// RFC 3986 `unreserved`.

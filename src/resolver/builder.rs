@@ -63,7 +63,6 @@ pub enum BuildError {
     #[error("cannot start the blocking resolver's runtime: {0}")]
     Runtime(String),
     /// The proxy URL is not an `http(s)://host[:port][/path]` URL.
-    #[cfg(feature = "http")]
     #[error(transparent)]
     ProxyUrl(#[from] crate::transport::addr::BaseUrlError),
     /// `certify(true)` promises answers whose signatures the resolver verified; a proxy's
@@ -221,7 +220,6 @@ impl ResolverBuilder {
     /// signatures verified here, cannot be combined with a proxy). Root, server and
     /// transport settings do not apply. HTTP 429 and 503 are retried as `Retry-After` says,
     /// at most twice and never after a wait over 5 s. Feature `http`.
-    #[cfg(feature = "http")]
     pub fn proxy(mut self, url: impl Into<String>) -> Self {
         self.proxy = Some(url.into());
         self
@@ -242,7 +240,6 @@ impl ResolverBuilder {
     /// A root of one server asked over its HTTP interface (HTTPS when `tls`): the native
     /// protocol over HTTP (`--root http://HOST:PORT`). `host` is the `Host` header and TLS
     /// name (default the address).
-    #[cfg(feature = "http")]
     pub fn root_server_http(mut self, addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
         self.root = RootSource::Sites(vec![Site::single_http(addr, host, tls)]);
         self
@@ -279,7 +276,6 @@ impl ResolverBuilder {
     /// service lookup (`--server http://HOST:PORT`): the native protocol over HTTP. `host`
     /// is the `Host` header and TLS name (default the address). Over HTTPS the certificate
     /// is checked against the web PKI for `host`, as no site record names the server's key.
-    #[cfg(feature = "http")]
     pub fn server_http(mut self, addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
         self.server = Some(Site::single_http(addr, host, tls));
         self
@@ -528,14 +524,13 @@ impl ResolverBuilder {
             ServiceCache::new(self.cache),
         ));
         let upstream = match &self.proxy {
-            #[cfg(feature = "http")]
             Some(url) => {
                 if self.settings.certify {
                     return Err(BuildError::CertifyOverProxy);
                 }
                 Upstream::Proxy(super::proxy::Proxy::new(url, exchange, limits)?)
             }
-            _ => Upstream::Native,
+            None => Upstream::Native,
         };
         let answers = AnswerCache::new(self.cache);
         Ok(Resolver::from_shared(Shared::new(

@@ -20,8 +20,7 @@
 //! 5. `peers/`: what is known of each server, in one table: RTT, health (breaker), UDP
 //!    limit, session.
 //!
-//! Beside them: `query.rs`, `record.rs`, `error.rs`, `settings.rs` (the types of the front),
-//! `loc.rs` (choosing among `10320/loc` locations), and `support/` (single flight, the trace
+//! Beside them: `query.rs`, `record.rs`, `error.rs`, `settings.rs` (the types of the front), and `support/` (single flight, the trace
 //! of attempts, the hedged race, the caches, the clock, the deadline). Administration
 //! (`crate::admin`) and URN resolution (`crate::urn`) sit beside the resolver and reach
 //! servers through it.
@@ -49,10 +48,8 @@
 mod ask;
 mod builder;
 mod error;
-mod loc;
 mod locate;
 mod peers;
-#[cfg(feature = "http")]
 mod proxy;
 mod query;
 mod record;
@@ -66,7 +63,6 @@ mod target;
 
 pub use builder::{BuildError, ResolverBuilder};
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
-pub use loc::{locations_of, select_location};
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
 pub use resolver::{ResolveMany, Resolver, SiteAnswer};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::site::Site;
 use crate::ident::Handle;
 use crate::transport::TransportKind;
-use crate::wire::{HandleValue, ProtocolVersion, ResponseCode};
+use crate::wire::{HandleValue, Locations, ProtocolVersion, ResponseCode};
 
 /// Where an answer came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,5 +189,19 @@ impl HandleRecord {
         self.values_of_type("URL")
             .map(|v| String::from_utf8_lossy(&v.data).into_owned())
             .collect()
+    }
+}
+
+impl HandleRecord {
+    /// One location chosen from the record's first parseable `10320/loc` value, as the
+    /// handle.net proxy chooses ([`Locations::select`]); `None` when it has none.
+    pub fn select_location(
+        &self,
+        locatt: &[(String, String)],
+        rng: &mut impl rand::Rng,
+    ) -> Option<String> {
+        let all = Locations::all_in(&self.values);
+        let first = all.first()?;
+        first.select(locatt, rng).map(|l| l.href.clone())
     }
 }

@@ -60,7 +60,6 @@ pub(crate) enum Upstream {
     /// The native procedure: the locator's sites, servers and referrals.
     Native,
     /// A handle proxy's REST API (`ResolverBuilder::proxy`).
-    #[cfg(feature = "http")]
     Proxy(super::proxy::Proxy),
 }
 
@@ -75,7 +74,6 @@ impl Upstream {
     ) -> Result<(String, Vec<HandleValue>, Source), ResolveError> {
         match self {
             Upstream::Native => native(locator, spec, trace).await,
-            #[cfg(feature = "http")]
             Upstream::Proxy(proxy) => proxy.resolve(&spec, trace).await,
         }
     }

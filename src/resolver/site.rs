@@ -65,7 +65,6 @@ impl Site {
     /// A single-server site at `addr` offering the native protocol over HTTP (HTTPS when
     /// `tls`) on its port, with `host` as its `domain` attribute (used for
     /// `--server http://HOST:PORT`).
-    #[cfg(feature = "http")]
     pub fn single_http(addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
         let mut site = Self::single(addr);
         let info = Arc::make_mut(&mut site.info);
@@ -216,14 +215,13 @@ fn protocol_of(kind: TransportKind) -> Option<Protocol> {
 /// `Https`), if the server offers that interface: its address and port, the `Host` from
 /// the site's `domain.<n>` or `domain` attribute (n = the server's place in the record), the
 /// path prefix from `path.<n>` or `path`, and for HTTPS the server's key to pin.
-#[cfg(feature = "http")]
 pub(crate) fn http_target(
     site: &SiteInfo,
     server: &ServerInfo,
     kind: TransportKind,
     admin: bool,
-) -> Option<crate::transport::http::HttpTarget> {
-    use crate::transport::http::HttpTarget;
+) -> Option<crate::transport::HttpTarget> {
+    use crate::transport::HttpTarget;
     let addr = interface_addr(server, kind, admin)?;
     let place = site
         .servers

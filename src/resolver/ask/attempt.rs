@@ -363,13 +363,11 @@ impl Asker {
         } = to;
         let options = self.exchange_options(session, loss_detection);
         let options = &*options;
-        #[cfg(feature = "http")]
         if matches!(kind, TransportKind::Http | TransportKind::Https) {
             let target = super::super::site::http_target(&site.info, server, kind, to_admin)
                 .ok_or(TransportError::Unsupported("no http interface"))?;
             return self.exchange.exchange_http(&target, request, options).await;
         }
-        let _ = (site, server, to_admin);
         self.exchange.exchange(addr, kind, request, options).await
     }
 }

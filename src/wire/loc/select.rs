@@ -1,4 +1,5 @@
-//! Choosing one location of a `10320/loc` value (as the handle.net proxy does): the methods
+//! Choosing one location of a `10320/loc` value ([`Locations::select`], as the handle.net
+//! proxy does): the methods
 //! of `chooseby` in order (default `locatt,country,weighted`): `locatt` keeps the locations
 //! whose attributes match the caller's wishes (when any does), `country` is skipped (no
 //! geolocation here), `weighted` draws one by `weight` (missing = 1, 0 = never drawn).
@@ -6,27 +7,42 @@
 
 use rand::Rng;
 
-use crate::wire::{HandleValue, Location, Locations};
-
-use super::record::HandleRecord;
+use super::{Location, Locations};
+use crate::wire::HandleValue;
 
 /// The default method list of the handle.net proxy.
 pub(crate) const DEFAULT_CHOOSE_BY: [&str; 3] = ["locatt", "country", "weighted"];
 
-/// Picks one location. `locatt` holds the wished attributes (`("view", "json")`, ...).
-///
-/// ```
-/// use handle_resolver::resolver::select_location;
-/// use handle_resolver::wire::Locations;
-/// use rand::SeedableRng;
-/// let l = Locations::parse(r#"<locations>
-///   <location href="http://a/" view="html"/><location href="http://b/" view="json"/>
-/// </locations>"#).unwrap();
-/// let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-/// let wish = [("view".to_string(), "json".to_string())];
-/// assert_eq!(select_location(&l, &wish, &mut rng).unwrap().href, "http://b/");
-/// ```
-pub fn select_location<'a>(
+impl Locations {
+    /// Picks one location as the handle.net proxy does (see the module documentation).
+    /// `locatt` holds the wished attributes (`("view", "json")`, ...).
+    ///
+    /// ```
+    /// use handle_resolver::wire::Locations;
+    /// use rand::SeedableRng;
+    /// let l = Locations::parse(r#"<locations>
+    ///   <location href="http://a/" view="html"/><location href="http://b/" view="json"/>
+    /// </locations>"#).unwrap();
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    /// let wish = [("view".to_string(), "json".to_string())];
+    /// assert_eq!(l.select(&wish, &mut rng).unwrap().href, "http://b/");
+    /// ```
+    pub fn select(&self, locatt: &[(String, String)], rng: &mut impl Rng) -> Option<&Location> {
+        select(self, locatt, rng)
+    }
+
+    /// The parsed `10320/loc` values among `values`, in order (undecodable ones skipped).
+    pub fn all_in(values: &[HandleValue]) -> Vec<Locations> {
+        values
+            .iter()
+            .filter(|v| v.is_type("10320/loc"))
+            .filter_map(|v| std::str::from_utf8(&v.data).ok())
+            .filter_map(|t| Locations::parse(t).ok())
+            .collect()
+    }
+}
+
+fn select<'a>(
     locations: &'a Locations,
     locatt: &[(String, String)],
     rng: &mut impl Rng,
@@ -92,30 +108,6 @@ fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a L
     candidates.iter().rev().find(|l| weight(l) > 0.0).copied()
 }
 
-impl HandleRecord {
-    /// One location chosen from the record's first parseable `10320/loc` value (see
-    /// [`select_location`]); `None` when it has none.
-    pub fn select_location(
-        &self,
-        locatt: &[(String, String)],
-        rng: &mut impl Rng,
-    ) -> Option<String> {
-        let all = locations_of(&self.values);
-        let first = all.first()?;
-        select_location(first, locatt, rng).map(|l| l.href.clone())
-    }
-}
-
-/// The parsed `10320/loc` values among `values` (undecodable ones skipped).
-pub fn locations_of(values: &[HandleValue]) -> Vec<Locations> {
-    values
-        .iter()
-        .filter(|v| v.is_type("10320/loc"))
-        .filter_map(|v| std::str::from_utf8(&v.data).ok())
-        .filter_map(|t| Locations::parse(t).ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,7 +127,7 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(42);
         let mut counts = [0usize; 3];
         for _ in 0..4000 {
-            match select_location(&l, &[], &mut rng).unwrap().href.as_str() {
+            match select(&l, &[], &mut rng).unwrap().href.as_str() {
                 "a" => counts[0] += 1,
                 "b" => counts[1] += 1,
                 _ => counts[2] += 1,
@@ -157,7 +149,7 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let mut seen = [0usize; 2];
         for _ in 0..200 {
-            match select_location(&l, &[], &mut rng).unwrap().href.as_str() {
+            match select(&l, &[], &mut rng).unwrap().href.as_str() {
                 "a" => seen[0] += 1,
                 "b" => seen[1] += 1,
                 other => panic!("weight 0 chosen: {other}"),
@@ -174,10 +166,10 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         let json = [("view".to_string(), "json".to_string())];
         for _ in 0..50 {
-            assert_eq!(select_location(&l, &json, &mut rng).unwrap().href, "b");
+            assert_eq!(select(&l, &json, &mut rng).unwrap().href, "b");
         }
         let pdf = [("view".to_string(), "pdf".to_string())];
-        let picked = select_location(&l, &pdf, &mut rng).unwrap();
+        let picked = select(&l, &pdf, &mut rng).unwrap();
         assert!(picked.href == "a" || picked.href == "b");
     }
 
@@ -187,11 +179,11 @@ mod tests {
             r#"<locations chooseby="locatt"><location href="x"/><location href="y"/></locations>"#,
         );
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        assert_eq!(select_location(&l, &[], &mut rng).unwrap().href, "x");
+        assert_eq!(select(&l, &[], &mut rng).unwrap().href, "x");
         let empty = locs("<locations/>");
-        assert!(select_location(&empty, &[], &mut rng).is_none());
+        assert!(select(&empty, &[], &mut rng).is_none());
         let zero = locs(r#"<locations><location href="z" weight="0"/></locations>"#);
-        assert_eq!(select_location(&zero, &[], &mut rng).unwrap().href, "z");
+        assert_eq!(select(&zero, &[], &mut rng).unwrap().href, "z");
     }
 
     #[test]
@@ -205,7 +197,7 @@ mod tests {
             ),
             HandleValue::new(3, "10320/loc", "not xml <"),
         ];
-        let found = locations_of(&v);
+        let found = Locations::all_in(&v);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].locations[0].href, "h");
     }

@@ -1,9 +1,12 @@
-//! `10320/loc` location lists (PROTOCOL.md §7.8): UTF-8 XML
+//! `10320/loc` location lists (PROTOCOL.md §7.8), and the choice of one of them
+//! (`select.rs`): UTF-8 XML
 //! `<locations chooseby="..."><location href="..." weight="..." .../></locations>`, used by
 //! the handle.net HTTP proxy to pick one of several URLs.
 //!
 //! The text is parsed with `quick-xml` and kept as received, so it encodes back to the same
 //! bytes.
+
+mod select;
 
 use quick_xml::events::{BytesStart, Event};
 use serde_json::{json, Value as Json};
