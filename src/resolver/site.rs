@@ -19,6 +19,7 @@ pub(crate) const UNKNOWN_SERIAL: u16 = 0xFFFF;
 
 /// One site of a service.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Site {
     /// The decoded HS_SITE record.
     pub info: Arc<SiteInfo>,

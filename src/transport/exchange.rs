@@ -159,6 +159,12 @@ pub struct Exchanged {
     /// TCP: the messages that followed an answer with CN set (continued: a handle list comes
     /// in several), up to the first without CN; empty otherwise.
     pub continued: Vec<Message>,
+    /// UDP: the server's smoothed round-trip time (RFC 6298) as the transport estimates it
+    /// for its loss timeouts, from the round trips its receive task measures, with this
+    /// answer's folded in; `None` when this answer was not such a sample (a request sent
+    /// more than once or without early loss detection, TCP, HTTP). The resolver takes it as
+    /// the server's RTT rather than estimating it a second time.
+    pub srtt: Option<Duration>,
 }
 
 impl Exchanged {
@@ -168,7 +174,14 @@ impl Exchanged {
             message,
             transmissions,
             continued: Vec::new(),
+            srtt: None,
         }
+    }
+
+    /// Sets [`srtt`](Self::srtt), the transport's estimate of the server's round trip.
+    pub fn with_srtt(mut self, srtt: Option<Duration>) -> Self {
+        self.srtt = srtt;
+        self
     }
 
     /// Sets [`continued`](Self::continued), the messages that followed the answer.

@@ -314,7 +314,7 @@ impl UdpDemux {
                 }
             }
             match outcome {
-                Ok(Ok(Ok(answer))) => {
+                Ok(Ok(Ok((answer, srtt)))) => {
                     // The RTT counts from the first transmission: the answer may belong to
                     // any of them (`transmissions` > 1 makes it an upper bound only).
                     debug!(
@@ -326,7 +326,7 @@ impl UdpDemux {
                         code = %answer.header.response_code,
                         "answer"
                     );
-                    return Ok(Exchanged::new(answer, transmissions));
+                    return Ok(Exchanged::new(answer, transmissions).with_srtt(srtt));
                 }
                 Ok(Ok(Err(error))) => {
                     // Refused (ICMP port unreachable) or presumed lost.
@@ -343,7 +343,9 @@ impl UdpDemux {
                     // An answer handed over after the deadline fired but before this point is
                     // still taken rather than lost (the entry is already gone from the table).
                     match rx.try_recv() {
-                        Ok(Ok(answer)) => return Ok(Exchanged::new(answer, transmissions)),
+                        Ok(Ok((answer, srtt))) => {
+                            return Ok(Exchanged::new(answer, transmissions).with_srtt(srtt))
+                        }
                         Ok(Err(error)) => return Err(error),
                         Err(_) => {}
                     }

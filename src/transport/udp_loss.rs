@@ -98,6 +98,12 @@ pub(crate) struct LossDetector {
 }
 
 impl LossDetector {
+    /// The smoothed round-trip time of `peer` (RFC 6298), `None` while it has never
+    /// answered a request sent once.
+    pub(crate) fn srtt(&self, peer: SocketAddr) -> Option<Duration> {
+        self.peers.get(&key(peer)).map(|p| p.srtt)
+    }
+
     /// How long a request to `peer` may go unanswered before it is presumed lost; `None`
     /// while the server has never answered.
     pub(crate) fn timeout(&self, peer: SocketAddr) -> Option<Duration> {

@@ -120,8 +120,10 @@ impl Asker {
         let transmissions = answered.transmissions;
         // The request's own round trip (not the session setup, the waits for the session or
         // the answers to challenges, nor the sends presumed lost before the last one): what
-        // the SRTT table learns.
+        // the server's RTT learns, unless the transport estimated it from the same round trip
+        // (UDP), whose estimate is taken instead.
         let answered_rtt = answered.rtt;
+        let transport_srtt = answered.exchanged.srtt;
         let sampled_transmissions = transmissions.saturating_sub(answered.resent);
         let response = answered.exchanged.message;
         let continued = answered.exchanged.continued;
@@ -154,6 +156,7 @@ impl Asker {
         let first_wait = self.options.udp_retransmit.first().copied();
         peer.rtt.record_answer(
             answered_rtt,
+            transport_srtt,
             sampled_transmissions,
             first_wait.unwrap_or_default(),
             answered_at,

@@ -13,7 +13,8 @@
 //! A server is known by its query address ([`peer_key`]: UDP, else TCP, else its IP with
 //! port 0), whatever transport a request uses. The transport keeps the one other
 //! per-server table, the UDP loss timeouts its receive task learns from unambiguous round
-//! trips (`transport::udp`); it is not read from here.
+//! trips; its RTT estimate comes up with each UDP answer (`Exchanged::srtt`) and is the
+//! server's RTT here (`rtt.rs`), so no server's RTT is estimated twice.
 
 mod health;
 mod limit;

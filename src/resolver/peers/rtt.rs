@@ -2,8 +2,11 @@
 //! come (in the manner of hickory-dns' `DecayingSrtt`, PROTOCOL.md §11.3).
 //!
 //! - Unknown servers get a tiny random score, so they are probed early.
-//! - Each answer folds its RTT into the server's SRTT (EWMA, weight 1/4 to the new sample),
-//!   except answers that took more than one transmission: they carry no transmission number,
+//! - Over UDP the SRTT is the transport's own estimate (RFC 6298, from the round trips its
+//!   receive task measures, which its loss timeouts come from), handed up with each answer
+//!   (`Exchanged::srtt`): one estimate per server, not two. Other answers (TCP, HTTP) fold
+//!   their RTT into the server's SRTT here (EWMA, weight 1/4 to the new sample).
+//! - Answers that took more than one transmission are no sample: they carry no transmission number,
 //!   so their RTT is ambiguous and is not used (Karn's rule); the SRTT is only raised to the
 //!   first retransmission wait, which passed without an answer.
 //! - A failure raises the SRTT to at least [`FAILURE_PENALTY`] (doubling on repeated failures,
@@ -72,22 +75,30 @@ impl Rtt {
     }
 
     /// Records an answer that took `transmissions` transmissions, `rtt` after the first one.
-    /// With one transmission `rtt` is folded into the SRTT. With more it is ambiguous (the
-    /// answer may belong to any transmission) and is not used (Karn's rule); what is certain
-    /// is kept instead, as Karn keeps the backed-off timer: nothing came back within
-    /// `first_wait` of the first transmission, so the SRTT is raised to at least that (a
-    /// server that always needs a retransmission must not look unknown, and so first in line,
-    /// for ever). `now` is when the answer came (the caller has just read the clock for
-    /// `rtt`). Returns whether `rtt` was used as a sample.
+    /// With one transmission it is a sample: `transport_srtt`, the transport's estimate of
+    /// the server's RTT from the same round trip (UDP: its loss timeouts are learned from
+    /// it), is taken as the SRTT as it is, so that one server's RTT is estimated once;
+    /// without one (TCP, HTTP, a scripted transport) `rtt` is folded into the SRTT here.
+    /// With more transmissions `rtt` is ambiguous (the answer may belong to any
+    /// transmission) and is not used (Karn's rule); what is certain is kept instead, as Karn
+    /// keeps the backed-off timer: nothing came back within `first_wait` of the first
+    /// transmission, so the SRTT is raised to at least that (a server that always needs a
+    /// retransmission must not look unknown, and so first in line, for ever). `now` is when
+    /// the answer came (the caller has just read the clock for `rtt`). Returns whether the
+    /// answer was used as a sample.
     pub(crate) fn record_answer(
         &self,
         rtt: Duration,
+        transport_srtt: Option<Duration>,
         transmissions: u32,
         first_wait: Duration,
         now: Instant,
     ) -> bool {
         if transmissions <= 1 {
-            self.record_rtt_at(rtt, now);
+            match transport_srtt {
+                Some(srtt) => self.update(now, |_| srtt.as_micros() as f64),
+                None => self.record_rtt_at(rtt, now),
+            }
             return true;
         }
         let floor = first_wait.min(MAX_SRTT).as_micros() as f64;
@@ -169,15 +180,30 @@ mod tests {
         let t = Rtt::default();
         let wait = Duration::from_millis(500);
         // Ambiguous: only "nothing within the first wait" is kept.
-        assert!(!t.record_answer(Duration::from_millis(700), 2, wait, Instant::now()));
+        assert!(!t.record_answer(Duration::from_millis(700), None, 2, wait, Instant::now()));
         assert_eq!(t.srtt(), Some(wait));
-        assert!(t.record_answer(Duration::from_millis(100), 1, wait, Instant::now()));
+        assert!(t.record_answer(Duration::from_millis(100), None, 1, wait, Instant::now()));
         assert_eq!(t.srtt(), Some(Duration::from_millis(400)));
         // A known SRTT above the wait is left alone.
         let t = Rtt::default();
         t.record_failure();
-        assert!(!t.record_answer(Duration::from_millis(1600), 3, wait, Instant::now()));
+        assert!(!t.record_answer(Duration::from_millis(1600), None, 3, wait, Instant::now()));
         assert_eq!(t.srtt(), Some(FAILURE_PENALTY));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_transports_estimate_is_taken_as_it_is() {
+        let t = Rtt::default();
+        let wait = Duration::from_millis(500);
+        t.record_rtt(Duration::from_millis(80));
+        // The transport's estimate from the same round trip replaces the SRTT: no second
+        // smoothing of the same samples.
+        let srtt = Some(Duration::from_millis(12));
+        assert!(t.record_answer(Duration::from_millis(13), srtt, 1, wait, Instant::now()));
+        assert_eq!(t.srtt(), srtt);
+        // A retransmitted answer is no sample, whatever the transport says.
+        assert!(!t.record_answer(Duration::from_millis(700), srtt, 2, wait, Instant::now()));
+        assert_eq!(t.srtt(), Some(wait));
     }
 
     #[tokio::test(start_paused = true)]

@@ -179,12 +179,13 @@ impl Shared {
             t.loss.unmatched(from, id, Instant::now());
         } else {
             if let Some(p) = t.remove(id) {
-                if let Some(sent_at) = p.sent_at {
+                let srtt = p.sent_at.and_then(|sent_at| {
                     t.loss.answered(p.peer, sent_at.elapsed());
-                }
+                    t.loss.srtt(p.peer)
+                });
                 drop(t);
                 // The caller may be gone already (its guard then finds nothing to remove).
-                let _ = p.tx.send(Ok(answer));
+                let _ = p.tx.send(Ok((answer, srtt)));
             }
         }
     }
@@ -254,11 +255,12 @@ impl Shared {
         match open_message(p.session.as_deref(), envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
                 if let Some(p) = t.remove(id) {
-                    if let Some(sent_at) = p.sent_at {
+                    let srtt = p.sent_at.and_then(|sent_at| {
                         t.loss.answered(p.peer, sent_at.elapsed());
-                    }
+                        t.loss.srtt(p.peer)
+                    });
                     drop(guard);
-                    let _ = p.tx.send(Ok(answer));
+                    let _ = p.tx.send(Ok((answer, srtt)));
                 }
             }
             Ok(_) => {

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use foldhash::HashMap;
 use parking_lot::{Mutex, MutexGuard};
@@ -21,7 +22,9 @@ pub(super) type IdMap<V> = HashMap<u32, V>;
 
 /// What a pending request is handed: the answer, or why there will be none (the destination
 /// refused the request).
-pub(super) type Outcome = Result<Message, TransportError>;
+/// What a pending request gets: the answer, with the server's smoothed RTT when the answer
+/// was a sample of it (the request was sent once); or why there is none.
+pub(super) type Outcome = Result<(Message, Option<Duration>), TransportError>;
 
 /// One request waiting for its answer.
 pub(super) struct Pending {
