@@ -6,27 +6,25 @@
 //! Properties: reading never panics. `root_info`: what reads encodes back to the file's bytes
 //! (`int4 totalLen ‖ int4 count ‖ values`). `bootstrap_handles`: the handles written back in
 //! the file's shape (`lastUpdate`, `handles: {h: {handle, values}}`, values by
-//! `wire::json::value_to_json`) read back to the same handles, and so does the shape with
-//! bare arrays of values. Either way every root site found is the decoded data of one of the
+//! `wire::json::value_to_json`) read back to the same handles, and so do the shape with
+//! bare arrays of values and the library's own writer (`BootstrapHandles::to_json`). Either way every root site found is the decoded data of one of the
 //! HS_SITE or HS_SITE.6 values it came from, and there are no more sites than such values.
 #![no_main]
 
 use bytes::{BufMut, BytesMut};
-use handle_resolver::{
-    read_bootstrap_handles, read_root_info, root_sites_from_handles, root_sites_from_values, Site,
-};
+use handle_resolver::root::{read_bootstrap_handles, read_root_info, root_sites};
 use handle_resolver::wire::json::value_to_json;
 use handle_resolver::wire::encode_values;
-use handle_resolver::wire::{HandleValue, Limits};
+use handle_resolver::wire::{HandleValue, Limits, SiteInfo};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value as Json};
 
 /// Every site is one of `values`' HS_SITE / HS_SITE.6 records, decoded.
-fn check_sites<'a>(sites: &[Site], values: impl Iterator<Item = &'a HandleValue> + Clone) {
+fn check_sites<'a>(sites: &[SiteInfo], values: impl Iterator<Item = &'a HandleValue> + Clone) {
     let records = values.filter(|v| v.is_type("HS_SITE") || v.is_type("HS_SITE.6"));
     assert!(sites.len() <= records.clone().count());
     for site in sites {
-        let encoded = site.info.encode().expect("a decoded site encodes");
+        let encoded = site.encode().expect("a decoded site encodes");
         assert!(
             records.clone().any(|v| v.data == encoded),
             "a root site that is no HS_SITE value of the file"
@@ -48,7 +46,7 @@ fn root_info(file: &[u8], limits: &Limits) {
         file,
         "root_info does not encode back to its bytes"
     );
-    check_sites(&root_sites_from_values(&values, limits), values.iter());
+    check_sites(&root_sites(&values, limits), values.iter());
 }
 
 fn bootstrap(file: &[u8], limits: &Limits) {
@@ -81,10 +79,11 @@ fn bootstrap(file: &[u8], limits: &Limits) {
             "bootstrap_handles changed when written back (bare {bare})"
         );
     }
-    check_sites(
-        &root_sites_from_handles(&b.handles, limits),
-        b.handles.values().flatten(),
-    );
+    // The library's own writer (`BootstrapHandles::to_json`, what a verified root refresh
+    // persists) reads back to the same file too.
+    let back = read_bootstrap_handles(&b.to_json(), limits).expect("to_json reads back");
+    assert_eq!(back, b, "bootstrap_handles changed through to_json");
+    check_sites(&b.root_sites(limits), b.handles.values().flatten());
 }
 
 fuzz_target!(|data: &[u8]| {
