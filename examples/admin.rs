@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use handle_resolver::auth::{Authenticator, Identity, KeySource, KeySourceError};
+use handle_resolver::cli::AuthArgs;
 use handle_resolver::transport::addr::resolve_host_port;
 use handle_resolver::wire::json::values_from_json;
 use handle_resolver::wire::{HandleValue, Limits};
@@ -68,81 +68,6 @@ struct Args {
 
     #[command(flatten)]
     auth: AuthArgs,
-}
-
-/// The environment variable read for the secret key when `--auth` comes without a file.
-const SECRET_ENV: &str = "HANDLE_RESOLVER_SECRET";
-
-/// The identity: the same options as `resolve`'s (secrets never on the command line).
-#[derive(Debug, Clone, Default, clap::Args)]
-struct AuthArgs {
-    /// Authenticate as this identity (INDEX:HANDLE, e.g. 300:0.NA/20.500.12345), with the
-    /// secret key of --secret-file or $HANDLE_RESOLVER_SECRET, or the private key of
-    /// --key-file.
-    #[arg(long, value_name = "INDEX:HANDLE", help_heading = "Authentication")]
-    auth: Option<String>,
-    /// A file holding the identity's secret key (HS_SECKEY; one trailing newline is
-    /// stripped).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "auth",
-        conflicts_with = "key_file",
-        help_heading = "Authentication"
-    )]
-    secret_file: Option<PathBuf>,
-    /// A file holding the identity's private key (HS_PUBKEY): the reference's private key
-    /// file (possibly passphrase-encrypted) or PKCS#8 PEM.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "auth",
-        help_heading = "Authentication"
-    )]
-    key_file: Option<PathBuf>,
-    /// The environment variable holding the passphrase of an encrypted --key-file.
-    #[arg(
-        long,
-        value_name = "VAR",
-        requires = "key_file",
-        help_heading = "Authentication"
-    )]
-    key_passphrase_env: Option<String>,
-    /// Challenge every request on its own instead of opening a session with each server.
-    #[arg(long, requires = "auth", help_heading = "Authentication")]
-    no_session: bool,
-}
-
-impl AuthArgs {
-    /// The authenticator the options describe (`None` without `--auth`), or why not.
-    fn authenticator(&self) -> Result<Option<Authenticator>, String> {
-        let Some(auth) = &self.auth else {
-            return Ok(None);
-        };
-        let identity: Identity = auth
-            .parse()
-            .map_err(|e| format!("--auth {auth}: not INDEX:HANDLE: {e}"))?;
-        let (option, source) = match (&self.key_file, &self.secret_file) {
-            (Some(path), _) => (
-                "--key-file",
-                KeySource::PrivateKeyFile {
-                    path: path.clone(),
-                    passphrase_env: self.key_passphrase_env.clone(),
-                },
-            ),
-            (None, Some(path)) => ("--secret-file", KeySource::SecretFile(path.clone())),
-            (None, None) => ("--auth", KeySource::SecretEnv(SECRET_ENV.to_string())),
-        };
-        let credentials = source.load().map_err(|e| match e {
-            KeySourceError::NoSecret { .. } => format!(
-                "--auth needs a key: --secret-file FILE, --key-file FILE, or the secret key in \
-                 ${SECRET_ENV}"
-            ),
-            KeySourceError::NoPassphrase { .. } => format!("--key-passphrase-env {e}"),
-            _ => format!("{option} {e}"),
-        })?;
-        Ok(Some(Authenticator::new(identity, credentials)))
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -245,7 +170,7 @@ fn build(args: &Args) -> Result<Resolver, String> {
         ));
     }
     let mut b = Resolver::builder().timeout(Duration::from_secs_f64(args.timeout));
-    if let Some(me) = args.auth.authenticator()? {
+    if let Some(me) = args.auth.authenticator().map_err(|e| e.to_string())? {
         b = b.authenticator(me).sessions(!args.auth.no_session);
     }
     if let Some(server) = &args.server {

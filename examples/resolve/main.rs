@@ -16,10 +16,10 @@
 //! Files: `main.rs` the options and the run; `bulk.rs` resolving a stream of identifiers
 //! (order, signals, flushing); `input.rs` reading them; `report.rs` one result in each output
 //! format; `render.rs` text, JSON and the exit status table; `tsv.rs`; `progress.rs`;
-//! `check.rs` `--check`; `check_root.rs` `--check-root`; `demo.rs` `--demo`; `auth.rs`
-//! `--auth`; `out.rs` stdout. `HOST[:PORT]` addresses are the library's `addr`.
+//! `check.rs` `--check`; `check_root.rs` `--check-root`; `demo.rs` `--demo`; `out.rs`
+//! stdout. The `--auth` options are the library's `cli::AuthArgs` (shared with `admin`),
+//! `HOST[:PORT]` addresses and `http(s)://` URLs its `transport::addr`.
 
-mod auth;
 mod bulk;
 mod check;
 mod check_root;
@@ -40,6 +40,7 @@ use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use handle_resolver::cli::AuthArgs;
 use handle_resolver::ident::ParseOptions;
 use handle_resolver::transport::addr::BaseUrl;
 use handle_resolver::transport::addr::{resolve_host_port, AddrError};
@@ -188,7 +189,7 @@ struct Args {
     root_file: check_root::CheckRootArgs,
 
     #[command(flatten)]
-    auth: auth::AuthArgs,
+    auth: AuthArgs,
 }
 
 /// The longest `--timeout`: one day.
@@ -407,7 +408,7 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         .follow_aliases(args.follow_aliases)
         .strict_cordra(args.cordra)
         .timeout(args.timeout);
-    if let Some(me) = args.auth.authenticator()? {
+    if let Some(me) = args.auth.authenticator().map_err(|e| e.to_string())? {
         b = b.authenticator(me).sessions(!args.auth.no_session);
     }
     if let Some(server) = &args.server {

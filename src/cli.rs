@@ -1,19 +1,23 @@
-//! `--auth INDEX:HANDLE` with `--secret-file`, `--key-file` or `HANDLE_RESOLVER_SECRET`:
-//! the identity the resolver answers a server's challenge as. Reading the key is the
-//! library's [`KeySource`]; `admin` declares the same options.
+//! What the command-line tools share (feature `cli`): the identity options of `resolve` and
+//! `admin` ([`AuthArgs`]), declared once for both.
 //!
-//! Secrets come only from files or the environment: no option takes a secret as its value,
-//! so none ends up in the shell history or the process list.
+//! `--auth INDEX:HANDLE` with `--secret-file`, `--key-file` or `HANDLE_RESOLVER_SECRET`: the
+//! identity the resolver answers a server's challenge as. Secrets come only from files or the
+//! environment: no option takes a secret as its value, so none ends up in the shell history
+//! or the process list. Reading the key is [`KeySource`]'s.
 
 use std::path::PathBuf;
 
-use handle_resolver::auth::{Authenticator, Identity, KeySource, KeySourceError};
+use thiserror::Error;
+
+use crate::auth::{Authenticator, Identity, IdentityError, KeySource, KeySourceError};
 
 /// The environment variable read for the secret key when `--auth` comes without a file.
 pub const SECRET_ENV: &str = "HANDLE_RESOLVER_SECRET";
 
-/// The authentication options.
+/// The identity options (flatten them into a clap command).
 #[derive(Debug, Clone, Default, clap::Args)]
+#[non_exhaustive]
 pub struct AuthArgs {
     /// Authenticate as this identity (INDEX:HANDLE, e.g. 300:0.NA/20.500.12345), with the
     /// secret key of --secret-file or $HANDLE_RESOLVER_SECRET, or the private key of
@@ -54,21 +58,50 @@ pub struct AuthArgs {
     pub no_session: bool,
 }
 
+/// Why the identity options give no authenticator; the text names the option at fault.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum AuthArgsError {
+    /// `--auth` is not `INDEX:HANDLE`.
+    #[error("--auth {text}: not INDEX:HANDLE: {error}")]
+    Identity {
+        /// What was given.
+        text: String,
+        /// Why it is no identity.
+        error: IdentityError,
+    },
+    /// `--auth` without a key file and without the secret in the environment.
+    #[error(
+        "--auth needs a key: --secret-file FILE, --key-file FILE, or the secret key in \
+         ${SECRET_ENV}"
+    )]
+    NoKey,
+    /// The key could not be had from the option named.
+    #[error("{option} {error}")]
+    Key {
+        /// `--key-file`, `--secret-file`, `--key-passphrase-env` or `--auth`.
+        option: &'static str,
+        /// Why.
+        error: KeySourceError,
+    },
+}
+
 impl AuthArgs {
     /// Whether an identity was asked for.
     pub fn enabled(&self) -> bool {
         self.auth.is_some()
     }
 
-    /// The authenticator the options describe (`None` without `--auth`), or why it cannot
-    /// be had (a bad identity, an unreadable or unparsable file, a missing variable).
-    pub fn authenticator(&self) -> Result<Option<Authenticator>, String> {
+    /// The authenticator the options describe (`None` without `--auth`), or why it cannot be
+    /// had (a bad identity, an unreadable or unparsable file, a missing variable).
+    pub fn authenticator(&self) -> Result<Option<Authenticator>, AuthArgsError> {
         let Some(auth) = &self.auth else {
             return Ok(None);
         };
-        let identity: Identity = auth
-            .parse()
-            .map_err(|e| format!("--auth {auth}: not INDEX:HANDLE: {e}"))?;
+        let identity: Identity = auth.parse().map_err(|error| AuthArgsError::Identity {
+            text: auth.clone(),
+            error,
+        })?;
         let (option, source) = match (&self.key_file, &self.secret_file) {
             (Some(path), _) => (
                 "--key-file",
@@ -80,13 +113,13 @@ impl AuthArgs {
             (None, Some(path)) => ("--secret-file", KeySource::SecretFile(path.clone())),
             (None, None) => ("--auth", KeySource::SecretEnv(SECRET_ENV.to_string())),
         };
-        let credentials = source.load().map_err(|e| match e {
-            KeySourceError::NoSecret { .. } => format!(
-                "--auth needs a key: --secret-file FILE, --key-file FILE, or the secret key in \
-                 ${SECRET_ENV}"
-            ),
-            KeySourceError::NoPassphrase { .. } => format!("--key-passphrase-env {e}"),
-            _ => format!("{option} {e}"),
+        let credentials = source.load().map_err(|error| match error {
+            KeySourceError::NoSecret { .. } => AuthArgsError::NoKey,
+            KeySourceError::NoPassphrase { .. } => AuthArgsError::Key {
+                option: "--key-passphrase-env",
+                error,
+            },
+            error => AuthArgsError::Key { option, error },
         })?;
         Ok(Some(Authenticator::new(identity, credentials)))
     }
