@@ -3,20 +3,11 @@
 //! exit status table (in `--help` and in the README). `HOST[:PORT]` addresses and `--auth`
 //! key files are the library's (`addr`, `auth::KeySource`), tested there.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::examples::example;
 
-/// `resolve ARGS` (`bin`), without the environment variables it reads.
-fn command(bin: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(bin);
-    c.args(args)
-        .env_remove("HANDLE_RESOLVER_ROOT")
-        .env_remove("HANDLE_RESOLVER_SERVER")
-        .env_remove("HANDLE_RESOLVER_SECRET");
-    c
-}
+use crate::support::examples::command;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -89,16 +80,15 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
 /// prints them.
 #[cfg(feature = "testing")]
 mod with_server {
-    use std::io::Write;
     use std::path::Path;
-    use std::process::{Output, Stdio};
+    use std::process::Output;
     use std::sync::Arc;
 
     use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
     use handle_resolver::wire::HandleValue;
     use serde_json::Value;
 
-    use super::{command, example, stderr};
+    use super::{example, stderr};
 
     /// `input::MAX_LINE` of the example: the longest stdin line read as an identifier.
     const MAX_LINE: usize = 64 * 1024;
@@ -119,24 +109,7 @@ mod with_server {
         let mut all = vec!["--server".to_string(), server.addr().to_string()];
         all.extend(args.iter().map(|s| s.to_string()));
         all.push("-".into());
-        let input = input.to_vec();
-        let bin = example("resolve");
-        tokio::task::spawn_blocking(move || {
-            let all: Vec<&str> = all.iter().map(String::as_str).collect();
-            let mut child = command(&bin, &all)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut stdin = child.stdin.take().unwrap();
-            let writer = std::thread::spawn(move || stdin.write_all(&input));
-            let out = child.wait_with_output().unwrap();
-            writer.join().unwrap().unwrap();
-            out
-        })
-        .await
-        .unwrap()
+        crate::support::examples::run_stdin(&example("resolve"), all, input).await
     }
 
     /// The JSON documents of a `--json --keep-order` run, one per item read, in input order.

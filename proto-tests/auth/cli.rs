@@ -4,7 +4,7 @@
 //! refusals (exit 1) and bad input (exit 2, nothing sent).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -17,14 +17,7 @@ const HANDLE: &str = "20.500.12345/CLI-MADE";
 
 /// Runs `bin` with `args`, without the environment's root, server or secret.
 async fn run(bin: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(bin);
-    c.args(args)
-        .env_remove("HANDLE_RESOLVER_ROOT")
-        .env_remove("HANDLE_RESOLVER_SERVER")
-        .env_remove("HANDLE_RESOLVER_SECRET");
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    crate::support::examples::run(bin, args.iter().map(|a| a.to_string()).collect()).await
 }
 
 fn stdout(o: &Output) -> String {
@@ -193,18 +186,18 @@ async fn the_admin_cli_and_resolve_auth_run_the_whole_flow() {
     assert_eq!(values(&o)[1], (2, "hidden@example.org".to_string()));
 
     // The secret key from the environment (the variable's newline stripped too).
-    let mut c = Command::new(&resolve);
-    c.args([
-        "--server",
-        &addr,
-        "--auth",
-        "300:20.500.12345/USER-SECKEY",
-        "--json",
-        HANDLE,
-    ])
-    .env_remove("HANDLE_RESOLVER_ROOT")
-    .env_remove("HANDLE_RESOLVER_SERVER")
-    .env("HANDLE_RESOLVER_SECRET", "public-test-secret-1\n");
+    let mut c = crate::support::examples::command(
+        &resolve,
+        &[
+            "--server",
+            &addr,
+            "--auth",
+            "300:20.500.12345/USER-SECKEY",
+            "--json",
+            HANDLE,
+        ],
+    );
+    c.env("HANDLE_RESOLVER_SECRET", "public-test-secret-1\n");
     let o = tokio::task::spawn_blocking(move || c.output().unwrap())
         .await
         .unwrap();

@@ -3,13 +3,14 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::Arc;
 
 use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
 use serde_json::Value;
 
 use crate::support::examples::example;
+pub(super) use crate::support::examples::{command, run, run_stdin};
 
 pub(super) async fn server() -> TestServer {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
@@ -20,23 +21,6 @@ pub(super) async fn server() -> TestServer {
         .unwrap();
     file.fill(&store, &server.site_value(1).data).unwrap();
     server
-}
-
-/// The binary with `args`, without the environment variables it reads (the tests set them
-/// where they test them).
-pub(super) fn command(bin: &Path, args: &[String]) -> Command {
-    let mut c = Command::new(bin);
-    c.args(args)
-        .env_remove("HANDLE_RESOLVER_ROOT")
-        .env_remove("HANDLE_RESOLVER_SERVER");
-    c
-}
-
-pub(super) async fn run(bin: &Path, args: Vec<String>) -> Output {
-    let bin = bin.to_path_buf();
-    tokio::task::spawn_blocking(move || command(&bin, &args).output().unwrap())
-        .await
-        .unwrap()
 }
 
 pub(super) fn args(list: &[&str]) -> Vec<String> {
@@ -164,27 +148,6 @@ async fn resolve_cli_output_and_exit_statuses() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["drift"], false);
     assert_eq!(doc["servers"].as_array().unwrap().len(), 1);
-}
-
-/// Runs the binary with `input` on stdin.
-pub(super) async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> Output {
-    let input: Vec<u8> = input.into();
-    let bin = bin.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let mut child = command(&bin, &args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || stdin.write_all(&input));
-        let out = child.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
-        out
-    })
-    .await
-    .unwrap()
 }
 
 pub(super) fn stderr(out: &Output) -> String {

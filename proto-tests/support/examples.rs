@@ -4,7 +4,10 @@
 //! `target/<profile>/examples/`, next to the `deps/` folder of this test binary. A binary
 //! that is not there is a failure with the command that builds it, never a skipped test.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// The path of the example binary `name`; panics when it has not been built.
 pub fn example(name: &str) -> PathBuf {
@@ -24,4 +27,44 @@ pub fn example(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The binary with `args`, without the environment variables it reads (its root, server
+/// and secret: the tests set them where they test them).
+pub fn command<S: AsRef<OsStr>>(bin: &Path, args: &[S]) -> Command {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .env_remove("HANDLE_RESOLVER_ROOT")
+        .env_remove("HANDLE_RESOLVER_SERVER")
+        .env_remove("HANDLE_RESOLVER_SECRET");
+    c
+}
+
+/// Runs the binary with `args` ([`command`]) off the test's runtime.
+pub async fn run(bin: &Path, args: Vec<String>) -> Output {
+    let bin = bin.to_path_buf();
+    tokio::task::spawn_blocking(move || command(&bin, &args).output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// Runs the binary with `input` on stdin.
+pub async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> Output {
+    let input: Vec<u8> = input.into();
+    let bin = bin.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut child = command(&bin, &args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        out
+    })
+    .await
+    .unwrap()
 }
