@@ -80,11 +80,10 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
 /// prints them.
 #[cfg(feature = "testing")]
 mod with_server {
-    use std::path::Path;
-    use std::process::Output;
-    use std::sync::Arc;
 
-    use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
+    use std::process::Output;
+
+    use handle_resolver::testing::TestServer;
     use handle_resolver::wire::HandleValue;
     use serde_json::Value;
 
@@ -93,16 +92,7 @@ mod with_server {
     /// `input::MAX_LINE` of the example: the longest stdin line read as an identifier.
     const MAX_LINE: usize = 64 * 1024;
 
-    async fn server() -> TestServer {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
-        let file = StoreFile::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let store = Arc::new(file.new_store());
-        let server = TestServer::start(TestServerConfig::new(store.clone()))
-            .await
-            .unwrap();
-        file.fill(&store, &server.site_value(1).data).unwrap();
-        server
-    }
+    use crate::support::examples::sample_server as server;
 
     /// `resolve --server SERVER ARGS -` with `input` on stdin.
     async fn run_stdin(server: &TestServer, args: &[&str], input: &[u8]) -> Output {

@@ -2,26 +2,16 @@
 //! `fixtures/testserver/handles.json`: output shapes and exit statuses.
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Output, Stdio};
 use std::sync::Arc;
 
-use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
+use handle_resolver::testing::{TestServer, TestServerConfig};
 use serde_json::Value;
 
 use crate::support::examples::example;
 pub(super) use crate::support::examples::{command, run, run_stdin};
 
-pub(super) async fn server() -> TestServer {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
-    let file = StoreFile::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let store = Arc::new(file.new_store());
-    let server = TestServer::start(TestServerConfig::new(store.clone()))
-        .await
-        .unwrap();
-    file.fill(&store, &server.site_value(1).data).unwrap();
-    server
-}
+pub(super) use crate::support::examples::sample_server as server;
 
 pub(super) fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()

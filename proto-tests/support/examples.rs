@@ -68,3 +68,18 @@ pub async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>)
     .await
     .unwrap()
 }
+
+/// The test server with the sample store (`fixtures/testserver/handles.json`) the CLI tests
+/// resolve against, its site values pointing at itself.
+#[cfg(feature = "testing")]
+pub async fn sample_server() -> handle_resolver::testing::TestServer {
+    use handle_resolver::testing::{StoreFile, TestServer, TestServerConfig};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/testserver/handles.json");
+    let file = StoreFile::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let store = std::sync::Arc::new(file.new_store());
+    let server = TestServer::start(TestServerConfig::new(store.clone()))
+        .await
+        .unwrap();
+    file.fill(&store, &server.site_value(1).data).unwrap();
+    server
+}
