@@ -9,19 +9,21 @@
 //! 2. `resolution.rs`: one call, under **the one deadline**: the HS_ALIAS chain, the answer
 //!    cache, identical queries shared in flight; each handle is asked of the upstream: the
 //!    native procedure, or a handle proxy's REST API (`proxy.rs`).
-//! 3. `locate/`: the [`SiteLocator`](locate::SiteLocator), the procedure for one request:
-//!    the sites of the handle (the root's, or its prefix's service, looked up by a request of
-//!    its own: `locate/service.rs`), referrals (`locate/referral.rs`), the root and its
-//!    refresh (`locate/root.rs`).
-//! 4. `ask/`: the [`Asker`](ask::Asker): the hedged race over sites in SRTT order, the
-//!    server a site's hash picks, the transports of one server in turn; one attempt
-//!    (`ask/attempt.rs`), its exchanges (`ask/send.rs`) and the checks of its answer
-//!    (`ask/check.rs`).
-//! 5. `peers/`: what is known of each server, in one table: RTT, health (breaker), UDP
-//!    limit, session.
+//! 3. `locate/mod.rs`: the [`SiteLocator`](locate::SiteLocator), the procedure for one
+//!    request: the sites of the handle (the fixed server's, the root's, or its prefix's
+//!    service, looked up by a request of its own and cached: `locate/services.rs`),
+//!    referrals (`locate/referral.rs`), the root and its refresh (`locate/root.rs`).
+//! 4. `ask/mod.rs`: the [`Asker`](ask::Asker): the hedged race over sites in SRTT order, the
+//!    server a site's hash picks, the transports of one server in turn; `ask/attempt.rs`, one
+//!    attempt (session, UDP limit, early resends, challenge answers, the trace); the checks
+//!    of its answer (`ask/check.rs`); what is sent and how an answer reads
+//!    (`ask/request.rs`).
+//! 5. `peers/mod.rs`: what is known of each server, in one table with one bound: RTT,
+//!    health (breaker), UDP limit, session.
 //!
-//! Beside them: `query.rs`, `record.rs`, `error.rs`, `settings.rs` (the types of the front), and `support/` (single flight, the trace
-//! of attempts, the hedged race, the caches, the clock, the deadline). Administration
+//! Below them, used by every stage and using none: `site.rs` ([`Site`]), `query.rs`,
+//! `record.rs`, `error.rs`, `settings.rs`, and `support/` (single flight, the trace of
+//! attempts, the hedged race, the caches, the clock, the deadline). Administration
 //! (`crate::admin`) and URN resolution (`crate::urn`) sit beside the resolver and reach
 //! servers through it.
 //!
