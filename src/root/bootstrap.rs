@@ -11,10 +11,11 @@ use std::sync::LazyLock;
 
 use serde_json::Value as Json;
 
+use crate::wire::json::JsonError;
 use crate::wire::json::{
     get, max_json_len, need, object, unsigned, value_to_json, values_at, At, JsonErrorKind,
 };
-use crate::wire::{HandleValue, JsonError, Limits, SiteInfo};
+use crate::wire::{HandleValue, Limits, SiteInfo};
 
 use super::{extend_unique, site_values, RootFileError, ROOT_HANDLE};
 

@@ -19,7 +19,8 @@ use std::sync::LazyLock;
 use thiserror::Error;
 
 use crate::ident::Handle;
-use crate::wire::{DecodeError, HandleValue, JsonError, Limits, SiteInfo};
+use crate::wire::json::JsonError;
+use crate::wire::{DecodeError, HandleValue, Limits, SiteInfo};
 
 pub use bootstrap::{builtin_root_sites, read_bootstrap_handles, BootstrapHandles};
 pub use root_info::read_root_info;

@@ -8,10 +8,11 @@ use base64ct::{Base64, Encoding};
 use serde_json::{Map, Value as Json};
 
 use super::names::{Permission, ValueId};
+use crate::wire::json::JsonError;
 use crate::wire::json::{
     array, get, int4, key_from_json, key_to_json, need, object, text, unsigned, At, JsonErrorKind,
 };
-use crate::wire::{JsonError, Limits, PublicKey};
+use crate::wire::{Limits, PublicKey};
 
 /// The digests a signature lists: the algorithm (a Java `MessageDigest` name, `SHA-256`) and
 /// per value index the digest of the value.

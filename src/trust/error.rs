@@ -7,7 +7,8 @@ use thiserror::Error;
 use super::alg::JwsAlgorithm;
 use super::digest::DigestAlgorithm;
 use super::names::ValueId;
-use crate::wire::{EncodeError, JsonError, KeyError};
+use crate::wire::json::JsonError;
+use crate::wire::{EncodeError, KeyError};
 
 /// A value's data is not a compact JWS the verifier reads.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -68,8 +68,6 @@ pub use fragments::{
 };
 pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
-// Crate-internal short path (the public one is `wire::json::JsonError`).
-pub(crate) use json::JsonError;
 pub use limits::Limits;
 pub use loc::{LocError, Location, Locations};
 pub use message::Message;
