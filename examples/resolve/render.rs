@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use handle_resolver::transport::TransportKind;
+use handle_resolver::wire::json::RestAnswer;
 use handle_resolver::wire::{HandleValue, ResponseCode};
 use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError};
 use serde_json::{json, Value as Json};
@@ -476,23 +477,30 @@ pub fn json_document(
     trace: bool,
     raw: bool,
 ) -> Json {
+    // The REST API's document (`RestAnswer`), with what the CLI adds: `aliases`, each
+    // value's `raw` bytes, the `trace`.
     let mut doc = match result {
         Ok(rec) => {
-            let mut doc = json!({
-                "responseCode": 1,
-                "handle": rec.handle,
-                "values": rec.values.iter().map(|v| value_json(v, raw)).collect::<Vec<_>>(),
-            });
+            let mut answer = RestAnswer::new(1, rec.handle.as_str());
+            answer.values = rec.values.clone();
+            let mut doc = answer.to_json();
+            if raw {
+                if let Some(values) = doc.get_mut("values").and_then(Json::as_array_mut) {
+                    for (json, v) in values.iter_mut().zip(&rec.values) {
+                        json["raw"] = Json::String(hex::encode(&v.data));
+                    }
+                }
+            }
             if rec.aliases.len() > 1 {
                 doc["aliases"] = json!(rec.aliases);
             }
             doc
         }
-        Err(e) => json!({
-            "responseCode": response_code(e),
-            "handle": asked,
-            "message": reason(e, attempts, ctx),
-        }),
+        Err(e) => {
+            let mut answer = RestAnswer::new(response_code(e), asked);
+            answer.message = Some(reason(e, attempts, ctx));
+            answer.to_json()
+        }
     };
     if trace {
         doc["trace"] = Json::Array(attempts.iter().map(attempt_json).collect());
