@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use handle_resolver::root::read_bootstrap_handles;
-use handle_resolver::trust::{verify_records, TrustError, TrustRoot, VerifiedRecord};
+use handle_resolver::trust::{instant, verify_records, TrustError, TrustRoot, VerifiedRecord};
 use handle_resolver::wire::Limits;
 use serde_json::json;
 
@@ -134,17 +134,6 @@ fn check_time(at: Option<&str>, last_update_ms: Option<u64>) -> Result<u64, Stri
                 })
         }
     }
-}
-
-fn instant(seconds: u64) -> String {
-    i64::try_from(seconds)
-        .ok()
-        .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_else(|| seconds.to_string())
 }
 
 /// `5 values signed by 301:0.NA/0.NA (certificates 400:0.NA/0.NA, 400:0.0/0.0) until ...`

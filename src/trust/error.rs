@@ -336,8 +336,12 @@ impl std::error::Error for TrustError {
 }
 
 /// Seconds since the epoch as RFC 3339 (`2019-07-26T18:15:40Z`), or the number when out of
-/// range.
-pub(crate) fn instant(seconds: u64) -> String {
+/// range: how the trust chain's errors and reports name a certificate's times.
+///
+/// ```
+/// assert_eq!(handle_resolver::trust::instant(1_564_164_940), "2019-07-26T18:15:40Z");
+/// ```
+pub fn instant(seconds: u64) -> String {
     i64::try_from(seconds)
         .ok()
         .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())

@@ -40,7 +40,7 @@ mod tests;
 pub use chain::MAX_CHAIN_LENGTH;
 pub use claims::{Claims, SignedDigests};
 pub use digest::{digested_bytes, value_digest, DigestAlgorithm, DIGEST_OFFSET};
-pub use error::{JwsError, LegacyError, TrustError, TrustErrorKind};
+pub use error::{instant, JwsError, LegacyError, TrustError, TrustErrorKind};
 pub use jws::{Jws, JwsAlgorithm};
 pub use legacy::{DIGESTS_TYPE as LEGACY_DIGESTS_TYPE, SIGNATURE_TYPE as LEGACY_SIGNATURE_TYPE};
 pub use names::{same_handle, Permission, ValueId, TRUST_ROOT_HANDLE};
