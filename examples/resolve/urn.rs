@@ -60,13 +60,7 @@ pub fn canonical(input: &str) -> String {
 pub fn json_document(input: &str, result: &Result<UrnAnswer, UrnError>) -> Json {
     let mut doc = match result {
         Ok(answer) => json!(answer),
-        Err(e) => json!({
-            "urn": canonical(input),
-            "responseCode": e.response_code(),
-            "urls": [],
-            "resolver": e.url(),
-            "message": e.to_string(),
-        }),
+        Err(e) => e.to_json(&canonical(input)),
     };
     doc["input"] = json!(input);
     doc

@@ -257,6 +257,27 @@ impl UrnError {
         )
     }
 
+    /// The failure in the JSON shape of an answer ([`UrnAnswer`]), as `resolve --json`
+    /// writes it: `urn` (the URN asked, `urn` here), its `responseCode`, no `urls`, the
+    /// `resolver` URL asked (`null` when nothing was sent) and the `message`.
+    ///
+    /// ```
+    /// # async fn demo(resolver: handle_resolver::Resolver) {
+    /// if let Err(e) = resolver.resolve_urn("urn-3:HUL.OIS:Home").await {
+    ///     println!("{}", e.to_json("urn:urn-3:hul.ois:home"));
+    /// }
+    /// # }
+    /// ```
+    pub fn to_json(&self, urn: &str) -> serde_json::Value {
+        serde_json::json!({
+            "urn": urn,
+            "responseCode": self.response_code(),
+            "urls": [],
+            "resolver": self.url(),
+            "message": self.to_string(),
+        })
+    }
+
     /// The URL asked when it failed (the resolver, for a timeout); `None` when nothing was
     /// sent.
     pub fn url(&self) -> Option<&str> {
