@@ -72,7 +72,7 @@ pub enum SignatureFailure {
     NoServerKey(SocketAddr),
     /// The server's public key could not be decoded.
     #[error("server key undecodable: {0}")]
-    BadKey(String),
+    BadKey(DecodeError),
     /// The signature does not verify.
     #[error("{0}")]
     Invalid(SignatureError),
@@ -574,10 +574,11 @@ mod tests {
                     .into(),
             ),
             (
-                signature(SignatureFailure::BadKey("bad exponent".into())),
-                "signature check failed for the answer from 127.0.0.1:2641: server key \
-                 undecodable: bad exponent"
-                    .into(),
+                signature(SignatureFailure::BadKey(decode.clone())),
+                format!(
+                    "signature check failed for the answer from 127.0.0.1:2641: server key \
+                     undecodable: {decode}"
+                ),
             ),
             (
                 signature(SignatureFailure::Invalid(SignatureError::Mismatch)),

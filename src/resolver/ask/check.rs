@@ -66,7 +66,7 @@ pub(super) fn check_answer(
     let key = match server.public_key() {
         Ok(Some(k)) => k,
         Ok(None) => return Err(signature(SignatureFailure::NoServerKey(addr))),
-        Err(e) => return Err(signature(SignatureFailure::BadKey(e.to_string()))),
+        Err(e) => return Err(signature(SignatureFailure::BadKey(e))),
     };
     verify_message(response, &key).map_err(|e| signature(SignatureFailure::Invalid(e)))?;
     Ok(true)
