@@ -574,7 +574,7 @@ mod tests {
                     .into(),
             ),
             (
-                signature(SignatureFailure::BadKey(decode.clone())),
+                signature(SignatureFailure::BadKey(decode)),
                 format!(
                     "signature check failed for the answer from 127.0.0.1:2641: server key \
                      undecodable: {decode}"
