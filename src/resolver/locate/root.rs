@@ -252,7 +252,7 @@ impl SiteLocator {
     }
 
     /// Re-reads the root service information from `0.NA/0.NA` at the current root sites;
-    /// with a trust root, only what verifies (`root_refresh.rs`).
+    /// with a trust root, only what verifies ([`verified_root_sites`], below).
     async fn refresh_root_now(
         self: &Arc<Self>,
         certify: bool,
