@@ -38,6 +38,7 @@
 //! helpers they all use.
 
 mod data;
+mod format;
 mod key;
 mod read;
 mod rest;
@@ -51,8 +52,9 @@ use super::value::{HandleValue, Permissions, Ttl, ValueReference};
 
 pub use data::{
     admin_from_json, admin_to_json, data_format, data_from_json, data_to_json, vlist_from_json,
-    vlist_to_json, DataFormat,
+    vlist_to_json,
 };
+pub use format::DataFormat;
 pub use key::{key_from_json, key_to_json};
 pub(crate) use read::{
     array, boolean, check_len, get, int4, need, object, text, text_bytes, unsigned, At,

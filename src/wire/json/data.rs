@@ -1,13 +1,14 @@
 //! The `data` member of a value: which format the REST API picks, and each format both ways
-//! (`string`, `base64`, `hex`, `admin`, `vlist`, `site`, `key`).
+//! (`string`, `base64`, `hex` and the data formats of `format.rs`; `admin`, `vlist` here;
+//! `site` and `key` in their own files).
 
-use base64ct::{Base64, Base64Unpadded, Base64UrlUnpadded, Encoding};
+use base64ct::{Base64, Encoding};
 use bytes::Bytes;
 use serde_json::{Map, Value as Json};
 
 use super::{
-    boolean, check_len, get, int4, need, object, reference_to_json, references_at, text,
-    text_bytes, unsigned, At, JsonError, JsonErrorKind,
+    boolean, check_len, get, int4, need, object, reference_to_json, references_at, text_bytes,
+    unsigned, At, JsonError, JsonErrorKind,
 };
 use crate::wire::admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 use crate::wire::error::EncodeError;
@@ -16,65 +17,9 @@ use crate::wire::pubkey::PublicKey;
 use crate::wire::site::SiteInfo;
 use crate::wire::value::{HandleValue, ValueReference};
 
+use super::format::{bytes_at, format_of, tagged, DataFormat};
 use super::key::{key_at, key_to_json};
 use super::site::{site_at, site_to_json};
-
-/// The `data.format` of a value's JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum DataFormat {
-    /// UTF-8 text.
-    String,
-    /// Any bytes, base64 (standard alphabet, padded).
-    Base64,
-    /// Any bytes, hex (read, never written: the REST API writes base64).
-    Hex,
-    /// HS_ADMIN.
-    Admin,
-    /// HS_VLIST.
-    VList,
-    /// HS_SITE, HS_SITE.PREFIX, HS_SITE.6, HS_NA_DELEGATE.
-    Site,
-    /// HS_PUBKEY (RSA or DSA).
-    Key,
-}
-
-impl DataFormat {
-    /// `string`, `base64`, `hex`, `admin`, `vlist`, `site` or `key`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            DataFormat::String => "string",
-            DataFormat::Base64 => "base64",
-            DataFormat::Hex => "hex",
-            DataFormat::Admin => "admin",
-            DataFormat::VList => "vlist",
-            DataFormat::Site => "site",
-            DataFormat::Key => "key",
-        }
-    }
-
-    /// The format of a name, ignoring ASCII case (as the reference library does).
-    pub fn from_name(name: &str) -> Option<Self> {
-        [
-            DataFormat::String,
-            DataFormat::Base64,
-            DataFormat::Hex,
-            DataFormat::Admin,
-            DataFormat::VList,
-            DataFormat::Site,
-            DataFormat::Key,
-        ]
-        .into_iter()
-        .find(|f| f.name().eq_ignore_ascii_case(name))
-    }
-}
-
-pub(super) fn tagged(format: DataFormat, value: Json) -> Json {
-    let mut o = Map::new();
-    o.insert("format".into(), Json::from(format.name()));
-    o.insert("value".into(), value);
-    Json::Object(o)
-}
 
 /// The reference library's type test: the name itself or one of its sub-types
 /// (`HS_SITE.PREFIX` is an `HS_SITE`), ignoring ASCII case.
@@ -163,10 +108,7 @@ pub(super) fn data_at(v: &Json, at: &At, limits: &Limits) -> Result<Bytes, JsonE
             Bytes::copy_from_slice(s.as_bytes())
         }
         Json::Object(o) => {
-            let format_at = at.key("format");
-            let name = text(need(o, "format", at)?, &format_at)?;
-            let format = DataFormat::from_name(name)
-                .ok_or_else(|| format_at.err(JsonErrorKind::UnknownFormat(name.to_owned())))?;
+            let format = format_of(o, at)?;
             decode_format(format, need(o, "value", at)?, &at.key("value"), limits)?
         }
         _ => {
@@ -190,49 +132,14 @@ fn decode_format(
     limits: &Limits,
 ) -> Result<Bytes, JsonError> {
     match format {
-        DataFormat::String => text_bytes(v, at, limits.max_array),
-        DataFormat::Base64 => base64_at(v, at, limits),
-        DataFormat::Hex => {
-            let s = text(v, at)?;
-            check_len(s.len() / 2, at, limits.max_array)?;
-            hex::decode(s)
-                .map(Bytes::from)
-                .map_err(|_| at.err(JsonErrorKind::Invalid("hex digits")))
-        }
         DataFormat::Admin => encoded(admin_at(v, at, limits)?.encode(), at),
         DataFormat::VList => encoded(encode_vlist(&references_at(v, at, limits)?), at),
         DataFormat::Site => encoded(site_at(v, at, limits)?.encode(), at),
         DataFormat::Key => encoded(key_at(v, at, limits)?.encode(), at),
+        // `string`, `base64`, `hex`: read where every use of plain bytes reads them.
+        plain => bytes_at(plain, v, at, limits)
+            .unwrap_or_else(|| Err(at.err(JsonErrorKind::Invalid("a known data format")))),
     }
-}
-
-/// Base64 as the reference library reads it: standard or URL-safe alphabet, padded or not,
-/// line breaks and spaces ignored.
-fn base64_bytes(s: &str) -> Option<Vec<u8>> {
-    let spaced;
-    let s = if s.bytes().any(|b| b.is_ascii_whitespace()) {
-        spaced = s
-            .chars()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect::<String>();
-        spaced.as_str()
-    } else {
-        s
-    };
-    let s = s.trim_end_matches('=');
-    if s.contains(['-', '_']) {
-        Base64UrlUnpadded::decode_vec(s).ok()
-    } else {
-        Base64Unpadded::decode_vec(s).ok()
-    }
-}
-
-pub(super) fn base64_at(v: &Json, at: &At, limits: &Limits) -> Result<Bytes, JsonError> {
-    let s = text(v, at)?;
-    check_len(s.len() / 4 * 3, at, limits.max_array)?;
-    base64_bytes(s)
-        .map(Bytes::from)
-        .ok_or_else(|| at.err(JsonErrorKind::Invalid("base64")))
 }
 
 // ---------------------------------------------------------------------------------------

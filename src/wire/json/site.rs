@@ -6,8 +6,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use bytes::Bytes;
 use serde_json::{Map, Value as Json};
 
-use super::data::data_at;
-use super::key::key_blob_to_json;
+use super::key::{key_blob_to_json, key_data_at};
 use super::{
     array, boolean, get, int4, need, object, text, text_bytes, unsigned, At, JsonError,
     JsonErrorKind,
@@ -221,7 +220,7 @@ fn server_at(v: &Json, at: &At, limits: &Limits) -> Result<ServerInfo, JsonError
         .map_err(|_| address_at.err(JsonErrorKind::Invalid("an IP address")))?;
     let raw_address = address_to_raw(ip);
     let public_key = match get(o, "publicKey") {
-        Some(k) => data_at(k, &at.key("publicKey"), limits)?,
+        Some(k) => key_data_at(k, &at.key("publicKey"), limits)?,
         None => Bytes::new(),
     };
     let interfaces_at = at.key("interfaces");

@@ -295,6 +295,22 @@ fn sites_in_the_bootstrap_shape() {
         data_format(&value("HS_SITEX", v.data.clone())),
         DataFormat::Base64
     );
+    // A server's key is read as key data (`key`, or plain bytes: base64, hex, string); the
+    // structured formats of other types are no key.
+    let with_key = |key: Json| {
+        let mut j = j.clone();
+        j["value"]["servers"][0]["publicKey"] = key;
+        data_from_json(&j, &limits())
+    };
+    let blob = rsa_blob();
+    for key in [
+        json!({"format": "base64", "value": <base64ct::Base64 as base64ct::Encoding>::encode_string(&blob)}),
+        json!({"format": "hex", "value": hex::encode(&blob)}),
+    ] {
+        assert_eq!(with_key(key).unwrap(), v.data);
+    }
+    let e = with_key(json!({"format": "admin", "value": {}})).unwrap_err();
+    assert_eq!(e.path, "value.servers[0].publicKey.format");
 }
 
 #[test]
