@@ -41,6 +41,8 @@ pub fn command<S: AsRef<OsStr>>(bin: &Path, args: &[S]) -> Command {
 }
 
 /// Runs the binary with `args` ([`command`]) off the test's runtime.
+// Its callers are the tests of the `testing` feature.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub async fn run(bin: &Path, args: Vec<String>) -> Output {
     let bin = bin.to_path_buf();
     tokio::task::spawn_blocking(move || command(&bin, &args).output().unwrap())
@@ -49,6 +51,7 @@ pub async fn run(bin: &Path, args: Vec<String>) -> Output {
 }
 
 /// Runs the binary with `input` on stdin.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub async fn run_stdin(bin: &Path, args: Vec<String>, input: impl Into<Vec<u8>>) -> Output {
     let input: Vec<u8> = input.into();
     let bin = bin.to_path_buf();

@@ -1,5 +1,5 @@
 //! [`Resolver`]: the front. Its calls check the identifier, start a
-//! [`Resolution`](super::resolution::Resolution) under the resolver's one deadline and hand
+//! [`Resolution`] under the resolver's one deadline and hand
 //! back what it found. [`ResolverBuilder`](super::ResolverBuilder) (`builder.rs`) sets it up.
 
 use std::net::SocketAddr;

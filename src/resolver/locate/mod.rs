@@ -105,9 +105,10 @@ impl Path {
             .any(|p| p.as_str().eq_ignore_ascii_case(service.as_str()))
     }
 
-    /// How many service handles deep it is.
+    /// How many service handles deep it is (a root refresh counts as one, as the root
+    /// handle it starts from).
     fn depth(&self) -> usize {
-        self.services.len()
+        self.services.len() + usize::from(self.root_refresh)
     }
 
     /// True for a root refresh's requests.

@@ -106,6 +106,16 @@ impl Health {
         Cow::Owned(out)
     }
 
+    /// True when nothing has been learned of the server: no failure, no breaker, no
+    /// transport put last, no address family preferred (forgetting it loses nothing).
+    pub(crate) fn is_blank(&self) -> bool {
+        let e = self.entry.lock();
+        e.failures == 0
+            && e.open_until.is_none()
+            && e.demoted.is_empty()
+            && e.ipv6_answered.is_none()
+    }
+
     /// Whether a request may go to the server now (see [`Admission`]).
     pub(crate) fn admit(&self) -> Admission {
         let mut e = self.entry.lock();

@@ -14,7 +14,10 @@
 //! port 0), whatever transport a request uses. The transport keeps the one other
 //! per-server table, the UDP loss timeouts its receive task learns from unambiguous round
 //! trips; its RTT estimate comes up with each UDP answer (`Exchanged::srtt`) and is the
-//! server's RTT here (`rtt.rs`), so no server's RTT is estimated twice.
+//! server's RTT here (`rtt.rs`), so no server's RTT is estimated twice. The limit
+//! (`limit.rs`) keeps, on purpose, a statistic of its own: the lowest round trip seen lately,
+//! the baseline its queueing signal measures each answer against (not an estimate of the
+//! RTT, and never read by anything else).
 
 mod health;
 mod limit;
@@ -43,8 +46,9 @@ use limit::Limit;
 use rtt::Rtt;
 use session::Session;
 
-/// Most servers remembered; beyond, the stalest one nobody is using is forgotten (the
-/// stalest of all when every one is in use).
+/// Most servers remembered; beyond, one nobody is using is forgotten: the stalest of those of
+/// which nothing worth keeping is known, else the stalest. While every one is in use, the
+/// table grows past the bound (a server in use keeps its limit and session).
 const MAX_PEERS: usize = 4096;
 
 /// One server as the resolver knows it.
@@ -68,6 +72,12 @@ impl Peer {
             limit: Arc::new(Limit::default()),
             session: Session::new(sessions),
         }
+    }
+
+    /// True when nothing worth keeping is known of the server: no failure or breaker, no
+    /// live session (its RTT and limit are relearned in a few answers).
+    fn is_disposable(&self) -> bool {
+        self.health.is_blank() && self.session.is_idle()
     }
 
     /// Waits for a place among the server's UDP requests in flight (see `limit.rs`).
@@ -134,14 +144,15 @@ impl Peers {
     }
 }
 
-/// Forgets the stalest server nobody holds, else the stalest of all.
+/// Forgets one server nobody holds: the stalest of those [disposable](Peer::is_disposable),
+/// else the stalest; none while every server is in use.
 fn evict_one(map: &mut HashMap<SocketAddr, Tracked>) {
-    let unused = map
-        .iter()
-        .filter(|(_, t)| Arc::strong_count(&t.peer) == 1)
+    let unused = || map.iter().filter(|(_, t)| Arc::strong_count(&t.peer) == 1);
+    let victim = unused()
+        .filter(|(_, t)| t.peer.is_disposable())
         .min_by_key(|(_, t)| t.touched)
+        .or_else(|| unused().min_by_key(|(_, t)| t.touched))
         .map(|(k, _)| *k);
-    let victim = unused.or_else(|| map.iter().min_by_key(|(_, t)| t.touched).map(|(k, _)| *k));
     if let Some(k) = victim {
         map.remove(&k);
     }
@@ -185,5 +196,27 @@ mod tests {
         // The server still in use was kept although it is the stalest.
         assert!(peers.find(key(0)).is_some());
         assert!(peers.find(key(1)).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_is_learned_outlives_blank_servers_and_servers_in_use_stay() {
+        let peers = Peers::new(false);
+        // The stalest server has failed: its health is worth keeping.
+        peers.get(key(0)).health.failed();
+        for i in 1..(MAX_PEERS as u32 + 10) {
+            tokio::time::advance(Duration::from_millis(1)).await;
+            drop(peers.get(key(i)));
+        }
+        assert_eq!(peers.len(), MAX_PEERS);
+        assert!(
+            peers.find(key(0)).is_some(),
+            "the failed server was forgotten"
+        );
+        assert!(peers.find(key(1)).is_none());
+        // Every server in use: the table grows rather than drop one.
+        let held: Vec<Arc<Peer>> = (0..MAX_PEERS as u32 + 10)
+            .map(|i| peers.get(key(i + 100_000)))
+            .collect();
+        assert!(peers.len() >= held.len());
     }
 }

@@ -77,8 +77,9 @@ impl Rtt {
     /// Records an answer that took `transmissions` transmissions, `rtt` after the first one.
     /// With one transmission it is a sample: `transport_srtt`, the transport's estimate of
     /// the server's RTT from the same round trip (UDP: its loss timeouts are learned from
-    /// it), is taken as the SRTT as it is, so that one server's RTT is estimated once;
-    /// without one (TCP, HTTP, a scripted transport) `rtt` is folded into the SRTT here.
+    /// it), is taken as the SRTT, so that one server's RTT is estimated once (a penalty
+    /// above it still fades by a quarter per answer); without one (TCP, HTTP, a scripted
+    /// transport) `rtt` is folded into the SRTT here.
     /// With more transmissions `rtt` is ambiguous (the answer may belong to any
     /// transmission) and is not used (Karn's rule); what is certain is kept instead, as Karn
     /// keeps the backed-off timer: nothing came back within `first_wait` of the first
@@ -96,7 +97,13 @@ impl Rtt {
     ) -> bool {
         if transmissions <= 1 {
             match transport_srtt {
-                Some(srtt) => self.update(now, |_| srtt.as_micros() as f64),
+                // The transport's estimate, except that a penalty (a failure, a
+                // retransmission's floor) fades by a quarter an answer, as it fades under
+                // the samples folded here.
+                Some(srtt) => self.update(now, |old| {
+                    let floor = old.map_or(0.0, |e| e.decayed(now) * 0.75);
+                    (srtt.as_micros() as f64).max(floor)
+                }),
                 None => self.record_rtt_at(rtt, now),
             }
             return true;
@@ -195,15 +202,27 @@ mod tests {
     async fn the_transports_estimate_is_taken_as_it_is() {
         let t = Rtt::default();
         let wait = Duration::from_millis(500);
-        t.record_rtt(Duration::from_millis(80));
-        // The transport's estimate from the same round trip replaces the SRTT: no second
-        // smoothing of the same samples.
+        // The transport's estimate from the same round trip is the SRTT: no second smoothing
+        // of the same samples.
         let srtt = Some(Duration::from_millis(12));
         assert!(t.record_answer(Duration::from_millis(13), srtt, 1, wait, Instant::now()));
         assert_eq!(t.srtt(), srtt);
+        let higher = Some(Duration::from_millis(30));
+        t.record_answer(Duration::from_millis(31), higher, 1, wait, Instant::now());
+        assert_eq!(t.srtt(), higher);
         // A retransmitted answer is no sample, whatever the transport says.
         assert!(!t.record_answer(Duration::from_millis(700), srtt, 2, wait, Instant::now()));
         assert_eq!(t.srtt(), Some(wait));
+        // A penalty is not wiped out by the next answer: it fades by a quarter an answer, as
+        // under folded samples (2 s after two failures: 1.5 s, then 1.125 s).
+        let t = Rtt::default();
+        t.record_failure();
+        t.record_failure();
+        assert_eq!(t.srtt(), Some(FAILURE_PENALTY * 2));
+        t.record_answer(Duration::from_millis(11), srtt, 1, wait, Instant::now());
+        assert_eq!(t.srtt(), Some(Duration::from_millis(1500)));
+        t.record_answer(Duration::from_millis(11), srtt, 1, wait, Instant::now());
+        assert_eq!(t.srtt(), Some(Duration::from_millis(1125)));
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,6 +1,6 @@
 //! [`Session`]: the session the resolver holds with one server (PROTOCOL.md §10), as the
 //! reference client's default session tracker keeps them. Only a resolver with an identity
-//! ([`ResolverBuilder::authenticator`](super::ResolverBuilder::authenticator)) uses them, and
+//! ([`ResolverBuilder::authenticator`](crate::ResolverBuilder::authenticator)) uses them, and
 //! only for requests that need the identity: administration, and a resolution that clears
 //! public-only once the server challenges it (it is then sent again in a session, as the
 //! reference client does; while a session with the server is authenticated, such
@@ -21,8 +21,8 @@
 //! - refused (the server answered the setup with an error, or unsigned, or its key is
 //!   unknown): requests go without a session for [`SESSION_REFUSED_FOR`], then setup is tried again.
 //!
-//! The attempt (`ask::challenge`) runs the setup exchange and calls back here with the
-//! outcome; this file only keeps the state.
+//! The attempt (`ask/attempt.rs`, `open_session`) runs the setup exchange and calls back here
+//! with the outcome; this file only keeps the state.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,6 +155,17 @@ impl Session {
         Self {
             enabled,
             slot: Slot::default(),
+        }
+    }
+
+    /// True when no session is open or being set up with the server (forgetting it loses
+    /// nothing but a refusal remembered).
+    pub(crate) fn is_idle(&self) -> bool {
+        match self.slot.try_lock() {
+            Ok(state) => {
+                !matches!(&*state, State::Open { expires, .. } if *expires > Instant::now())
+            }
+            Err(_) => false,
         }
     }
 

@@ -57,6 +57,20 @@ impl BaseUrl {
         if authority.contains('@') {
             return Err(invalid("it has user information, which is never sent"));
         }
+        let after_host = match authority.strip_prefix('[') {
+            Some(literal) => match literal.split_once(']') {
+                Some((_, rest)) => rest,
+                None => return Err(invalid("its IPv6 address has no closing ]")),
+            },
+            None => authority.find(':').map_or("", |i| &authority[i..]),
+        };
+        if let Some(port) = after_host.strip_prefix(':') {
+            if port.is_empty() || port.parse::<u16>().is_err() {
+                return Err(invalid("its port is not a number from 0 to 65535"));
+            }
+        } else if !after_host.is_empty() {
+            return Err(invalid("it names no host"));
+        }
         Ok(Self {
             authority_len: authority.len(),
             text,
@@ -165,6 +179,12 @@ mod tests {
             ("http://x/#a", "query"),
             ("http://u@x", "user information"),
             ("http://x y", "white space"),
+            ("http://example.org:99999", "port"),
+            ("http://example.org:abc", "port"),
+            ("https://1.2.3.4:", "port"),
+            ("http://[::1]:x", "port"),
+            ("http://[::1", "closing"),
+            ("http://[::1]x", "no host"),
             ("http://é.org", "non-ASCII"),
         ] {
             let e = BaseUrl::parse(bad).unwrap_err();

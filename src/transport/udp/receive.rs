@@ -206,7 +206,7 @@ impl Shared {
     }
 
     /// One datagram of a multi-datagram answer (`payload`: what follows its envelope), fed
-    /// to the pending entry's [`Collector`], which applies the reassembly rule (a misfit that
+    /// to the pending entry's [`Collector`](crate::wire::Collector), which applies the reassembly rule (a misfit that
     /// is valid on its own restarts collection, newest wins; a datagram invalid on its own is
     /// dropped and changes nothing). This adds the socket's memory budget: a datagram that
     /// would start an answer larger than the budget left is dropped too (the retransmission

@@ -43,7 +43,7 @@ pub(super) struct Pending {
     /// request in flight) would otherwise carry the partial message's hundred-odd bytes.
     pub(super) partial: Collector,
     /// When it was sent, for a request taking part in early loss detection
-    /// ([`ExchangeOptions::udp_loss_detection`]): sent once, so its answer is an RTT sample.
+    /// ([`ExchangeOptions::udp_loss_detection`](crate::transport::ExchangeOptions::udp_loss_detection)): sent once, so its answer is an RTT sample.
     pub(super) sent_at: Option<Instant>,
 }
 
