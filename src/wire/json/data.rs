@@ -7,8 +7,8 @@ use bytes::Bytes;
 use serde_json::{Map, Value as Json};
 
 use super::{
-    boolean, check_len, get, int4, need, object, reference_to_json, references_at, text_bytes,
-    unsigned, At, JsonError, JsonErrorKind,
+    boolean, get, int4, need, object, reference_to_json, references_at, text_bytes, unsigned, At,
+    JsonError, JsonErrorKind,
 };
 use crate::wire::admin::{decode_vlist, encode_vlist, AdminPermissions, AdminRecord};
 use crate::wire::error::EncodeError;
@@ -17,7 +17,7 @@ use crate::wire::pubkey::PublicKey;
 use crate::wire::site::SiteInfo;
 use crate::wire::value::{HandleValue, ValueReference};
 
-use super::format::{bytes_at, format_of, tagged, DataFormat};
+use super::format::{bytes_at, member_at, tagged, DataFormat};
 use super::key::{key_at, key_to_json};
 use super::site::{site_at, site_to_json};
 
@@ -102,23 +102,9 @@ pub fn data_from_json(v: &Json, limits: &Limits) -> Result<Bytes, JsonError> {
 }
 
 pub(super) fn data_at(v: &Json, at: &At, limits: &Limits) -> Result<Bytes, JsonError> {
-    let bytes = match v {
-        Json::String(s) => {
-            check_len(s.len(), at, limits.max_array)?;
-            Bytes::copy_from_slice(s.as_bytes())
-        }
-        Json::Object(o) => {
-            let format = format_of(o, at)?;
-            decode_format(format, need(o, "value", at)?, &at.key("value"), limits)?
-        }
-        _ => {
-            return Err(at.err(JsonErrorKind::WrongType(
-                "a string or an object with format and value",
-            )))
-        }
-    };
-    check_len(bytes.len(), at, limits.max_array)?;
-    Ok(bytes)
+    member_at(v, at, limits, |format, value, value_at| {
+        decode_format(format, value, value_at, limits)
+    })
 }
 
 fn encoded(r: Result<Bytes, EncodeError>, at: &At) -> Result<Bytes, JsonError> {

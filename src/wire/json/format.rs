@@ -66,8 +66,35 @@ pub(super) fn tagged(format: DataFormat, value: Json) -> Json {
     Json::Object(o)
 }
 
+/// The bytes of a data member: a bare string, or `{"format", "value"}` whose value `decode`
+/// reads in its format. Bounded by `limits` before and after.
+pub(super) fn member_at(
+    v: &Json,
+    at: &At,
+    limits: &Limits,
+    decode: impl FnOnce(DataFormat, &Json, &At) -> Result<Bytes, JsonError>,
+) -> Result<Bytes, JsonError> {
+    let bytes = match v {
+        Json::String(s) => {
+            check_len(s.len(), at, limits.max_array)?;
+            Bytes::copy_from_slice(s.as_bytes())
+        }
+        Json::Object(o) => {
+            let format = format_of(o, at)?;
+            decode(format, need(o, "value", at)?, &at.key("value"))?
+        }
+        _ => {
+            return Err(at.err(JsonErrorKind::WrongType(
+                "a string or an object with format and value",
+            )))
+        }
+    };
+    check_len(bytes.len(), at, limits.max_array)?;
+    Ok(bytes)
+}
+
 /// The format named by the `format` member of `o` (at `at`).
-pub(super) fn format_of(o: &Map<String, Json>, at: &At) -> Result<DataFormat, JsonError> {
+fn format_of(o: &Map<String, Json>, at: &At) -> Result<DataFormat, JsonError> {
     let format_at = at.key("format");
     let name = text(need(o, "format", at)?, &format_at)?;
     DataFormat::from_name(name)

@@ -6,8 +6,8 @@ use base64ct::{Base64, Base64UrlUnpadded, Encoding};
 use bytes::Bytes;
 use serde_json::{Map, Value as Json};
 
-use super::format::{base64_at, bytes_at, format_of, tagged, DataFormat};
-use super::{check_len, need, object, text, At, JsonError, JsonErrorKind};
+use super::format::{base64_at, bytes_at, member_at, tagged, DataFormat};
+use super::{need, object, text, At, JsonError, JsonErrorKind};
 use crate::wire::limits::Limits;
 use crate::wire::pubkey::{DsaKey, PublicKey, RsaKey, RSA_TRAILER};
 
@@ -103,34 +103,17 @@ pub fn key_from_json(v: &Json, limits: &Limits) -> Result<PublicKey, JsonError> 
 /// or a format of plain bytes (`string`, `base64`, `hex`); the structured formats of other
 /// types have no place there.
 pub(super) fn key_data_at(v: &Json, at: &At, limits: &Limits) -> Result<Bytes, JsonError> {
-    let bytes = match v {
-        Json::String(s) => {
-            check_len(s.len(), at, limits.max_array)?;
-            Bytes::copy_from_slice(s.as_bytes())
+    member_at(v, at, limits, |format, value, value_at| {
+        match bytes_at(format, value, value_at, limits) {
+            Some(bytes) => bytes,
+            None if format == DataFormat::Key => key_at(value, value_at, limits)?
+                .encode()
+                .map_err(|e| value_at.err(JsonErrorKind::Encode(e))),
+            None => Err(at
+                .key("format")
+                .err(JsonErrorKind::Invalid("key, base64, hex or string"))),
         }
-        Json::Object(o) => {
-            let format = format_of(o, at)?;
-            let (value, value_at) = (need(o, "value", at)?, at.key("value"));
-            match bytes_at(format, value, &value_at, limits) {
-                Some(bytes) => bytes?,
-                None if format == DataFormat::Key => key_at(value, &value_at, limits)?
-                    .encode()
-                    .map_err(|e| value_at.err(JsonErrorKind::Encode(e)))?,
-                None => {
-                    return Err(at
-                        .key("format")
-                        .err(JsonErrorKind::Invalid("key, base64, hex or string")))
-                }
-            }
-        }
-        _ => {
-            return Err(at.err(JsonErrorKind::WrongType(
-                "a string or an object with format and value",
-            )))
-        }
-    };
-    check_len(bytes.len(), at, limits.max_array)?;
-    Ok(bytes)
+    })
 }
 
 pub(super) fn key_at(v: &Json, at: &At, limits: &Limits) -> Result<PublicKey, JsonError> {
