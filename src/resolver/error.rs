@@ -379,13 +379,10 @@ impl ResolveError {
     /// code for any other answer, and 2 (ERROR) for every failure without one (invalid input,
     /// silence, a bad answer, a loop).
     pub fn rest_response_code(&self) -> u32 {
-        match self {
-            ResolveError::NotFound { .. } | ResolveError::ServiceNotFound { .. } => 100,
-            ResolveError::NoMatchingValues { .. } => 200,
-            ResolveError::PrefixNotServed { .. } => 301,
-            ResolveError::AuthenticationNeeded { .. } => 402,
-            ResolveError::Server { code, .. } => code.code(),
-            _ => 2,
+        match (self.response_code(), self) {
+            (Some(code), _) => code.code(),
+            (None, ResolveError::ServiceNotFound { .. }) => ResponseCode::HandleNotFound.code(),
+            (None, _) => ResponseCode::Error.code(),
         }
     }
 

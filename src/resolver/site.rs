@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tracing::debug;
 
+use crate::root::{extend_unique_by, site_identity};
 use crate::transport::TransportKind;
 use crate::wire::{
     HandleValue, HashOption, Interface, InterfaceType, Limits, Protocol, ProtocolVersion,
@@ -133,11 +134,7 @@ impl Site {
     /// Identity used to deduplicate sites and detect referral loops: each server's address
     /// and interface ports, in record order (not the serial, keys or attributes).
     pub(crate) fn identity(&self) -> Vec<(IpAddr, Vec<u32>)> {
-        self.info
-            .servers
-            .iter()
-            .map(|s| (s.address, s.interfaces.iter().map(|i| i.port).collect()))
-            .collect()
+        site_identity(&self.info)
     }
 }
 
@@ -292,15 +289,8 @@ pub fn server_record(
 }
 
 /// Appends `more` to `sites`, skipping sites already present (and repeats within `more`).
-/// Linear in the sites: each identity is built once (a server's answer may list up to
-/// `Limits::max_values` sites).
 pub(crate) fn extend_unique(sites: &mut Vec<Site>, more: impl IntoIterator<Item = Site>) {
-    let mut seen: std::collections::HashSet<_> = sites.iter().map(Site::identity).collect();
-    for s in more {
-        if seen.insert(s.identity()) {
-            sites.push(s);
-        }
-    }
+    extend_unique_by(sites, more, Site::identity);
 }
 
 #[cfg(test)]

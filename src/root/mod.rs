@@ -101,10 +101,21 @@ pub(crate) fn site_identity(site: &SiteInfo) -> Vec<(IpAddr, Vec<u32>)> {
 
 /// Appends the sites of `more` that are not in `sites` yet.
 fn extend_unique(sites: &mut Vec<SiteInfo>, more: impl IntoIterator<Item = SiteInfo>) {
-    let mut seen: HashSet<_> = sites.iter().map(site_identity).collect();
-    for s in more {
-        if seen.insert(site_identity(&s)) {
-            sites.push(s);
+    extend_unique_by(sites, more, site_identity);
+}
+
+/// Appends the items of `more` whose site (`identity`: [`site_identity`]) is not in `items`
+/// yet, repeats within `more` included. Linear: each identity is built once (a server's
+/// answer may list up to `Limits::max_values` sites).
+pub(crate) fn extend_unique_by<T>(
+    items: &mut Vec<T>,
+    more: impl IntoIterator<Item = T>,
+    identity: impl Fn(&T) -> Vec<(IpAddr, Vec<u32>)>,
+) {
+    let mut seen: HashSet<_> = items.iter().map(&identity).collect();
+    for item in more {
+        if seen.insert(identity(&item)) {
+            items.push(item);
         }
     }
 }

@@ -98,30 +98,27 @@ pub(crate) struct LossDetector {
 }
 
 impl LossDetector {
-    /// The smoothed round-trip time of `peer` (RFC 6298), `None` while it has never
-    /// answered a request sent once.
-    pub(crate) fn srtt(&self, peer: SocketAddr) -> Option<Duration> {
-        self.peers.get(&key(peer)).map(|p| p.srtt)
-    }
-
     /// How long a request to `peer` may go unanswered before it is presumed lost; `None`
     /// while the server has never answered.
     pub(crate) fn timeout(&self, peer: SocketAddr) -> Option<Duration> {
         self.peers.get(&key(peer)).map(Peer::timeout)
     }
 
-    /// A request sent once to `peer` was answered `rtt` after it was sent.
-    pub(crate) fn answered(&mut self, peer: SocketAddr, rtt: Duration) {
+    /// A request sent once to `peer` was answered `rtt` after it was sent; returns the
+    /// server's smoothed round-trip time (RFC 6298) with it folded in.
+    pub(crate) fn answered(&mut self, peer: SocketAddr, rtt: Duration) -> Duration {
         let peer = key(peer);
-        match self.peers.get_mut(&peer) {
-            Some(p) => p.sample(rtt),
-            None => {
-                if self.peers.len() >= MAX_PEERS {
-                    self.peers.clear();
-                }
-                self.peers.insert(peer, Peer::new(rtt));
-            }
+        if let Some(p) = self.peers.get_mut(&peer) {
+            p.sample(rtt);
+            return p.srtt;
         }
+        if self.peers.len() >= MAX_PEERS {
+            self.peers.clear();
+        }
+        let p = Peer::new(rtt);
+        let srtt = p.srtt;
+        self.peers.insert(peer, p);
+        srtt
     }
 
     /// The request `id`, sent to `peer` at `sent_at`, was presumed lost.

@@ -36,7 +36,7 @@ use crate::wire::{HandleValue, Limits, OpFlags, SiteInfo};
 use super::super::ask::{Answer, RequestSpec};
 use super::super::error::ResolveError;
 use super::super::settings::{Settings, ROOT_MAX_AGE};
-use super::super::site::{extend_unique, text_of, Site, SiteKind, UNKNOWN_SERIAL};
+use super::super::site::{text_of, Site, SiteKind, UNKNOWN_SERIAL};
 use super::super::support::deadline::within;
 use super::super::support::flight::Flights;
 use super::super::support::trace::{SharedOutcome, Trace};
@@ -97,11 +97,9 @@ impl Root {
     }
 }
 
-/// The resolver's sites of root files' sites (each site once).
+/// The resolver's sites of root files' sites (which the readers give each once).
 pub(crate) fn sites_of(infos: Vec<SiteInfo>) -> Vec<Site> {
-    let mut sites = Vec::new();
-    extend_unique(&mut sites, infos.into_iter().map(Site::new));
-    sites
+    infos.into_iter().map(Site::new).collect()
 }
 
 impl SiteLocator {
@@ -274,7 +272,7 @@ impl SiteLocator {
             self.root.replace(sites);
             if let Some(path) = &self.root.persist {
                 let now = self.asker.clock().unix_now();
-                if let Err(e) = persist(path, &records, now) {
+                if let Err(e) = persist(path, records, now) {
                     info!(path = %path.display(), error = %e, "could not write the root records");
                 }
             }
@@ -351,7 +349,7 @@ where
     for (handle, outcome) in verification.iter() {
         match outcome {
             Ok(_) => {
-                let Some(values) = records.get(handle) else {
+                let Some(values) = records.remove(handle) else {
                     continue;
                 };
                 if handle == ROOT_HANDLE || !handle.eq_ignore_ascii_case(TRUST_ROOT_HANDLE) {
@@ -362,7 +360,7 @@ where
                             .filter_map(|v| Site::from_value(v, &limits)),
                     );
                 }
-                verified.insert(handle.to_string(), values.clone());
+                verified.insert(handle.to_string(), values);
             }
             Err(e) => info!(%handle, error = %e, "root record does not verify; left out"),
         }
@@ -374,10 +372,10 @@ where
 /// to a temporary file beside it, then renamed over it).
 fn persist(
     path: &std::path::Path,
-    records: &BTreeMap<String, Vec<HandleValue>>,
+    records: BTreeMap<String, Vec<HandleValue>>,
     now_unix: u64,
 ) -> std::io::Result<()> {
-    let file = BootstrapHandles::new(Some(now_unix.saturating_mul(1000)), records.clone());
+    let file = BootstrapHandles::new(Some(now_unix.saturating_mul(1000)), records);
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, file.to_json())?;
     std::fs::rename(&tmp, path)

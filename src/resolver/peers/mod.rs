@@ -29,7 +29,6 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 use parking_lot::Mutex;
-use tokio::time::Instant;
 
 use crate::transport::TransportKind;
 use crate::wire::ServerInfo;
@@ -86,17 +85,25 @@ impl Peer {
     }
 }
 
-/// A server in the table, and when a request last looked it up.
+/// A server in the table, and the lookup that last asked for it.
 #[derive(Debug)]
 struct Tracked {
     peer: Arc<Peer>,
-    touched: Instant,
+    touched: u64,
+}
+
+/// The servers, and how many lookups the table has had (the order of staleness, without a
+/// clock read per request).
+#[derive(Debug, Default)]
+struct Table {
+    map: HashMap<SocketAddr, Tracked>,
+    lookups: u64,
 }
 
 /// Every server the resolver knows (see the module documentation).
 #[derive(Debug)]
 pub(crate) struct Peers {
-    map: Mutex<HashMap<SocketAddr, Tracked>>,
+    table: Mutex<Table>,
     /// Whether requests that need the identity go in sessions.
     sessions: bool,
 }
@@ -105,21 +112,23 @@ impl Peers {
     /// An empty table; `sessions` when requests that need the identity go in sessions.
     pub(crate) fn new(sessions: bool) -> Self {
         Self {
-            map: Mutex::new(HashMap::default()),
+            table: Mutex::new(Table::default()),
             sessions,
         }
     }
 
     /// The server known by `key` ([`peer_key`]), added when new.
     pub(crate) fn get(&self, key: SocketAddr) -> Arc<Peer> {
-        let now = Instant::now();
-        let mut map = self.map.lock();
+        let mut table = self.table.lock();
+        table.lookups += 1;
+        let now = table.lookups;
+        let map = &mut table.map;
         if let Some(t) = map.get_mut(&key) {
             t.touched = now;
             return t.peer.clone();
         }
         if map.len() >= MAX_PEERS {
-            evict_one(&mut map);
+            evict_one(map);
         }
         let peer = Arc::new(Peer::new(self.sessions));
         map.insert(
@@ -134,13 +143,13 @@ impl Peers {
 
     /// The server known by `key`, when the table has it (nothing is added).
     pub(crate) fn find(&self, key: SocketAddr) -> Option<Arc<Peer>> {
-        self.map.lock().get(&key).map(|t| t.peer.clone())
+        self.table.lock().map.get(&key).map(|t| t.peer.clone())
     }
 
     /// How many servers are known.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.map.lock().len()
+        self.table.lock().map.len()
     }
 }
 

@@ -7,13 +7,18 @@ use std::net::{IpAddr, SocketAddr};
 
 use thiserror::Error;
 
-/// A checked `http(s)://host[:port][/path]` base URL, without a final `/`.
+/// A checked `http(s)://host[:port][/path]` base URL, without a final `/`; its parts are
+/// read once, when it is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaseUrl {
     text: String,
     tls: bool,
-    /// `host[:port]` as written.
-    authority_len: usize,
+    /// The host, without the brackets of an IPv6 literal.
+    host: String,
+    /// The port written, else the scheme's.
+    port: u16,
+    /// Where the path starts in `text` (its length when there is none).
+    path_start: usize,
 }
 
 /// Why a URL is not a usable base URL.
@@ -57,22 +62,30 @@ impl BaseUrl {
         if authority.contains('@') {
             return Err(invalid("it has user information, which is never sent"));
         }
-        let after_host = match authority.strip_prefix('[') {
+        let (host, after_host) = match authority.strip_prefix('[') {
             Some(literal) => match literal.split_once(']') {
-                Some((_, rest)) => rest,
+                Some(parts) => parts,
                 None => return Err(invalid("its IPv6 address has no closing ]")),
             },
-            None => authority.find(':').map_or("", |i| &authority[i..]),
+            None => authority.split_at(authority.find(':').unwrap_or(authority.len())),
         };
-        if let Some(port) = after_host.strip_prefix(':') {
-            if port.is_empty() || port.parse::<u16>().is_err() {
-                return Err(invalid("its port is not a number from 0 to 65535"));
+        let port = match after_host.strip_prefix(':') {
+            Some(port) => port
+                .parse::<u16>()
+                .map_err(|_| invalid("its port is not a number from 0 to 65535"))?,
+            None if after_host.is_empty() => {
+                if tls {
+                    443
+                } else {
+                    80
+                }
             }
-        } else if !after_host.is_empty() {
-            return Err(invalid("it names no host"));
-        }
+            None => return Err(invalid("it names no host")),
+        };
         Ok(Self {
-            authority_len: authority.len(),
+            host: host.to_string(),
+            port,
+            path_start: scheme_len + authority.len(),
             text,
             tls,
         })
@@ -88,54 +101,25 @@ impl BaseUrl {
         self.tls
     }
 
-    /// `host[:port]` as written.
-    pub fn authority(&self) -> &str {
-        let start = if self.tls { 8 } else { 7 };
-        self.text
-            .get(start..start + self.authority_len)
-            .unwrap_or_default()
-    }
-
     /// The host as written, without the brackets of an IPv6 literal or the port.
     pub fn host(&self) -> &str {
-        let authority = self.authority();
-        match authority.strip_prefix('[') {
-            Some(literal) => literal.split(']').next().unwrap_or_default(),
-            None => authority.split(':').next().unwrap_or_default(),
-        }
+        &self.host
     }
 
-    /// The path after the authority (`""` or `/...`).
+    /// The path after the host and port (`""` or `/...`).
     pub fn path(&self) -> &str {
-        let start = if self.tls { 8 } else { 7 } + self.authority_len;
-        self.text.get(start..).unwrap_or_default()
+        self.text.get(self.path_start..).unwrap_or_default()
     }
 
     /// The port: the one written, else 443 or 80.
     pub fn port(&self) -> u16 {
-        let authority = self.authority();
-        let after_host = match authority.strip_prefix('[') {
-            Some(literal) => literal.split_once(']').map_or("", |(_, rest)| rest),
-            None => authority.find(':').map_or("", |i| &authority[i..]),
-        };
-        let default = if self.tls { 443 } else { 80 };
-        after_host
-            .strip_prefix(':')
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(default)
+        self.port
     }
 
     /// The address when the host is an IP literal (with the port written, or the scheme's).
     pub fn literal_addr(&self) -> Option<SocketAddr> {
-        let authority = self.authority();
-        if let Ok(addr) = authority.parse::<SocketAddr>() {
-            return Some(addr);
-        }
-        let default = if self.tls { 443 } else { 80 };
-        let host = authority.trim_start_matches('[').trim_end_matches(']');
-        host.parse::<IpAddr>()
-            .ok()
-            .map(|ip| SocketAddr::new(ip, default))
+        let ip: IpAddr = self.host.parse().ok()?;
+        Some(SocketAddr::new(ip, self.port))
     }
 }
 
@@ -157,7 +141,7 @@ mod tests {
         let u = BaseUrl::parse("HTTPS://hdl.handle.net/sub/").unwrap();
         assert_eq!(u.as_str(), "HTTPS://hdl.handle.net/sub");
         assert!(u.is_tls());
-        assert_eq!(u.authority(), "hdl.handle.net");
+        assert_eq!(u.host(), "hdl.handle.net");
         assert_eq!((u.literal_addr(), u.port()), (None, 443));
         let u = BaseUrl::parse("http://[::1]").unwrap();
         assert_eq!(u.literal_addr(), Some("[::1]:80".parse().unwrap()));

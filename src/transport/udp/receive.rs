@@ -178,11 +178,7 @@ impl Shared {
             // Presumed lost while it was being decoded.
             t.loss.unmatched(from, id, Instant::now());
         } else {
-            if let Some(p) = t.remove(id) {
-                let srtt = p.sent_at.and_then(|sent_at| {
-                    t.loss.answered(p.peer, sent_at.elapsed());
-                    t.loss.srtt(p.peer)
-                });
+            if let Some((p, srtt)) = t.answered(id) {
                 drop(t);
                 // The caller may be gone already (its guard then finds nothing to remove).
                 let _ = p.tx.send(Ok((answer, srtt)));
@@ -254,11 +250,7 @@ impl Shared {
         };
         match open_message(p.session.as_deref(), envelope, message, &p.limits) {
             Ok(answer) if answer.is_response() => {
-                if let Some(p) = t.remove(id) {
-                    let srtt = p.sent_at.and_then(|sent_at| {
-                        t.loss.answered(p.peer, sent_at.elapsed());
-                        t.loss.srtt(p.peer)
-                    });
+                if let Some((p, srtt)) = t.answered(id) {
                     drop(guard);
                     let _ = p.tx.send(Ok((answer, srtt)));
                 }

@@ -64,6 +64,17 @@ impl Table {
         self.reassembly_bytes = self.reassembly_bytes.saturating_sub(p.partial.held_bytes());
         Some(p)
     }
+
+    /// Removes the entry of `id`, answered now: with the server's smoothed RTT when the
+    /// answer is a sample of it (a request sent once, in early loss detection), which the
+    /// loss timeouts learn from in the same step.
+    pub(super) fn answered(&mut self, id: u32) -> Option<(Pending, Option<Duration>)> {
+        let p = self.remove(id)?;
+        let srtt = p
+            .sent_at
+            .map(|sent_at| self.loss.answered(p.peer, sent_at.elapsed()));
+        Some((p, srtt))
+    }
 }
 
 pub(super) struct Shared {

@@ -28,38 +28,14 @@ impl Locations {
     /// assert_eq!(l.select(&wish, &mut rng).unwrap().href, "http://b/");
     /// ```
     pub fn select(&self, locatt: &[(String, String)], rng: &mut impl Rng) -> Option<&Location> {
-        select(self, locatt, rng)
-    }
-
-    /// The parsed `10320/loc` values among `values`, in order (undecodable ones skipped).
-    pub fn all_in(values: &[HandleValue]) -> Vec<Locations> {
-        values
-            .iter()
-            .filter(|v| v.is_type("10320/loc"))
-            .filter_map(|v| std::str::from_utf8(&v.data).ok())
-            .filter_map(|t| Locations::parse(t).ok())
-            .collect()
-    }
-}
-
-fn select<'a>(
-    locations: &'a Locations,
-    locatt: &[(String, String)],
-    rng: &mut impl Rng,
-) -> Option<&'a Location> {
-    let methods: Vec<String> = if locations.choose_by.is_empty() {
-        DEFAULT_CHOOSE_BY.iter().map(|s| s.to_string()).collect()
-    } else {
-        locations
-            .choose_by
-            .iter()
-            .map(|s| s.to_ascii_lowercase())
-            .collect()
-    };
-    let mut candidates: Vec<&Location> = locations.locations.iter().collect();
-    for method in &methods {
-        match method.as_str() {
-            "locatt" if !locatt.is_empty() => {
+        let methods: Vec<&str> = if self.choose_by.is_empty() {
+            DEFAULT_CHOOSE_BY.to_vec()
+        } else {
+            self.choose_by.iter().map(String::as_str).collect()
+        };
+        let mut candidates: Vec<&Location> = self.locations.iter().collect();
+        for method in methods {
+            if method.eq_ignore_ascii_case("locatt") && !locatt.is_empty() {
                 let matching: Vec<&Location> = candidates
                     .iter()
                     .copied()
@@ -72,12 +48,22 @@ fn select<'a>(
                 if !matching.is_empty() {
                     candidates = matching;
                 }
+            } else if method.eq_ignore_ascii_case("weighted") {
+                return weighted(&candidates, rng);
             }
-            "weighted" => return weighted(&candidates, rng),
-            _ => {}
         }
+        candidates.first().copied()
     }
-    candidates.first().copied()
+
+    /// The parsed `10320/loc` values among `values`, in order (undecodable ones skipped).
+    pub fn all_in(values: &[HandleValue]) -> Vec<Locations> {
+        values
+            .iter()
+            .filter(|v| v.is_type("10320/loc"))
+            .filter_map(|v| std::str::from_utf8(&v.data).ok())
+            .filter_map(|t| Locations::parse(t).ok())
+            .collect()
+    }
 }
 
 fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a Location> {
@@ -127,7 +113,7 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(42);
         let mut counts = [0usize; 3];
         for _ in 0..4000 {
-            match select(&l, &[], &mut rng).unwrap().href.as_str() {
+            match l.select(&[], &mut rng).unwrap().href.as_str() {
                 "a" => counts[0] += 1,
                 "b" => counts[1] += 1,
                 _ => counts[2] += 1,
@@ -149,7 +135,7 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let mut seen = [0usize; 2];
         for _ in 0..200 {
-            match select(&l, &[], &mut rng).unwrap().href.as_str() {
+            match l.select(&[], &mut rng).unwrap().href.as_str() {
                 "a" => seen[0] += 1,
                 "b" => seen[1] += 1,
                 other => panic!("weight 0 chosen: {other}"),
@@ -166,10 +152,10 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         let json = [("view".to_string(), "json".to_string())];
         for _ in 0..50 {
-            assert_eq!(select(&l, &json, &mut rng).unwrap().href, "b");
+            assert_eq!(l.select(&json, &mut rng).unwrap().href, "b");
         }
         let pdf = [("view".to_string(), "pdf".to_string())];
-        let picked = select(&l, &pdf, &mut rng).unwrap();
+        let picked = l.select(&pdf, &mut rng).unwrap();
         assert!(picked.href == "a" || picked.href == "b");
     }
 
@@ -179,11 +165,11 @@ mod tests {
             r#"<locations chooseby="locatt"><location href="x"/><location href="y"/></locations>"#,
         );
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        assert_eq!(select(&l, &[], &mut rng).unwrap().href, "x");
+        assert_eq!(l.select(&[], &mut rng).unwrap().href, "x");
         let empty = locs("<locations/>");
-        assert!(select(&empty, &[], &mut rng).is_none());
+        assert!(empty.select(&[], &mut rng).is_none());
         let zero = locs(r#"<locations><location href="z" weight="0"/></locations>"#);
-        assert_eq!(select(&zero, &[], &mut rng).unwrap().href, "z");
+        assert_eq!(zero.select(&[], &mut rng).unwrap().href, "z");
     }
 
     #[test]
