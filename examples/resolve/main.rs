@@ -383,16 +383,15 @@ fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>,
             "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
         ));
     }
-    let host = url.host();
-    let with_port = match host.parse::<std::net::Ipv6Addr>() {
-        Ok(_) => format!("[{host}]:{}", url.port()),
-        Err(_) => format!("{host}:{}", url.port()),
+    // An IP literal is the address; a host name is looked up, and is the HTTP Host.
+    let (addr, name) = match url.literal_addr() {
+        Some(addr) => (addr, None),
+        None => {
+            let addr = resolve_host_port(&format!("{}:{}", url.host(), url.port()))
+                .map_err(|e| format!("{text:?}: {e}"))?;
+            (addr, Some(url.host().to_string()))
+        }
     };
-    let addr = resolve_host_port(&with_port).map_err(|e| format!("{text:?}: {e}"))?;
-    let name = host
-        .parse::<std::net::IpAddr>()
-        .is_err()
-        .then(|| host.to_string());
     Ok(Some((addr, name, url.is_tls())))
 }
 
