@@ -57,6 +57,10 @@ struct Args {
     /// the server's site record still names UDP.
     #[arg(long, conflicts_with = "drop_udp")]
     close_udp: bool,
+    /// Answer nothing at all: UDP datagrams are ignored and TCP connections are accepted but
+    /// never answered, as an overloaded or firewalled server behaves (a black hole).
+    #[arg(long, conflicts_with_all = ["drop_udp", "drop_tcp", "close_udp"])]
+    silent: bool,
     /// Also serve on [::1] at the same port (UDP and TCP), named in the server's HS_SITE by
     /// an `alt_addr` attribute, so that resolvers race the two families.
     #[arg(long)]
@@ -107,6 +111,7 @@ async fn serve(args: &Args) -> Result<(), String> {
         delay: Duration::from_millis(args.delay_ms),
         block_udp: args.drop_udp,
         block_tcp: args.drop_tcp,
+        silent: args.silent,
         ..Faults::default()
     };
     config.http = args.http || args.http_port.is_some();

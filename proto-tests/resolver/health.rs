@@ -232,3 +232,51 @@ async fn a_silent_ipv6_address_costs_the_race_delay_once() {
     assert!(t0.elapsed() <= super::mock::RTT * 2, "{:?}", t0.elapsed());
     assert_eq!(w.net.count_to(v6), 1);
 }
+
+/// A black-holed root (it takes requests and never answers, UDP or TCP) at a 2 s deadline,
+/// 16 in flight: every identifier ends within its deadline (+50 ms), and once the first round
+/// has shown the root silent, the rest fail at once (6-20 s for 1,000 before: a call given up
+/// on at its deadline taught the breaker nothing, and the shared lookup lived on as long as
+/// new calls joined it).
+#[tokio::test(start_paused = true)]
+async fn a_black_holed_root_ends_every_identifier_within_its_deadline() {
+    use futures::StreamExt;
+    let w = World::new(None);
+    w.net.serve(w.root, Arc::new(|_, _| Reply::Silent));
+    let deadline = Duration::from_secs(2);
+    let r = w.builder().timeout(deadline).build().unwrap();
+    let t0 = Instant::now();
+    let mut ends = futures::stream::iter(0..1000)
+        .map(|i| {
+            let r = r.clone();
+            async move {
+                // The first round starts a millisecond apart, as a real run does: each later
+                // call joins the service lookup its predecessors share, still in flight.
+                if i < 16 {
+                    tokio::time::sleep(Duration::from_millis(i)).await;
+                }
+                let started = Instant::now();
+                let outcome = r.resolve(format!("20.500.1/{i}").as_str()).await;
+                (started.elapsed(), outcome)
+            }
+        })
+        .buffer_unordered(16);
+    let mut longest = Duration::ZERO;
+    let mut timeouts = 0;
+    while let Some((took, outcome)) = ends.next().await {
+        longest = longest.max(took);
+        match outcome.unwrap_err() {
+            ResolveError::Timeout { .. } => timeouts += 1,
+            ResolveError::ServerUnavailable { .. } => {}
+            e => panic!("unexpected {e}"),
+        }
+    }
+    let took = t0.elapsed();
+    eprintln!("longest {longest:?}, all {took:?}, {timeouts} timeouts");
+    assert!(
+        longest <= deadline + Duration::from_millis(50),
+        "{longest:?}"
+    );
+    assert!(took <= deadline * 2, "{took:?}");
+    assert!(timeouts <= 32, "{timeouts} timeouts");
+}

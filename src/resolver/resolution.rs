@@ -44,11 +44,11 @@ impl Shared {
         answers: AnswerCache,
     ) -> Self {
         Self {
+            flights: Flights::new(settings.timeout),
             settings,
             locator,
             upstream,
             answers,
-            flights: Flights::default(),
         }
     }
 }

@@ -79,6 +79,9 @@ impl Asker {
                 session: None,
             },
         );
+        // Given up on before any outcome (the call's deadline, the caller gone), the
+        // request counts as the server's silence; an outcome is told by `over_transports`.
+        let awaiting = peer.health.awaiting(record.started, self.patience);
         let mut result = self
             .exchange_answering(to, &request, lease.key(), !defer)
             .await;
@@ -93,6 +96,7 @@ impl Asker {
             lease = Box::pin(self.open_session(to)).await;
             result = Box::pin(self.exchange_answering(to, &request, lease.key(), true)).await;
         }
+        awaiting.settled();
         record.in_session(lease.key().map(|k| k.session_id()));
         let answered_at = Instant::now();
         let rtt = answered_at.saturating_duration_since(record.started);

@@ -129,7 +129,7 @@ impl SiteLocator {
             asker,
             root: Root::new(settings, root),
             fixed: fixed.map(|s| Arc::new(vec![s])),
-            services: services::Services::new(services),
+            services: services::Services::new(services, settings.timeout),
             limits: settings.limits,
         }
     }

@@ -78,7 +78,7 @@ impl Root {
             refreshed_at: Mutex::new(None),
             interval: settings.root_refresh_interval,
             timeout: settings.timeout,
-            refreshes: Flights::default(),
+            refreshes: Flights::new(settings.timeout),
             trust: settings.trust_root.clone(),
             persist: settings.persist_root.clone(),
             limits: settings.limits,

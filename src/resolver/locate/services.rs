@@ -3,6 +3,7 @@
 //! be cached.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -24,11 +25,12 @@ pub(super) struct Services {
 }
 
 impl Services {
-    pub(super) fn new(cache: ServiceCache) -> Self {
+    /// The lookups in flight each last at most `lifetime` (the resolver's deadline).
+    pub(super) fn new(cache: ServiceCache, lifetime: Duration) -> Self {
         Self {
             cache,
-            prefix_lookups: Flights::default(),
-            service_lookups: Flights::default(),
+            prefix_lookups: Flights::new(lifetime),
+            service_lookups: Flights::new(lifetime),
         }
     }
 

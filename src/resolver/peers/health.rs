@@ -13,6 +13,13 @@
 //!   deadline instead of one deadline per identifier). After the cool-down one request is let
 //!   through as a probe (half-open): an answer closes the breaker, a failure opens it again
 //!   for twice as long (up to [`MAX_COOLDOWN`]).
+//!   A request given up on while the server still owed its answer (its call's deadline
+//!   passed, or the caller went away) is silence too ([`Health::awaiting`]), dated from when
+//!   it was sent: a server that takes requests and never answers anything (a black hole, as
+//!   an overloaded or firewalled server behaves) opens the breaker with the first round of
+//!   calls that waited for it until their deadline, however short the deadline is next to
+//!   the transports' own timeouts. A request overtaken early (a hedge lost to a faster
+//!   mirror) says nothing about the server.
 //!
 //! One per server, in its [`Peer`](super::Peer) (the server, whatever transport is used).
 
@@ -182,6 +189,42 @@ impl Health {
         self.entry.lock().ipv6_answered = Some(ipv6);
     }
 
+    /// A guard for one request sent to the server at `sent`, in a call that waits for it up
+    /// to `patience` (the call's deadline): dropped before [`Awaiting::settled`], the request
+    /// was given up on unanswered, which counts as silence ([`Health::abandoned`]).
+    pub(crate) fn awaiting(&self, sent: Instant, patience: Duration) -> Awaiting<'_> {
+        Awaiting {
+            health: self,
+            sent,
+            patience,
+            settled: false,
+        }
+    }
+
+    /// A request sent at `sent` was given up on unanswered. It counts as silence when it had
+    /// waited half its call's `patience` or [`BREAKER_AFTER`], whichever is shorter (less:
+    /// a hedge overtaken, a call cancelled early, which say nothing of the server); then the
+    /// server has been silent for as long as its call would wait: the breaker opens (again,
+    /// for twice as long, when it was the probe).
+    pub(crate) fn abandoned(&self, sent: Instant, patience: Duration) {
+        let now = Instant::now();
+        if now.saturating_duration_since(sent) < BREAKER_AFTER.min(patience / 2) {
+            return;
+        }
+        let mut e = self.entry.lock();
+        e.failures = e.failures.saturating_add(1);
+        let first = e.first_failure.get_or_insert(sent);
+        *first = (*first).min(sent);
+        let probe_failed = e.open_until.is_some_and(|t| now >= t) && e.probe_since.is_some();
+        if probe_failed {
+            e.cooldown = (e.cooldown * 2).min(MAX_COOLDOWN);
+            e.open_until = Some(now + e.cooldown);
+            e.probe_since = None;
+        } else if e.open_until.map_or(true, |t| now >= t) {
+            e.open_until = Some(now + e.cooldown);
+        }
+    }
+
     /// A transport of the server failed by silence or refusal. Opens the breaker when the
     /// server has failed [`BREAKER_FAILURES`] times in a row over at least
     /// [`BREAKER_AFTER`], or when it was the probe of a half-open breaker.
@@ -200,6 +243,30 @@ impl Health {
             && now.saturating_duration_since(first) >= BREAKER_AFTER
         {
             e.open_until = Some(now + e.cooldown);
+        }
+    }
+}
+
+/// One request to a server, until its outcome is known (see [`Health::awaiting`]).
+pub(crate) struct Awaiting<'a> {
+    health: &'a Health,
+    sent: Instant,
+    patience: Duration,
+    settled: bool,
+}
+
+impl Awaiting<'_> {
+    /// The request ended with an outcome (an answer or a failure, which the caller tells
+    /// the health itself).
+    pub(crate) fn settled(mut self) {
+        self.settled = true;
+    }
+}
+
+impl Drop for Awaiting<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.health.abandoned(self.sent, self.patience);
         }
     }
 }
@@ -257,6 +324,41 @@ mod tests {
         tokio::time::advance(BREAKER_AFTER / 2).await;
         h.failed();
         assert_eq!(h.admit(), Admission::Go);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_given_up_on_unanswered_opens_the_breaker_when_it_waited_long_enough() {
+        let patience = Duration::from_millis(600);
+        let h = Health::default();
+        // Overtaken early (a lost hedge): nothing learned.
+        let sent = Instant::now();
+        let waiting = h.awaiting(sent, patience);
+        tokio::time::advance(patience / 2 - Duration::from_millis(1)).await;
+        drop(waiting);
+        assert!(h.is_blank());
+        // Settled (answered or failed, told by the caller): nothing from the guard.
+        let waiting = h.awaiting(Instant::now(), patience);
+        tokio::time::advance(patience).await;
+        waiting.settled();
+        assert!(h.is_blank());
+        // Waited until its call gave up: silent that long, open at once.
+        let waiting = h.awaiting(Instant::now(), patience);
+        tokio::time::advance(patience).await;
+        drop(waiting);
+        assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN));
+        // The probe after the cool-down is given up on too: twice as long.
+        tokio::time::advance(FIRST_COOLDOWN).await;
+        assert_eq!(h.admit(), Admission::Probe);
+        let probe = h.awaiting(Instant::now(), patience);
+        tokio::time::advance(patience).await;
+        drop(probe);
+        assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN * 2));
+        // A long deadline: BREAKER_AFTER of waiting is enough.
+        let h = Health::default();
+        let waiting = h.awaiting(Instant::now(), Duration::from_secs(30));
+        tokio::time::advance(BREAKER_AFTER).await;
+        drop(waiting);
+        assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN));
     }
 
     #[tokio::test(start_paused = true)]

@@ -19,6 +19,7 @@ use crate::ident::Handle;
 use super::super::error::ResolveError;
 use super::super::record::{Attempt, AttemptOutcome};
 use super::super::settings::MAX_REFERRALS;
+use super::deadline::within;
 use super::flight::{Flight, Flights};
 
 /// What shared work (a single flight) hands every caller: its outcome and the attempts it
@@ -165,14 +166,29 @@ impl Trace {
         R: Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ResolveError>> + Send + 'static,
     {
+        let lifetime = flights.lifetime();
         let (flight, trace, _) = flights.join_or_start(
             key,
             || Arc::new(shared()),
             |trace| {
                 let work = work(trace.clone());
                 async move {
-                    let out = work.await;
-                    (out, trace.attempts())
+                    // At most one deadline from its start, although callers joining later
+                    // have later deadlines: otherwise a stream of callers keeps silent work
+                    // alive past all of theirs, and its servers are never known silent
+                    // (`peers/health.rs`). Pinned here: at the end the attempts still running
+                    // are listed before the work is dropped.
+                    let mut work = std::pin::pin!(work);
+                    let work = async { work.as_mut().await.map_err(|e| (e, None)) };
+                    let timed_out = |after| {
+                        let handle = trace.origin().to_string();
+                        let e = ResolveError::Timeout { handle, after };
+                        (e, Some(trace.at_deadline()))
+                    };
+                    match within(lifetime, work, timed_out).await {
+                        Err((e, Some(attempts))) => (Err(e), attempts),
+                        out => (out.map_err(|(e, _)| e), trace.attempts()),
+                    }
                 }
                 .boxed()
             },
