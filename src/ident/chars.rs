@@ -65,6 +65,16 @@ pub(crate) fn invalid_utf8_text(rest: &[u8]) -> String {
     rest.iter().take(4).map(|b| format!("\\x{b:02X}")).collect()
 }
 
+/// Where the ASCII byte `b` first occurs in `s` (a char boundary, since `b` is ASCII).
+/// Identifiers are tens of bytes: a plain loop, where `str::find` and `split_once` spent
+/// about 100 instructions a call in setting up their searcher (with the four scans of a
+/// plain handle's parse as plain loops, `to_target` went from 1,620 to 1,170 instructions:
+/// callgrind, `loadgen --server ... --concurrency 256 --client-threads 0`, BENCHMARKS §10).
+pub(crate) fn find_byte(s: &str, b: u8) -> Option<usize> {
+    debug_assert!(b.is_ascii());
+    s.bytes().position(|x| x == b)
+}
+
 /// Rejects control characters; `base` is the offset of `s` in the caller's input.
 pub(crate) fn check_controls(s: &str, base: usize) -> Result<(), IdentError> {
     // ASCII text (nearly every identifier): the controls are the ASCII ones, found bytewise.
@@ -249,7 +259,7 @@ pub(crate) fn split_once_at(s: &str, c: char) -> (&str, Option<(usize, &str)>) {
 /// The URI scheme at the start of `s` (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`), if
 /// the first `:` comes before any `/`.
 pub(crate) fn scheme_of(s: &str) -> Option<&str> {
-    let colon = s.find(':')?;
+    let colon = find_byte(s, b':')?;
     let scheme = s.get(..colon)?;
     if s.get(..colon)?.contains('/') {
         return None;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::chars::{check_controls, check_input, invalid_utf8_text, Span};
+use super::chars::{check_controls, check_input, find_byte, invalid_utf8_text, Span};
 use super::error::IdentError;
 
 /// The longest handle, in UTF-8 bytes, that the protocol carries: the reference
@@ -65,7 +65,7 @@ impl Handle {
     /// [`Handle::parse`] of text that has passed `check_input` already (not empty, no
     /// control character).
     pub(crate) fn parse_checked_input(s: &str) -> Result<Self, IdentError> {
-        let slash = s.find('/').ok_or_else(|| IdentError::MissingSlash {
+        let slash = find_byte(s, b'/').ok_or_else(|| IdentError::MissingSlash {
             at: s.len(),
             text: s.to_string(),
         })?;

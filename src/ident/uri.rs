@@ -7,8 +7,8 @@ use std::str::FromStr;
 use percent_encoding::{utf8_percent_encode, AsciiSet};
 
 use super::chars::{
-    check_input, check_path, check_query, encode_query, scheme_of, split_once_at, Span, DOI_SUFFIX,
-    SEGMENT,
+    check_input, check_path, check_query, encode_query, find_byte, scheme_of, split_once_at, Span,
+    DOI_SUFFIX, SEGMENT,
 };
 use super::error::IdentError;
 use super::handle::Handle;
@@ -221,11 +221,13 @@ pub(crate) fn parse_parts(
 /// True when `s` (without a scheme) starts with the host of a public proxy and a `/`:
 /// `doi.org/10.1000/x`, `hdl.handle.net/20.500.1/1` (ASCII case-insensitive).
 pub(crate) fn is_proxy_url_without_scheme(s: &str) -> bool {
-    s.split_once('/').is_some_and(|(host, _)| {
-        PROXY_HOSTS
-            .iter()
-            .any(|proxy| proxy.eq_ignore_ascii_case(host))
-    })
+    find_byte(s, b'/')
+        .and_then(|slash| s.get(..slash))
+        .is_some_and(|host| {
+            PROXY_HOSTS
+                .iter()
+                .any(|proxy| proxy.eq_ignore_ascii_case(host))
+        })
 }
 
 /// Parses a proxy URL pasted without its scheme (see [`is_proxy_url_without_scheme`]), as
