@@ -10,6 +10,7 @@ mod cli;
 mod cli_bulk;
 mod cordra_case;
 mod early_loss;
+mod first_hop;
 mod flight;
 mod health;
 mod hedge;
