@@ -322,8 +322,16 @@ fn main() -> ExitCode {
     };
     if let Some(shell) = args.completions {
         let mut command = Args::command();
-        clap_complete::generate(shell, &mut command, "resolve", &mut std::io::stdout());
-        return ExitCode::SUCCESS;
+        // Into a buffer first: clap_complete panics when its writer fails (a closed pipe).
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut command, "resolve", &mut script);
+        return match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                out::error(format!("cannot write to stdout: {e}"));
+                ExitCode::from(NETWORK)
+            }
+            _ => ExitCode::SUCCESS,
+        };
     }
     if let Some(status) = check_root::run_if_asked(&args.root_file, args.format() == Format::Json) {
         return ExitCode::from(status);
