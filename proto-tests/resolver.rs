@@ -18,6 +18,7 @@ mod http;
 mod ipv6;
 mod loopback;
 mod mock;
+mod negative_ttl;
 mod proxy;
 mod referrals;
 mod refresh;
