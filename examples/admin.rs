@@ -13,6 +13,7 @@
 //! Exit status: 0 done, 1 refused by the server (exists, not found, not permitted,
 //! authentication failed, ...), 2 bad input (nothing sent), 3 no answer.
 
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -148,17 +149,30 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(run(&resolver, args.command, values)) {
-        Ok(lines) => {
-            for line in lines {
-                println!("{line}");
+        Ok(lines) => match print(&lines) {
+            Ok(()) => ExitCode::from(OK),
+            // A reader that went away (`admin list ... | head -1`) ends the run quietly.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(OK),
+            Err(e) => {
+                eprintln!("error: cannot write to stdout: {e}");
+                ExitCode::from(NETWORK)
             }
-            ExitCode::from(OK)
-        }
+        },
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(exit_status(&e))
         }
     }
+}
+
+/// Writes `lines` on stdout, one a line, through one locked buffer (`println!` would panic
+/// on a closed pipe).
+fn print(lines: &[String]) -> std::io::Result<()> {
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    out.flush()
 }
 
 /// The resolver the options describe, or why not (nothing is sent).

@@ -67,6 +67,15 @@ struct Args {
     ipv6: bool,
 }
 
+/// `println!` that never panics: a server whose banner nobody reads any more (`testserver |
+/// head -1`, a closed pipe) keeps serving.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -140,7 +149,7 @@ async fn serve(args: &Args) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             v6.set_site(site, 0).map_err(|e| e.to_string())?;
             v6.set_urns(file.urns().map_err(|e| format!("{file_name}: {e}"))?);
-            println!("also on {} (UDP and TCP), its alt_addr", v6.addr());
+            say!("also on {} (UDP and TCP), its alt_addr", v6.addr());
             Some(v6)
         }
     };
@@ -148,17 +157,17 @@ async fn serve(args: &Args) -> Result<(), String> {
         .map_err(|e| format!("{file_name}: {e}"))?;
     server.set_urns(file.urns().map_err(|e| format!("{file_name}: {e}"))?);
     match server.http_addr() {
-        Some(http) => println!(
+        Some(http) => say!(
             "serving {} handles from {file_name} on {} (UDP and TCP) and http://{http}",
             store.len(),
             server.addr()
         ),
-        None if args.close_udp => println!(
+        None if args.close_udp => say!(
             "serving {} handles from {file_name} on {} (TCP; the UDP port is closed)",
             store.len(),
             server.addr()
         ),
-        None => println!(
+        None => say!(
             "serving {} handles from {file_name} on {} (UDP and TCP)",
             store.len(),
             server.addr()
@@ -167,7 +176,7 @@ async fn serve(args: &Args) -> Result<(), String> {
     tokio::signal::ctrl_c()
         .await
         .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
-    println!(
+    say!(
         "stopping: {} UDP datagrams, {} TCP requests, {} HTTP requests received",
         server.udp_requests(),
         server.tcp_requests(),

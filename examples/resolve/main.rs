@@ -322,8 +322,16 @@ fn main() -> ExitCode {
     };
     if let Some(shell) = args.completions {
         let mut command = Args::command();
-        clap_complete::generate(shell, &mut command, "resolve", &mut std::io::stdout());
-        return ExitCode::SUCCESS;
+        // Into a buffer first: clap_complete panics when its writer fails (a closed pipe).
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut command, "resolve", &mut script);
+        return match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                out::error(format!("cannot write to stdout: {e}"));
+                ExitCode::from(NETWORK)
+            }
+            _ => ExitCode::SUCCESS,
+        };
     }
     if let Some(status) = check_root::run_if_asked(&args.root_file, args.format() == Format::Json) {
         return ExitCode::from(status);
@@ -369,12 +377,17 @@ fn address(option: &str, text: &str) -> Result<SocketAddr, String> {
     resolve_host_port(text).map_err(|e| format!("{option} {text}: {e}"))
 }
 
+/// True when `text` starts with `http://` or `https://` (any case).
+fn has_http_scheme(text: &str) -> bool {
+    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    scheme.starts_with("http://") || scheme.starts_with("https://")
+}
+
 /// `--server` or `--root` `http://HOST[:PORT][/]` or `https://...`: the address, the host name to send
 /// as `Host` (when it is a name, not an address), and whether it is HTTPS. `None` when the
 /// text has no such scheme.
 fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>, String> {
-    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
-    if !scheme.starts_with("http://") && !scheme.starts_with("https://") {
+    if !has_http_scheme(text) {
         return Ok(None);
     }
     let url = BaseUrl::parse(text).map_err(|e| e.to_string())?;
@@ -393,6 +406,36 @@ fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>,
         }
     };
     Ok(Some((addr, name, url.is_tls())))
+}
+
+/// Why `--transport` cannot reach the first hop (the resolver refused to build: nothing
+/// was sent), and which form of `--root`/`--server` it needs.
+fn no_transport(args: &Args, server: bool) -> String {
+    let (option, given) = if server {
+        ("--server", args.server.as_deref())
+    } else {
+        ("--root", args.root.as_deref())
+    };
+    let given = given.unwrap_or("");
+    let transport = match args.transport {
+        Transport::Udp => "udp",
+        Transport::Tcp => "tcp",
+        Transport::Http => "http",
+    };
+    if Path::new(given).is_file() {
+        format!("{option} {given}: no root server in the file offers --transport {transport}")
+    } else if has_http_scheme(given) {
+        format!(
+            "{option} {given}: an http(s):// address is asked over HTTP only, which \
+             --transport {transport} leaves out: give {option} HOST:PORT, or --transport http"
+        )
+    } else {
+        format!(
+            "{option} {given}: a HOST:PORT address is asked over UDP and TCP, which \
+             --transport {transport} leaves out: give the server's HTTP interface, \
+             {option} http://HOST:PORT"
+        )
+    }
 }
 
 fn builder(args: &Args) -> Result<ResolverBuilder, String> {
@@ -471,6 +514,7 @@ async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
             (BuildError::NoRootSites, Some(root)) => {
                 format!("--root {root}: not a usable root_info or bootstrap_handles file: {e}")
             }
+            (BuildError::NoTransport { server, .. }, _) => no_transport(args, *server),
             _ => e.to_string(),
         })
     });

@@ -375,3 +375,43 @@ async fn secrets_never_come_from_the_command_line_and_bad_input_sends_nothing() 
     assert_eq!(server.udp_requests() + server.tcp_requests(), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `admin list PREFIX | head -1`: a reader that has gone before anything is written. The
+/// run ends as it would have (status 0), without a panic or a broken-pipe message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_ends_quietly_on_a_closed_stdout() {
+    use std::process::Stdio;
+    let admin = example("admin");
+    let server = server().await;
+    let addr = server.addr().to_string();
+    let dir = scratch();
+    let secret = write(&dir, "seckey", "public-test-secret-1\n");
+    let a = [
+        "--server",
+        &addr,
+        "--auth",
+        "300:20.500.12345/USER-SECKEY",
+        "--secret-file",
+        &secret,
+        "list",
+        "20.500.12345",
+    ]
+    .map(String::from);
+    let o = tokio::task::spawn_blocking(move || {
+        let mut child = crate::support::examples::command(&admin, &a)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the list arrives
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // The list was asked for and answered: the handles exist to be printed.
+    assert!(server.tcp_requests() > 0);
+    assert!(!server.store().handles_under("20.500.12345").is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

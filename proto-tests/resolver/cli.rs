@@ -452,3 +452,20 @@ async fn resolve_cli_json_values_are_the_codec_s() {
         );
     }
 }
+
+/// `resolve --completions bash | head -1`: the script goes to a reader that has gone; a quiet
+/// end, not clap_complete's panic on the failed write.
+#[test]
+fn completions_end_quietly_on_a_closed_stdout() {
+    let bin = example("resolve");
+    let mut child = command(&bin, &args(&["--completions", "bash"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}

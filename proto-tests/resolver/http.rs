@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use handle_resolver::testing::{Faults, TestNetwork};
 use handle_resolver::transport::{NetTransport, TransportKind};
-use handle_resolver::wire::HandleValue;
+use handle_resolver::wire::{HandleValue, Limits, Protocol, SiteInfo};
 use handle_resolver::{Resolver, TransportPreference};
 
 fn urls(handle: &str) -> Vec<HandleValue> {
@@ -87,6 +87,31 @@ async fn http_only_skips_udp_and_tcp() {
 #[tokio::test]
 async fn a_server_without_an_http_interface_is_not_asked_over_http() {
     let net = TestNetwork::builder().build().await.unwrap();
+    // A root without an HTTP interface: refused when built, before any request.
+    let e = Resolver::builder()
+        .root_sites([net.root_site()])
+        .exchange(Arc::new(NetTransport::new()))
+        .transport(TransportPreference::Http)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            handle_resolver::BuildError::NoTransport { server: false, .. }
+        ),
+        "{e}"
+    );
+    // A root with one, in front of a site without: that site is not asked over HTTP.
+    let net = network().await;
+    let mut site_values = net.site_values();
+    for v in &mut site_values {
+        let mut info = SiteInfo::decode(&v.data, &Limits::default()).unwrap();
+        for server in &mut info.servers {
+            server.interfaces.retain(|i| i.protocol != Protocol::Http);
+        }
+        v.data = info.encode().unwrap();
+    }
+    net.root_store().insert("0.NA/20.500.1", site_values);
     let r = Resolver::builder()
         .root_sites([net.root_site()])
         .exchange(Arc::new(NetTransport::new()))
@@ -97,6 +122,7 @@ async fn a_server_without_an_http_interface_is_not_asked_over_http() {
     net.insert(h, urls(h));
     let e = r.resolve(h).await.unwrap_err();
     assert!(e.to_string().contains("no usable server"), "{e}");
+    assert_eq!(net.udp_requests() + net.tcp_requests(), 0);
 }
 
 #[tokio::test]

@@ -69,6 +69,38 @@ pub enum BuildError {
     /// JSON carries no signature (ask the proxy to check with a certified `Query` instead).
     #[error("certify(true) needs the native protocol: a proxy's JSON carries no signature to verify (a certified Query asks the proxy to check, cert=true)")]
     CertifyOverProxy,
+    /// No server of the first hop (the fixed [`server`](ResolverBuilder::server), else the
+    /// root) has an interface for any of the chosen transports, so no request could ever be
+    /// sent: a `HOST:PORT` root or server is reached over UDP and TCP only, an
+    /// `http://HOST:PORT` one over HTTP only.
+    #[error("the {} offers none of the chosen transports ({})", if *.server { "server" } else { "root" }, transport_list(.transports))]
+    NoTransport {
+        /// True for the fixed server, false for the root.
+        server: bool,
+        /// The transports chosen, in order.
+        transports: Vec<TransportKind>,
+    },
+}
+
+fn transport_list(kinds: &[TransportKind]) -> String {
+    kinds
+        .iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// True when some server of `sites` has an interface (for queries or administration) for
+/// one of `kinds`.
+fn reachable(sites: &[Site], kinds: &[TransportKind]) -> bool {
+    sites.iter().any(|site| {
+        site.info.servers.iter().any(|server| {
+            kinds.iter().any(|&kind| {
+                super::site::interface_addr(server, kind, false).is_some()
+                    || super::site::interface_addr(server, kind, true).is_some()
+            })
+        })
+    })
 }
 
 /// Where the root (global) service information comes from.
@@ -506,6 +538,22 @@ impl ResolverBuilder {
         };
         if root.is_empty() && self.server.is_none() {
             return Err(BuildError::NoRootSites);
+        }
+        // A first hop no chosen transport reaches fails every request; say so now, before
+        // anything is sent (an empty transport order is documented to fail each request, and
+        // a proxy does not use the root).
+        let transports = &self.settings.transports;
+        if self.proxy.is_none() && !transports.is_empty() {
+            let (first_hop, server) = match &self.server {
+                Some(site) => (std::slice::from_ref(site), true),
+                None => (root.as_slice(), false),
+            };
+            if !reachable(first_hop, transports) {
+                return Err(BuildError::NoTransport {
+                    server,
+                    transports: transports.clone(),
+                });
+            }
         }
         let rng = match self.seed {
             Some(s) => StdRng::seed_from_u64(s),
