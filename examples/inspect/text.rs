@@ -110,7 +110,12 @@ pub fn data_text(v: &HandleValue, opts: &Options) -> String {
         TypedValue::Site(s) => site_text(&s),
         TypedValue::PubKey(k) => key_text(&k),
         TypedValue::Locations(l) => {
-            let hrefs: Vec<&str> = l.locations.iter().map(|x| x.href.as_str()).collect();
+            // A location without href shows its template, or `-`.
+            let hrefs: Vec<&str> = l
+                .locations
+                .iter()
+                .map(|x| x.href().or(x.attribute("href_template")).unwrap_or("-"))
+                .collect();
             format!("locations [{}]", hrefs.join(" "))
         }
         TypedValue::SecKey(b) | TypedValue::Binary(b) => {

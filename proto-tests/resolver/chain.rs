@@ -490,7 +490,8 @@ async fn a_location_is_chosen_from_10320_loc() {
     let rec = w.resolver().resolve(h).await.unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
     assert_eq!(
-        rec.select_location(&[], &mut rng).as_deref(),
+        rec.select_location(&handle_resolver::wire::LocationRequest::new(), &mut rng)
+            .as_deref(),
         Some("https://b.example/")
     );
 }

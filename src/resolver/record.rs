@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::site::Site;
 use crate::ident::Handle;
 use crate::transport::TransportKind;
-use crate::wire::{HandleValue, Locations, ProtocolVersion, ResponseCode};
+use crate::wire::{HandleValue, LocationRequest, LocationSet, ProtocolVersion, ResponseCode};
 
 /// Where an answer came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,15 +193,28 @@ impl HandleRecord {
 }
 
 impl HandleRecord {
-    /// One location chosen from the record's first parseable `10320/loc` value, as the
-    /// handle.net proxy chooses ([`Locations::select`]); `None` when it has none.
+    /// The URL the handle.net proxy would redirect `request` to: one location of every
+    /// `10320/loc` value and the `URL` values, chosen as the proxy chooses
+    /// ([`LocationSet`]), its `href` (or `href_template` filled in with the handle asked
+    /// for); `None` when there is none.
+    ///
+    /// ```
+    /// # fn demo(record: handle_resolver::HandleRecord) {
+    /// use handle_resolver::wire::LocationRequest;
+    /// let request = LocationRequest::new().locatt("view:json");
+    /// if let Some(url) = record.select_location(&request, &mut rand::thread_rng()) {
+    ///     println!("{url}");
+    /// }
+    /// # }
+    /// ```
     pub fn select_location(
         &self,
-        locatt: &[(String, String)],
+        request: &LocationRequest,
         rng: &mut impl rand::Rng,
     ) -> Option<String> {
-        let all = Locations::all_in(&self.values);
-        let first = all.first()?;
-        first.select(locatt, rng).map(|l| l.href.clone())
+        let asked = self.aliases.first().unwrap_or(&self.handle);
+        LocationSet::from_values(&self.values)
+            .select(request, rng)?
+            .href_for(asked)
     }
 }
