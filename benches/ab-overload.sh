@@ -5,15 +5,16 @@
 # one run each of C = 16, 64, 256 and 1024, and per run the rates, the p99 at C=1024 and the
 # ratio of C=1024 to the best fixed C of 16, 64 and 256.
 #
-# Usage: sh benches/ab-overload.sh ROUNDS LOADGEN...
+# Usage: [CAPACITY=N] sh benches/ab-overload.sh ROUNDS LOADGEN...
 #   e.g. sh benches/ab-overload.sh 3 /tmp/loadgen-before target/release/examples/loadgen
+#   CAPACITY: the server's queue (default 32; issue 24 also asks for 128)
 set -eu
 rounds=$1
 shift
 i=1
 while [ "$i" -le "$rounds" ]; do
     for bin in "$@"; do
-        "$bin" --no-raw --server-capacity 32 --concurrency 16,64,256,1024 --n 100000 --slices 1 |
+        "$bin" --no-raw --server-capacity "${CAPACITY:-32}" --concurrency 16,64,256,1024 --n 100000 --slices 1 |
             awk -v bin="$bin" '
                 /^run/ {
                     for (f = 1; f <= NF; f++) {

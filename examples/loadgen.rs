@@ -41,6 +41,17 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
 
+/// `println!` that ends the program quietly when stdout is closed (`loadgen | head -1`)
+/// instead of panicking: the figures are for whoever still reads them.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 /// An outstanding raw request older than this counts as lost (the library's first
 /// retransmission comes after the same wait).
 const RAW_LOSS_TIMEOUT: Duration = Duration::from_millis(500);
@@ -671,7 +682,7 @@ fn report(
             "raw": raw.map(|s| s.json(with_cpu)),
             "ratio": ratio,
         });
-        println!("{line}");
+        say!("{line}");
         return;
     }
     let lib = lib.map_or_else(|| "-".into(), |s| s.text(with_cpu));
@@ -680,7 +691,7 @@ fn report(
     });
     let raw = raw.map_or_else(|| "-".into(), |s| s.text(with_cpu));
     let ratio = ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}"));
-    println!(
+    say!(
         "{label:<6} {} C={c:<3} N={} | library {lib}{transport} | raw {raw} | library/raw {ratio}",
         kind.name(),
         args.n
@@ -727,12 +738,12 @@ fn failover(args: &Args, n: usize) -> Result<(), Box<dyn std::error::Error>> {
         Ok::<_, Box<dyn std::error::Error>>((at(0.5), at(0.99), errors))
     })?;
     if args.json {
-        println!(
+        say!(
             "{}",
             json!({"failover": n, "first_answer_ms_p50": p50, "first_answer_ms_p99": p99, "errors": errors})
         );
     } else {
-        println!("failover: {n} cold resolutions, primary site silent: first answer p50 {p50:.1} ms, p99 {p99:.1} ms, errors {errors}");
+        say!("failover: {n} cold resolutions, primary site silent: first answer p50 {p50:.1} ms, p99 {p99:.1} ms, errors {errors}");
     }
     Ok(())
 }
@@ -824,8 +835,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let size = std::mem::size_of_val(&r.resolve("0.NA/0.NA"));
             size
         });
-        println!("resolve() future: {future_size} bytes");
-        println!(
+        say!("resolve() future: {future_size} bytes");
+        say!(
             "server {server} ({}), {} handles, client threads {}",
             if args.server.is_some() {
                 "external"
@@ -893,14 +904,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rss_end = rss_kb();
     let (quarters, peak) = rss_during.stop();
     if args.json {
-        println!(
+        say!(
             "{}",
             json!({"rss_kb_start": rss_start, "rss_kb_end": rss_end,
                    "rss_kb_quarters": quarters, "rss_kb_peak": peak})
         );
     } else {
         let [q1, q2, q3, q4] = quarters;
-        println!(
+        say!(
             "resident memory: {rss_start} kB before the runs, {rss_end} kB after; while they ran \
              {q1} / {q2} / {q3} / {q4} kB at 1/4, 1/2, 3/4 and the end of the time, peak {peak} kB"
         );
