@@ -9,4 +9,6 @@ mod cli;
 mod compare;
 #[cfg(feature = "testing")]
 mod loopback;
+#[cfg(feature = "testing")]
+mod manage;
 mod sessions;

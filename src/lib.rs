@@ -24,7 +24,7 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
-mod admin;
+pub mod admin;
 pub mod auth;
 pub mod blocking;
 #[cfg(feature = "cli")]
@@ -39,7 +39,7 @@ pub mod trust;
 mod urn;
 pub mod wire;
 
-pub use admin::{Admin, AdminError};
+pub use admin::client::{Admin, AdminError, CreateOptions};
 pub use ident::{Handle, Identifier};
 pub use resolver::{
     server_record, Attempt, AttemptOutcome, BuildError, Clock, FixedClock, HandleRecord,

@@ -135,7 +135,9 @@ pub fn body_json(body: &Body, opts: &Options) -> Json {
         Body::RemoveValueRequest { handle, indexes } => {
             json!({"handle": text(handle), "indexes": indexes})
         }
-        Body::ListHandlesRequest { handle } => json!({"handle": text(handle)}),
+        Body::ListHandlesRequest { handle } | Body::HomePrefixRequest { handle } => {
+            json!({"handle": text(handle)})
+        }
         Body::ListHandlesResponse { handles } => {
             json!({"handles": handles.iter().map(|h| text(h)).collect::<Vec<_>>()})
         }

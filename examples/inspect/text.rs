@@ -221,6 +221,9 @@ fn body_text(out: &mut String, body: &Body, opts: &Options) {
         Body::ListHandlesRequest { handle } => {
             let _ = writeln!(out, "\n;; LIST HANDLES under {}", text(handle));
         }
+        Body::HomePrefixRequest { handle } => {
+            let _ = writeln!(out, "\n;; PREFIX: {}", text(handle));
+        }
         Body::ListHandlesResponse { handles } => {
             section(out, "HANDLES");
             for h in handles {

@@ -97,6 +97,19 @@ impl Resolver {
         self.within_deadline(spec.handle.as_str(), work).await
     }
 
+    /// Sends one request to `sites` (not to the sites of its handle's prefix), under the
+    /// resolver's deadline: administration of a given site (home / unhome a prefix).
+    pub(crate) async fn request_at(
+        &self,
+        spec: &RequestSpec,
+        sites: Arc<Vec<Site>>,
+    ) -> Result<Answer, ResolveError> {
+        let trace = Trace::new(spec.handle.clone());
+        let path = Path::default();
+        let work = self.shared.locator.from_sites(spec, sites, &trace, &path);
+        self.within_deadline(spec.handle.as_str(), work).await
+    }
+
     /// Resolves every value of `id` (a handle, any identifier text, or a parsed identifier),
     /// with the resolver's settings.
     pub async fn resolve<T: Resolvable + ?Sized>(

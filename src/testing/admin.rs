@@ -14,7 +14,10 @@
 //! - then the original request is answered, with the answer's request id: the resolution
 //!   with every value; create (MINT appends a random lower-case UUID; OVRW replaces) with the
 //!   created handle; add (201 "Index conflict for N"), modify and remove (200 for a missing
-//!   index), delete; list handles in messages of at most 50 handles, CN on all but the last.
+//!   index), delete; list handles in messages of at most 50 handles, CN on all but the last;
+//!   home / unhome (300 / 301) by a server administrator only (400 otherwise);
+//! - a change to a handle whose prefix the server does not serve gets 301 ("That prefix
+//!   doesn't live here") before any challenge, as from the reference server.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -133,6 +136,23 @@ impl AuthState {
 /// The answer to an admin request before any challenge: 101 for a create of an existing
 /// handle without OVRW (the reference answers it at once), else `None` (challenge it).
 pub(crate) fn precheck(store: &Store, request: &Message) -> Option<Message> {
+    let changed = match &request.body {
+        Body::CreateHandleRequest { handle, .. }
+        | Body::DeleteHandleRequest { handle }
+        | Body::AddValueRequest { handle, .. }
+        | Body::ModifyValueRequest { handle, .. }
+        | Body::RemoveValueRequest { handle, .. } => Some(handle),
+        _ => None,
+    };
+    if let Some(handle) = changed {
+        if !store.serves(handle) {
+            return Some(Message::response_to(
+                request,
+                ResponseCode::ServerNotResponsible,
+                Body::Error(ErrorBody::new(&b"That prefix doesn't live here"[..])),
+            ));
+        }
+    }
     if let Body::CreateHandleRequest { handle, .. } = &request.body {
         let overwrite = request.header.flags.contains(OpFlags::OW);
         let mint = request.header.flags.contains(OpFlags::MINT);
@@ -157,6 +177,8 @@ pub(crate) fn is_admin(op: OpCode) -> bool {
             | OpCode::ModifyValue
             | OpCode::RemoveValue
             | OpCode::ListHandles
+            | OpCode::HomeNa
+            | OpCode::UnhomeNa
     )
 }
 
@@ -235,8 +257,20 @@ fn authorize(
     request: &Message,
     identity: &ValueReference,
 ) -> Result<(), ResponseCode> {
+    let server_admin = store.is_server_admin(identity.index, &identity.handle);
+    if let Body::HomePrefixRequest { .. } = &request.body {
+        // The reference server: only its server administrators home and unhome.
+        return if server_admin {
+            Ok(())
+        } else {
+            Err(ResponseCode::InvalidAdmin)
+        };
+    }
     let (admin_handles, needed) =
         requirements(store, request).ok_or(ResponseCode::HandleNotFound)?;
+    if server_admin {
+        return Ok(());
+    }
     let granted =
         permissions(store, limits, &admin_handles, identity).ok_or(ResponseCode::InvalidAdmin)?;
     if granted.contains(needed) {
@@ -473,6 +507,24 @@ fn perform(store: &Store, request: &Message, answer_msg: &Message) -> Vec<Messag
                     m
                 })
                 .collect()
+        }
+        Body::HomePrefixRequest { handle } => {
+            // `0.NA/<prefix>`; anything else names no prefix.
+            let prefix = match handle.get(..5) {
+                Some(p) if p.eq_ignore_ascii_case(b"0.NA/") => handle.slice(5..),
+                _ => {
+                    return one(
+                        ResponseCode::InvalidValue,
+                        Body::Error(ErrorBody::new(&b"Not a prefix handle"[..])),
+                    )
+                }
+            };
+            if request.header.op_code == OpCode::UnhomeNa {
+                store.unhome_prefix(&prefix);
+            } else {
+                store.home_prefix(&prefix);
+            }
+            ok()
         }
         _ => one(
             ResponseCode::OperationNotSupported,

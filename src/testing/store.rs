@@ -64,6 +64,9 @@ struct Inner {
     referrals: HashMap<Bytes, Referral>,
     raw: HashMap<Bytes, Bytes>,
     homed: HashSet<Bytes>,
+    /// Server administrators (index, normalised handle): they may home and unhome prefixes,
+    /// and change any handle (the reference's `server_admin_full_access`).
+    server_admins: Vec<(u32, Bytes)>,
 }
 
 /// Handle → values, plus referral rules and homed prefixes. Shared (`Arc<Store>`) and
@@ -155,6 +158,37 @@ impl Store {
         let mut p = prefix.as_ref().to_vec();
         p.make_ascii_uppercase();
         self.write().homed.insert(Bytes::from(p));
+    }
+
+    /// Stops serving `prefix` (as given to [`Store::home_prefix`]); true when it was homed.
+    /// Once no prefix is homed, every prefix is served again.
+    pub fn unhome_prefix(&self, prefix: impl AsRef<[u8]>) -> bool {
+        let mut p = prefix.as_ref().to_vec();
+        p.make_ascii_uppercase();
+        self.write().homed.remove(&p[..])
+    }
+
+    /// True when the store serves the prefix of `handle` (no prefix homed, or its own).
+    pub fn serves(&self, handle: impl AsRef<[u8]>) -> bool {
+        let key = self.normalize(handle.as_ref());
+        let inner = self.read();
+        inner.homed.is_empty() || inner.homed.contains(prefix_of(&key))
+    }
+
+    /// Makes `index:handle` a server administrator: it may home and unhome prefixes, and
+    /// change every handle whatever their HS_ADMIN values say.
+    pub fn add_server_admin(&self, index: u32, handle: impl AsRef<[u8]>) {
+        let key = self.normalize(handle.as_ref());
+        self.write().server_admins.push((index, key));
+    }
+
+    /// True when `index:handle` is a server administrator.
+    pub fn is_server_admin(&self, index: u32, handle: impl AsRef<[u8]>) -> bool {
+        let key = self.normalize(handle.as_ref());
+        self.read()
+            .server_admins
+            .iter()
+            .any(|(i, h)| *i == index && *h == key)
     }
 
     /// The stored handle, if any.

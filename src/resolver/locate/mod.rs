@@ -211,7 +211,7 @@ impl SiteLocator {
 
     /// Asks `sites` and follows the referrals of the answers (≤ the referral budget, loops
     /// detected); returns the first answer that is not a referral.
-    async fn from_sites(
+    pub(crate) async fn from_sites(
         self: &Arc<Self>,
         spec: &RequestSpec,
         sites: Arc<Vec<Site>>,

@@ -94,6 +94,12 @@ pub enum Body {
         /// The prefix handle whose handles (or derived prefixes) are listed.
         handle: Bytes,
     },
+    /// OC_HOME_NA (300) and OC_UNHOME_NA (301) request: the prefix handle (`0.NA/…`) a
+    /// server starts or stops serving (the op code in the header says which).
+    HomePrefixRequest {
+        /// The prefix handle.
+        handle: Bytes,
+    },
     /// OC_LIST_HANDLES (and OC_LIST_NA) success: one message of the list. All but the last
     /// message of a list carry the CN (continuous) flag.
     ListHandlesResponse {
@@ -176,7 +182,9 @@ impl Body {
             Body::RemoveValueRequest { handle, indexes } => {
                 encode_handle_indexes(out, handle, indexes)
             }
-            Body::ListHandlesRequest { handle } => encode_handle(out, handle),
+            Body::ListHandlesRequest { handle } | Body::HomePrefixRequest { handle } => {
+                encode_handle(out, handle)
+            }
             Body::ListHandlesResponse { handles } => encode_handle_list(out, handles),
             Body::ChallengeAnswer(b) => b.encode(out),
             Body::SessionSetupRequest(b) => b.encode(out),
@@ -233,6 +241,9 @@ fn decode_request(
             Body::RemoveValueRequest { handle, indexes }
         }
         OpCode::ListHandles | OpCode::ListNa => Body::ListHandlesRequest {
+            handle: decode_handle(r, limits)?,
+        },
+        OpCode::HomeNa | OpCode::UnhomeNa => Body::HomePrefixRequest {
             handle: decode_handle(r, limits)?,
         },
         OpCode::ChallengeResponse => {

@@ -1,0 +1,114 @@
+//! The parser against the reference's own logs: every `INVALID` line of the samples
+//! (`fixtures/genericbatch/`, copied from the shared ground truth) comes from the parser alone.
+
+use super::*;
+
+fn fixture(name: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/genericbatch");
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+fn invalid_lines(batch: &Batch) -> Vec<String> {
+    batch
+        .entries
+        .iter()
+        .filter_map(|e| e.command.as_ref().err().map(|err| (e.n, &err.kind)))
+        .map(|(n, kind)| {
+            if kind.spaced() {
+                format!("==>INVALID [{n}]: {kind}")
+            } else {
+                format!("==>INVALID[{n}]: {kind}")
+            }
+        })
+        .collect()
+}
+
+/// Sample 05 (malformed lines, case, BOM, no final newline): the INVALID lines of the
+/// reference's log and its line count, files read from the fixture folder.
+#[test]
+fn malformed_lines_are_invalid_as_the_reference_logs_them() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/genericbatch");
+    let text = fixture("05-malformed-and-case.batch");
+    let batch = parse(&text, &mut |p: &str| std::fs::read(dir.join(p)).ok());
+    let log = fixture("05-malformed-and-case.log");
+    let expected: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("==>INVALID"))
+        .collect();
+    assert_eq!(invalid_lines(&batch), expected);
+    assert_eq!(batch.lines, 58);
+    let ok: Vec<u32> = batch
+        .entries
+        .iter()
+        .filter(|e| e.command.is_ok())
+        .map(|e| e.n)
+        .collect();
+    assert_eq!(ok, [3, 12, 13, 14, 57, 58]);
+}
+
+/// Sample 04's AUTHENTICATE errors that need no file, with their `[n]`.
+#[test]
+fn authenticate_lines_parse_as_the_reference_reads_them() {
+    let text = fixture("04-auth-failures.batch");
+    let batch = parse(&text, &mut |_: &str| None);
+    let got = invalid_lines(&batch);
+    let log = fixture("04-auth-failures.log");
+    for line in [
+        "==>INVALID[18]: error in authentication: java.lang.Exception: Secret key without password",
+        "==>INVALID[20]: error in authentication lines",
+        "==>INVALID[21]: error in command line",
+        "==>INVALID[22]: error in authentication: java.lang.NumberFormatException: For input string: \"three hundred\"",
+        "==>INVALID[24]: error in authentication: java.util.NoSuchElementException",
+        "==>INVALID[26]: error in authentication: java.util.NoSuchElementException",
+    ] {
+        assert!(log.contains(line), "{line}");
+        assert!(got.iter().any(|g| g == line), "{line} not in {got:#?}");
+    }
+    assert_eq!(batch.lines, 35);
+}
+
+/// Every sample's `Batch File Lines`.
+#[test]
+fn line_counts_match_every_sample() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/genericbatch");
+    for (name, lines) in [
+        ("01-seckey-create", 9),
+        ("02-pubkey-auth", 23),
+        ("03-add-modify-remove-delete", 22),
+        ("04-auth-failures", 35),
+        ("05-malformed-and-case", 58),
+        ("06-sessionsetup", 18),
+        ("07-home-unhome", 19),
+        ("08-bulk-create-200", 202),
+        ("09-encrypted-rsa-key-first", 3),
+        ("10-encrypted-dsa-key-first", 4),
+        ("11-nonascii-secret-first", 3),
+    ] {
+        let text = fixture(&format!("{name}.batch"));
+        let batch = parse(&text, &mut |p: &str| std::fs::read(dir.join(p)).ok());
+        assert_eq!(batch.lines, lines, "{name}");
+    }
+}
+
+#[test]
+fn odd_input_never_panics() {
+    for text in [
+        "",
+        "\r",
+        "\n\n",
+        "CREATE",
+        "CREATE x\n1",
+        "REMOVE ,:h",
+        "HOME [::1]:1:tcp\n",
+        "AUTHENTICATE ::::",
+        "SESSIONSETUP\nOPTIONS:",
+        "\u{feff}",
+        "ADD h\n1 T 1 1111 ADMIN 1:111111111111:",
+    ] {
+        let _ = parse(text, &mut |_: &str| None);
+    }
+    let b = parse("REMOVE ,:h", &mut |_: &str| None);
+    assert!(
+        matches!(&b.entries[0].command, Ok(Command::Remove { indexes, .. }) if indexes.is_empty())
+    );
+}
