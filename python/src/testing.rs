@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use handle_resolver::testing::{Faults, TestNetwork as Lib};
+use handle_resolver::ident::Identifier;
+use handle_resolver::testing::{Faults, TestNetwork as Lib, Urns};
 use handle_resolver::wire::{AdminRecord, HandleValue as Value, Permissions};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -34,6 +35,9 @@ pub(crate) struct TestNetwork {
     rt: Arc<Runtime>,
     prefix: String,
     secret: String,
+    urns: Mutex<Urns>,
+    /// The root's address, also for a forked child (whose servers are the parent's).
+    root: String,
 }
 
 impl TestNetwork {
@@ -50,6 +54,10 @@ impl TestNetwork {
 
 #[pymethods]
 impl TestNetwork {
+    /// Not a test class (for pytest, which collects classes named `Test*`).
+    #[classattr]
+    const __test__: bool = false;
+
     #[new]
     #[pyo3(signature = (*, sites=2, servers_per_site=2, prefix="20.500.1", http=false, admin_secret="test-admin-secret"))]
     fn new(
@@ -87,36 +95,52 @@ impl TestNetwork {
             format!("{prefix}/alias"),
             vec![Value::new(1, "HS_ALIAS", demo.clone())],
         );
-        let mut hidden = Value::new(2, "SECRET", "not for everyone");
-        hidden.permissions = Permissions(0x0C);
-        net.insert(
-            format!("{prefix}/secret"),
-            vec![Value::new(1, "URL", "https://example.org/secret"), hidden],
-        );
-        // The admin identity: its key (not public) and the HS_ADMIN value that lets it do
-        // everything under the prefix, in the sites' stores (where admin requests go).
+        // The admin identity `300:0.NA/<prefix>`: its key (not public) and the HS_ADMIN
+        // value that lets it do everything under the prefix, in the sites' stores (where
+        // requests about the prefix's handles go) and beside the service reference in the
+        // root's prefix handle (where a list of the prefix's handles goes).
         let prefix_handle = format!("0.NA/{prefix}");
         let admin = AdminRecord::new(ALL_PERMISSIONS, prefix_handle.clone(), 300)
             .encode()
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let admin = Value::new(100, "HS_ADMIN", admin);
         let mut key = Value::new(300, "HS_SECKEY", admin_secret.to_string());
         key.permissions = Permissions(0x0C);
+        net.insert(&prefix_handle, vec![admin.clone(), key.clone()]);
+        let root_store = net.root_store();
+        let mut at_root = root_store
+            .get(&prefix_handle)
+            .map(|h| h.values.clone())
+            .unwrap_or_default();
+        at_root.extend([admin.clone(), key]);
+        root_store.insert(&prefix_handle, at_root);
+        // A handle with a value only its administrator reads.
+        let mut hidden = Value::new(2, "SECRET", "not for everyone");
+        hidden.permissions = Permissions(0x0C);
         net.insert(
-            &prefix_handle,
-            vec![Value::new(100, "HS_ADMIN", admin), key],
+            format!("{prefix}/secret"),
+            vec![
+                Value::new(1, "URL", "https://example.org/secret"),
+                hidden,
+                admin,
+            ],
         );
+        let root_addr = net.root.addr().to_string();
         Ok(TestNetwork {
             net: Mutex::new(Some(PerProcess::new(net))),
             rt,
             prefix: prefix.to_string(),
             secret: admin_secret.to_string(),
+            urns: Mutex::new(Urns::new()),
+            root: root_addr,
         })
     }
 
-    /// The root server, `"127.0.0.1:PORT"`: `Resolver(root=net.root)`.
+    /// The root server, `"127.0.0.1:PORT"`: `Resolver(root=net.root)` (also in a forked
+    /// child, where the servers are the parent's).
     #[getter]
-    fn root(&self) -> PyResult<String> {
-        self.with(|n| n.root.addr().to_string())
+    fn root(&self) -> &str {
+        &self.root
     }
 
     /// The prefix the service homes.
@@ -176,6 +200,25 @@ impl TestNetwork {
     fn insert(&self, handle: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let values = values_from_py(values)?;
         self.with(|n| n.insert(handle, values))
+    }
+
+    /// With `http=True`: the servers' HTTP sides resolve `urn` (`urn:fdc:...`, `urn-3:...`)
+    /// to `urls` over RFC 2169 (`Resolver(urn_resolver=net.rest_url)`).
+    fn add_urn(&self, urn: &str, urls: Vec<String>) -> PyResult<()> {
+        let parsed = Identifier::parse(urn)
+            .ok()
+            .and_then(|id| id.as_urn().cloned())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("{urn:?} is not a urn:fdc or urn-3 URN"))
+            })?;
+        let mut urns = lock(&self.urns)?;
+        urns.insert(&parsed, urls);
+        let all = urns.clone();
+        self.with(|n| {
+            for server in n.sites.iter().flat_map(|s| &s.servers) {
+                server.set_urns(all.clone());
+            }
+        })
     }
 
     /// Stores `count` handles `PREFIX/0` ... `PREFIX/{count-1}`, each with one URL value
@@ -270,9 +313,9 @@ impl TestNetwork {
     }
 
     fn __repr__(&self) -> String {
-        match self.root() {
-            Ok(root) => format!("TestNetwork(root={root:?}, prefix={:?})", self.prefix),
-            Err(_) => "TestNetwork(closed)".to_string(),
-        }
+        format!(
+            "TestNetwork(root={:?}, prefix={:?})",
+            self.root, self.prefix
+        )
     }
 }
