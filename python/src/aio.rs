@@ -264,7 +264,7 @@ impl<'py> IntoPyObject<'py> for UrnOutcome {
 
 /// The next result of an `AsyncResolveMany`, or its end.
 enum Next {
-    Item(ItemGuard),
+    Item(Box<ItemGuard>),
     Stop,
 }
 
@@ -352,11 +352,11 @@ impl AsyncResolveMany {
                 _ = closing.notified() => None,
             };
             Ok(match next {
-                Some((id, outcome)) => Next::Item(ItemGuard {
+                Some((id, outcome)) => Next::Item(Box::new(ItemGuard {
                     feed,
                     id,
                     outcome: Some(outcome),
-                }),
+                })),
                 None => Next::Stop,
             })
         })

@@ -418,8 +418,8 @@ impl HandleRecord {
     }
 
     /// True when the answer came from the resolver's cache.
-    #[getter]
-    fn from_cache(&self) -> bool {
+    #[getter(from_cache)]
+    fn cached(&self) -> bool {
         self.from_cache
     }
 

@@ -56,6 +56,7 @@ impl TestNetwork {
 impl TestNetwork {
     /// Not a test class (for pytest, which collects classes named `Test*`).
     #[classattr]
+    #[allow(non_upper_case_globals)]
     const __test__: bool = false;
 
     #[new]
@@ -240,7 +241,10 @@ impl TestNetwork {
         self.with(|n| {
             n.sites
                 .iter()
-                .fold(false, |any, s| s.store.remove(handle) || any)
+                .map(|s| s.store.remove(handle))
+                .filter(|removed| *removed)
+                .count()
+                > 0
         })
     }
 

@@ -51,15 +51,26 @@ def test_urn_and_admin() -> None:
     async def main() -> None:
         net.add_urn("urn:fdc:example.org:2024:async", ["https://example.org/async"])
         r = AsyncResolver(root=net.root, urn_resolver=net.rest_url)
-        assert await r.resolve_urn("urn:fdc:example.org:2024:async") == ["https://example.org/async"]
+        assert await r.resolve_urn("urn:fdc:example.org:2024:async") == [
+            "https://example.org/async"
+        ]
         admin = r.admin(net.admin_identity, secret=net.admin_secret)
-        assert await admin.create_handle("20.500.1/async", [HandleValue(1, "URL", "https://x.example/")]) == "20.500.1/async"
+        assert (
+            await admin.create_handle(
+                "20.500.1/async", [HandleValue(1, "URL", "https://x.example/")]
+            )
+            == "20.500.1/async"
+        )
         await admin.add_values("20.500.1/async", [HandleValue(2, "DESC", "d")])
         await admin.modify_values("20.500.1/async", [HandleValue(2, "DESC", "e")])
         await admin.remove_values("20.500.1/async", [2])
         with pytest.raises(hr.HandleAlreadyExists):
-            await admin.create_handle("20.500.1/async", [HandleValue(1, "URL", "https://y.example/")])
-        lister = AsyncResolver(server=net.servers[0]).admin(net.admin_identity, secret=net.admin_secret)
+            await admin.create_handle(
+                "20.500.1/async", [HandleValue(1, "URL", "https://y.example/")]
+            )
+        lister = AsyncResolver(server=net.servers[0]).admin(
+            net.admin_identity, secret=net.admin_secret
+        )
         assert "20.500.1/async" in await lister.list_handles("20.500.1")
         await admin.delete_handle("20.500.1/async")
         with pytest.raises(hr.HandleDoesNotExist):

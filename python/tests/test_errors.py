@@ -63,7 +63,9 @@ def test_resolution_outcomes(net: TestNetwork) -> None:
     e = raised(Resolver(server=net.servers[0], timeout=5.0), "20.500.9/x", hr.PrefixNotServed)
     assert e.response_code == 301 and e.server == net.servers[0]
 
-    e = raised(Resolver(root=net.root, public_only=False), "20.500.1/secret", hr.AuthenticationNeeded)
+    e = raised(
+        Resolver(root=net.root, public_only=False), "20.500.1/secret", hr.AuthenticationNeeded
+    )
     assert e.response_code == 402
 
     wrong = Resolver(root=net.root, identity=net.admin_identity, secret="not the secret")
@@ -79,7 +81,9 @@ def test_resolution_outcomes(net: TestNetwork) -> None:
     e = raised(Resolver(root=net.root, follow_aliases=True), "20.500.1/loop-a", hr.ReferralError)
     assert "alias loop" in str(e)
 
-    e = raised(Resolver(server=f"127.0.0.1:{free_port()}", timeout=5.0), "20.500.1/x", hr.NetworkError)
+    e = raised(
+        Resolver(server=f"127.0.0.1:{free_port()}", timeout=5.0), "20.500.1/x", hr.NetworkError
+    )
     assert e.transport == "tcp" and "refused" in str(e)
 
     e = raised(r, "no slash here", hr.InvalidIdentifier)
@@ -89,7 +93,9 @@ def test_resolution_outcomes(net: TestNetwork) -> None:
 def test_faults(net: TestNetwork) -> None:
     try:
         net.set_faults(garbage=True, sites_only=True)
-        e = raised(Resolver(root=net.root, transport="tcp", cache=False), "20.500.1/demo", hr.NetworkError)
+        e = raised(
+            Resolver(root=net.root, transport="tcp", cache=False), "20.500.1/demo", hr.NetworkError
+        )
         assert "cannot decode" in str(e)
         net.set_faults(silent=True)
         e = raised(Resolver(root=net.root, timeout=0.3), "20.500.1/demo", hr.Timeout)
@@ -109,7 +115,9 @@ def test_admin(net: TestNetwork) -> None:
             "value": {"handle": "0.NA/20.500.1", "index": 300, "permissions": "111111111111"},
         },
     }
-    created = admin.create_handle("20.500.1/made", [HandleValue(1, "URL", "https://a.example/"), hs_admin])
+    created = admin.create_handle(
+        "20.500.1/made", [HandleValue(1, "URL", "https://a.example/"), hs_admin]
+    )
     assert created == "20.500.1/made"
     r = Resolver(root=net.root, cache=False)
     assert r.resolve("20.500.1/made").url == "https://a.example/"
@@ -132,11 +140,15 @@ def test_admin(net: TestNetwork) -> None:
     with pytest.raises(hr.NoSuchValues):
         admin.remove_values("20.500.1/made", [77])
     with pytest.raises(hr.AdminAuthenticationFailed) as failed:
-        Resolver(root=net.root).admin(net.admin_identity, secret="wrong").delete_handle("20.500.1/made")
+        Resolver(root=net.root).admin(net.admin_identity, secret="wrong").delete_handle(
+            "20.500.1/made"
+        )
     assert failed.value.response_code == 403
     net.insert("20.500.1/USER", [HandleValue(300, "HS_SECKEY", "user-secret")])
     with pytest.raises(hr.NotPermitted) as denied:
-        Resolver(root=net.root).admin("300:20.500.1/USER", secret=b"user-secret").delete_handle("20.500.1/made")
+        Resolver(root=net.root).admin("300:20.500.1/USER", secret=b"user-secret").delete_handle(
+            "20.500.1/made"
+        )
     assert denied.value.response_code == 400
     with pytest.raises(hr.InvalidIdentifier):
         admin.delete_handle("no slash")

@@ -57,7 +57,9 @@ def test_completion_order(net: TestNetwork) -> None:
     r.resolve("20.500.1/demo")  # the service is known: later requests go straight to a site
     net.set_faults(delay=0.2, sites_only=True)
     try:
-        order = [i for i, _ in r.resolve_many(["20.500.1/1", "20.500.1/2", "not valid"], concurrency=3)]
+        order = [
+            i for i, _ in r.resolve_many(["20.500.1/1", "20.500.1/2", "not valid"], concurrency=3)
+        ]
     finally:
         net.set_faults()
     assert order[0] == "not valid" and sorted(order[1:]) == ["20.500.1/1", "20.500.1/2"]

@@ -117,7 +117,11 @@ def test_fork(net: TestNetwork) -> None:
 
 def resolve_in_worker(args: tuple[str, str]) -> str | None:
     root, ident = args
-    return WORKER_RESOLVER[0].resolve(ident).url if WORKER_RESOLVER else Resolver(root=root).resolve(ident).url
+    return (
+        WORKER_RESOLVER[0].resolve(ident).url
+        if WORKER_RESOLVER
+        else Resolver(root=root).resolve(ident).url
+    )
 
 
 WORKER_RESOLVER: list[Resolver] = []

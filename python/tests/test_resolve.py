@@ -167,7 +167,11 @@ def test_parse_is_check_json(resolve_cli: Path) -> None:
         "https://doi.org/10.1093/nar/gkaa1100",
     ]
     out = subprocess.run(
-        [str(cli), "--check", "--json", *ids], capture_output=True, text=True, timeout=60, check=True
+        [str(cli), "--check", "--json", *ids],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
     for line, ident in zip(out.splitlines(), ids):
         assert hr.parse(ident).to_dict() == json.loads(line)
@@ -216,6 +220,6 @@ def test_defaults_offline() -> None:
         {"root": "not a host name or file!"},
     ):
         with pytest.raises(ValueError):
-            Resolver(**bad)  # type: ignore[arg-type]
+            Resolver(**bad)
     with pytest.raises(ValueError):
         Resolver().admin()

@@ -4,7 +4,7 @@ root down to the right server, concurrently, with challenges answered for non-pu
 and administration.
 
     >>> from handle_resolver import Resolver
-    >>> r = Resolver()                      # the global root; or root="HOST:PORT", server=..., proxy=...
+    >>> r = Resolver()  # the global root; or root="HOST:PORT", server=..., proxy=...
     >>> record = r.resolve("10.1045/april2006-paskin")       # doctest: +SKIP
     >>> record.url                                            # doctest: +SKIP
 

@@ -1,22 +1,22 @@
 """Type stubs of the extension module ``handle_resolver._native``."""
 
-from __future__ import annotations
-
 import datetime
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
 from os import PathLike
 from types import TracebackType
-from typing import Any, Awaitable, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict
+
+from typing_extensions import Self, TypeAlias
 
 from ._errors import ResolveError
 
 __version__: str
 
-Transport = Literal["udp", "tcp", "http"]
-StrPath = Union[str, "PathLike[str]"]
-Secret = Union[str, bytes]
-Types = Union[str, Sequence[str], None]
-ValueLike = Union["HandleValue", dict[str, Any]]
+Transport: TypeAlias = Literal["udp", "tcp", "http"]
+StrPath: TypeAlias = str | PathLike[str]
+Secret: TypeAlias = str | bytes
+Types: TypeAlias = str | Sequence[str] | None
+ValueLike: TypeAlias = HandleValue | dict[str, Any]
 
 class Source(TypedDict):
     server: str
@@ -149,12 +149,12 @@ class Identifier:
 def parse(identifier: str, *, cordra: bool = False, lenient: bool = False) -> Identifier:
     """Reads an identifier offline; raises ``InvalidIdentifier``."""
 
-class ResolveMany(Iterator[tuple[Any, Union[HandleRecord, ResolveError]]]):
-    def __iter__(self) -> ResolveMany: ...
+class ResolveMany(Iterator[tuple[Any, HandleRecord | ResolveError]]):
+    def __iter__(self) -> Self: ...
     def __next__(self) -> tuple[Any, HandleRecord | ResolveError]: ...
     def close(self) -> None:
         """Stops reading the input and cancels the resolutions in flight."""
-    def __enter__(self) -> ResolveMany: ...
+    def __enter__(self) -> Self: ...
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
@@ -162,8 +162,8 @@ class ResolveMany(Iterator[tuple[Any, Union[HandleRecord, ResolveError]]]):
         tb: TracebackType | None,
     ) -> bool: ...
 
-class AsyncResolveMany(AsyncIterator[tuple[Any, Union[HandleRecord, ResolveError]]]):
-    def __aiter__(self) -> AsyncResolveMany: ...
+class AsyncResolveMany(AsyncIterator[tuple[Any, HandleRecord | ResolveError]]):
+    def __aiter__(self) -> Self: ...
     def __anext__(self) -> Awaitable[tuple[Any, HandleRecord | ResolveError]]: ...
     def aclose(self) -> Awaitable[None]: ...
     def close(self) -> None: ...
@@ -213,7 +213,10 @@ class Resolver:
         key_passphrase: Secret | None = None,
     ) -> None: ...
     def resolve(
-        self, identifier: str | Identifier, types: Types = None, indexes: Sequence[int] | None = None
+        self,
+        identifier: str | Identifier,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
     ) -> HandleRecord: ...
     def resolve_many(
         self,
@@ -261,7 +264,10 @@ class AsyncResolver:
         key_passphrase: Secret | None = None,
     ) -> None: ...
     def resolve(
-        self, identifier: str | Identifier, types: Types = None, indexes: Sequence[int] | None = None
+        self,
+        identifier: str | Identifier,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
     ) -> Awaitable[HandleRecord]: ...
     def resolve_many(
         self,
@@ -327,7 +333,7 @@ class TestNetwork:
     ) -> None: ...
     def requests(self) -> int: ...
     def close(self) -> None: ...
-    def __enter__(self) -> TestNetwork: ...
+    def __enter__(self) -> Self: ...
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
@@ -336,5 +342,7 @@ class TestNetwork:
     ) -> bool: ...
 
 def _record_from_state(state: dict[str, Any]) -> HandleRecord: ...
-def _bench_rust_resolve_many(server: str, ids: list[str], concurrency: int) -> tuple[float, int]: ...
+def _bench_rust_resolve_many(
+    server: str, ids: list[str], concurrency: int
+) -> tuple[float, int]: ...
 def _bench_rust_resolve(server: str, ids: list[str]) -> tuple[float, int]: ...
