@@ -46,7 +46,9 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/nu
     make_venv
 fi
 PY=$VENV/bin/python
-"$PY" -c 'import sys; assert sys.version_info >= (3, 9), sys.version' 
+# The build backend runs the venv's `maturin` by name.
+export PATH="$VENV/bin:$PATH"
+"$PY" -c 'import sys; assert sys.version_info >= (3, 9), sys.version'
 "$PY" -m pip install --quiet --upgrade pip
 "$PY" -m pip install --quiet "maturin>=1.7,<2" "pytest>=7" "ruff>=0.6" "mypy>=1.11" \
     "dask[bag]>=2023.1" "distributed>=2023.1"
