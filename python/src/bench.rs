@@ -56,3 +56,41 @@ pub(crate) fn _bench_rust_resolve(
         (start.elapsed().as_secs_f64(), ok)
     }))
 }
+
+/// A persistent `blocking::Resolver` (server mode) for measurements interleaved with the
+/// Python resolver's in small chunks, so that both meet the same background load.
+#[pyclass(frozen, module = "handle_resolver._native")]
+pub(crate) struct _RustBaseline {
+    resolver: Blocking,
+}
+
+#[pymethods]
+impl _RustBaseline {
+    #[new]
+    #[pyo3(signature = (server, cache=false))]
+    fn new(server: &str, cache: bool) -> PyResult<Self> {
+        let addr = server
+            .parse()
+            .map_err(|e| PyValueError::new_err(format!("server {server:?}: {e}")))?;
+        let mut builder = Resolver::builder().server(addr);
+        if !cache {
+            builder = builder.cache_size(0);
+        }
+        Ok(_RustBaseline {
+            resolver: Blocking::from_builder(builder).map_err(build_error)?,
+        })
+    }
+
+    /// Resolves each of `ids` in turn: `(seconds, resolved)`.
+    fn resolve_each(&self, py: Python<'_>, ids: Vec<String>) -> (f64, usize) {
+        let r = &self.resolver;
+        py.detach(|| {
+            let start = Instant::now();
+            let ok = ids
+                .iter()
+                .filter(|id| r.resolve(id.as_str()).is_ok())
+                .count();
+            (start.elapsed().as_secs_f64(), ok)
+        })
+    }
+}

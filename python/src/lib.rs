@@ -42,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record::_record_from_state, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_rust_resolve_many, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_rust_resolve, m)?)?;
+    m.add_class::<bench::_RustBaseline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
