@@ -18,6 +18,7 @@
 //!   cache; beside it administration ([`Admin`]) and URN resolution
 //!   ([`Resolver::resolve_urn`]), which reach servers through it.
 //! - [`blocking`]: the resolver for callers without an async runtime.
+//! - [`document`]: a resolved record as the REST API's JSON document (`resolve --json`).
 //! - `cli` (feature `cli`): the command-line options the tools share.
 //! - `testing` (feature `testing`): a loopback test server and test network.
 #![forbid(unsafe_code)]
@@ -29,6 +30,7 @@ pub mod auth;
 pub mod blocking;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod document;
 pub mod ident;
 mod resolver;
 pub mod root;

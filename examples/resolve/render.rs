@@ -477,22 +477,17 @@ pub fn json_document(
     trace: bool,
     raw: bool,
 ) -> Json {
-    // The REST API's document (`RestAnswer`), with what the CLI adds: `aliases`, each
-    // value's `raw` bytes, the `trace`.
+    // The REST API's document (`handle_resolver::document`, with `aliases`), with what the
+    // CLI adds: each value's `raw` bytes, the `trace`.
     let mut doc = match result {
         Ok(rec) => {
-            let mut answer = RestAnswer::new(1, rec.handle.as_str());
-            answer.values = rec.values.clone();
-            let mut doc = answer.to_json();
+            let mut doc = handle_resolver::document::record_json(rec);
             if raw {
                 if let Some(values) = doc.get_mut("values").and_then(Json::as_array_mut) {
                     for (json, v) in values.iter_mut().zip(&rec.values) {
                         json["raw"] = Json::String(hex::encode(&v.data));
                     }
                 }
-            }
-            if rec.aliases.len() > 1 {
-                doc["aliases"] = json!(rec.aliases);
             }
             doc
         }

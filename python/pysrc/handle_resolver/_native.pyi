@@ -1,0 +1,352 @@
+"""Type stubs of the extension module ``handle_resolver._native``."""
+
+import datetime
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
+from os import PathLike
+from types import TracebackType
+from typing import Any, Literal, TypedDict
+
+from typing_extensions import Self, TypeAlias
+
+from ._errors import ResolveError
+
+__version__: str
+
+Transport: TypeAlias = Literal["udp", "tcp", "http"]
+StrPath: TypeAlias = str | PathLike[str]
+Secret: TypeAlias = str | bytes
+Types: TypeAlias = str | Sequence[str] | None
+ValueLike: TypeAlias = HandleValue | dict[str, Any]
+
+class Source(TypedDict):
+    server: str
+    transport: str
+    site: str | None
+    siteSerial: int
+    certified: bool
+    authoritative: bool
+    url: str | None
+    fromCache: bool
+
+class Attempt(TypedDict):
+    attempt: int
+    handle: str
+    server: str
+    transport: str
+    url: str | None
+    rttMs: float
+    transmissions: int
+    responseCode: int | None
+    outcome: str
+
+class HandleValue:
+    """One handle value: index, type, data bytes, TTL, timestamp, permissions, references."""
+
+    def __init__(
+        self,
+        index: int,
+        type: str,
+        data: str | bytes,
+        *,
+        ttl: int = 86400,
+        ttl_type: Literal["relative", "absolute"] = "relative",
+        permissions: str = "1110",
+        timestamp: int = 0,
+        references: Sequence[tuple[str, int]] | None = None,
+    ) -> None: ...
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HandleValue:
+        """A value from its REST API JSON shape (what ``to_dict()`` returns)."""
+    @property
+    def index(self) -> int: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def text(self) -> str | None:
+        """The data as text when it is UTF-8, else ``None``."""
+    @property
+    def ttl(self) -> int: ...
+    @property
+    def ttl_type(self) -> str:
+        """``"relative"`` or ``"absolute"`` (then ``ttl`` is seconds since 1970)."""
+    @property
+    def timestamp(self) -> datetime.datetime | None:
+        """When the value was last changed (UTC), or ``None``."""
+    @property
+    def permissions(self) -> str:
+        """Admin read, admin write, public read, public write, as ``"1110"``."""
+    @property
+    def references(self) -> list[tuple[str, int]]: ...
+    def typed(self) -> str | bytes | dict[str, Any] | list[Any]:
+        """The data read by its type: ``str`` for text types, a dict for HS_ADMIN,
+        HS_SITE, HS_PUBKEY and 10320/loc, a list for HS_VLIST, ``bytes`` otherwise."""
+    def to_dict(self) -> dict[str, Any]:
+        """The value in the REST API's JSON shape."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class HandleRecord:
+    """The values of one handle and where they came from."""
+
+    @property
+    def handle(self) -> str: ...
+    @property
+    def values(self) -> list[HandleValue]: ...
+    @property
+    def url(self) -> str | None:
+        """The data of the first URL value, or ``None``."""
+    @property
+    def urls(self) -> list[str]: ...
+    def values_of_type(self, t: str) -> list[HandleValue]: ...
+    @property
+    def aliases(self) -> list[str]: ...
+    @property
+    def from_cache(self) -> bool: ...
+    @property
+    def source(self) -> Source: ...
+    @property
+    def attempts(self) -> list[Attempt]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The REST API's JSON document, as ``resolve --json`` prints it (without
+        ``input``)."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> HandleValue: ...
+    def __iter__(self) -> Iterator[HandleValue]: ...
+    def __eq__(self, other: object) -> bool: ...
+
+class Identifier:
+    """An identifier read offline by ``parse``."""
+
+    @property
+    def input(self) -> str: ...
+    @property
+    def kind(self) -> Literal["handle", "cordra", "urn"]: ...
+    @property
+    def handle(self) -> str | None: ...
+    @property
+    def prefix(self) -> str | None: ...
+    @property
+    def suffix(self) -> str | None: ...
+    @property
+    def query(self) -> str | None: ...
+    @property
+    def fragment(self) -> str | None: ...
+    @property
+    def hdl_uri(self) -> str | None: ...
+    @property
+    def urn(self) -> str | None: ...
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def resolver_urls(self) -> list[str]: ...
+    @property
+    def notes(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """What ``resolve --check --json`` prints for it."""
+
+def parse(identifier: str, *, cordra: bool = False, lenient: bool = False) -> Identifier:
+    """Reads an identifier offline; raises ``InvalidIdentifier``."""
+
+class ResolveMany(Iterator[tuple[Any, HandleRecord | ResolveError]]):
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> tuple[Any, HandleRecord | ResolveError]: ...
+    def close(self) -> None:
+        """Stops reading the input and cancels the resolutions in flight."""
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
+class AsyncResolveMany(AsyncIterator[tuple[Any, HandleRecord | ResolveError]]):
+    def __aiter__(self) -> Self: ...
+    def __anext__(self) -> Awaitable[tuple[Any, HandleRecord | ResolveError]]: ...
+    def aclose(self) -> Awaitable[None]: ...
+    def close(self) -> None: ...
+
+class Admin:
+    """Administration of handles as one identity (``Resolver.admin``)."""
+
+    def create_handle(self, handle: str, values: Iterable[ValueLike]) -> str: ...
+    def add_values(self, handle: str, values: Iterable[ValueLike]) -> None: ...
+    def modify_values(self, handle: str, values: Iterable[ValueLike]) -> None: ...
+    def remove_values(self, handle: str, indexes: Sequence[int]) -> None: ...
+    def delete_handle(self, handle: str) -> None: ...
+    def list_handles(self, prefix: str) -> list[str]: ...
+
+class AsyncAdmin:
+    """``Admin`` with awaitable calls (``AsyncResolver.admin``)."""
+
+    def create_handle(self, handle: str, values: Iterable[ValueLike]) -> Awaitable[str]: ...
+    def add_values(self, handle: str, values: Iterable[ValueLike]) -> Awaitable[None]: ...
+    def modify_values(self, handle: str, values: Iterable[ValueLike]) -> Awaitable[None]: ...
+    def remove_values(self, handle: str, indexes: Sequence[int]) -> Awaitable[None]: ...
+    def delete_handle(self, handle: str) -> Awaitable[None]: ...
+    def list_handles(self, prefix: str) -> Awaitable[list[str]]: ...
+
+class Resolver:
+    """A blocking Handle System resolver (releases the GIL; Ctrl-C interrupts its calls)."""
+
+    def __init__(
+        self,
+        root: str | None = None,
+        server: str | None = None,
+        proxy: str | None = None,
+        urn_resolver: str | None = None,
+        transport: Transport = "udp",
+        timeout: float = 10.0,
+        certify: bool = False,
+        authoritative: bool = False,
+        follow_aliases: bool = False,
+        cache: bool = True,
+        concurrency: int = 16,
+        *,
+        public_only: bool | None = None,
+        identity: str | None = None,
+        secret: Secret | None = None,
+        secret_file: StrPath | None = None,
+        key_file: StrPath | None = None,
+        key_passphrase: Secret | None = None,
+    ) -> None: ...
+    def resolve(
+        self,
+        identifier: str | Identifier,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
+    ) -> HandleRecord: ...
+    def resolve_many(
+        self,
+        identifiers: Iterable[str | Identifier],
+        concurrency: int | None = None,
+        *,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
+    ) -> ResolveMany: ...
+    def resolve_urn(self, urn: str) -> list[str]: ...
+    def admin(
+        self,
+        identity: str | None = None,
+        secret: Secret | None = None,
+        secret_file: StrPath | None = None,
+        key_file: StrPath | None = None,
+        key_passphrase: Secret | None = None,
+    ) -> Admin: ...
+    def clear_cache(self) -> None: ...
+    @property
+    def concurrency(self) -> int: ...
+
+class AsyncResolver:
+    """The asyncio resolver: the same arguments as ``Resolver``; awaitable calls."""
+
+    def __init__(
+        self,
+        root: str | None = None,
+        server: str | None = None,
+        proxy: str | None = None,
+        urn_resolver: str | None = None,
+        transport: Transport = "udp",
+        timeout: float = 10.0,
+        certify: bool = False,
+        authoritative: bool = False,
+        follow_aliases: bool = False,
+        cache: bool = True,
+        concurrency: int = 16,
+        *,
+        public_only: bool | None = None,
+        identity: str | None = None,
+        secret: Secret | None = None,
+        secret_file: StrPath | None = None,
+        key_file: StrPath | None = None,
+        key_passphrase: Secret | None = None,
+    ) -> None: ...
+    def resolve(
+        self,
+        identifier: str | Identifier,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
+    ) -> Awaitable[HandleRecord]: ...
+    def resolve_many(
+        self,
+        identifiers: Iterable[str | Identifier],
+        concurrency: int | None = None,
+        *,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
+    ) -> AsyncResolveMany: ...
+    def resolve_urn(self, urn: str) -> Awaitable[list[str]]: ...
+    def admin(
+        self,
+        identity: str | None = None,
+        secret: Secret | None = None,
+        secret_file: StrPath | None = None,
+        key_file: StrPath | None = None,
+        key_passphrase: Secret | None = None,
+    ) -> AsyncAdmin: ...
+    def clear_cache(self) -> None: ...
+    @property
+    def concurrency(self) -> int: ...
+
+class TestNetwork:
+    """A loopback Handle System in this process: a root and a service of several sites."""
+
+    def __init__(
+        self,
+        *,
+        sites: int = 2,
+        servers_per_site: int = 2,
+        prefix: str = "20.500.1",
+        http: bool = False,
+        admin_secret: str = "test-admin-secret",
+    ) -> None: ...
+    @property
+    def root(self) -> str: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def admin_identity(self) -> str: ...
+    @property
+    def admin_secret(self) -> str: ...
+    @property
+    def servers(self) -> list[str]: ...
+    @property
+    def rest_url(self) -> str | None: ...
+    def server_for(self, handle: str) -> str | None: ...
+    def insert(self, handle: str, values: Iterable[ValueLike]) -> None: ...
+    def add_urn(self, urn: str, urls: list[str]) -> None: ...
+    def populate(self, count: int) -> None: ...
+    def remove(self, handle: str) -> bool: ...
+    def handles(self) -> int: ...
+    def set_faults(
+        self,
+        *,
+        silent: bool = False,
+        delay: float = 0.0,
+        drop_ratio: float = 0.0,
+        garbage: bool = False,
+        block_udp: bool = False,
+        block_tcp: bool = False,
+        sites_only: bool = False,
+    ) -> None: ...
+    def requests(self) -> int: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
+def _record_from_state(state: dict[str, Any]) -> HandleRecord: ...
+def _bench_rust_resolve_many(
+    server: str, ids: list[str], concurrency: int
+) -> tuple[float, int]: ...
+def _bench_rust_resolve(server: str, ids: list[str]) -> tuple[float, int]: ...
+
+class _RustBaseline:
+    def __init__(self, server: str, cache: bool = False) -> None: ...
+    def resolve_each(self, ids: list[str]) -> tuple[float, int]: ...

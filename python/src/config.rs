@@ -1,0 +1,289 @@
+//! The arguments of `Resolver(...)` / `AsyncResolver(...)` and `resolver.admin(...)`, read
+//! into the library's `ResolverBuilder` as the `resolve` CLI reads its options.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use handle_resolver::auth::{
+    Authenticator, Credentials, Identity, KeySource, PrivateKey, SecretKey,
+};
+use handle_resolver::transport::addr::{resolve_host_port, BaseUrl};
+use handle_resolver::{Query, Resolver, ResolverBuilder, TransportPreference};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+use std::net::SocketAddr;
+
+use crate::ident::Identifier;
+
+/// Who the resolver is, for challenges: the identity and where its key comes from.
+#[derive(Clone, Debug)]
+pub(crate) struct IdentitySpec {
+    pub(crate) identity: String,
+    pub(crate) secret: Option<Vec<u8>>,
+    pub(crate) secret_file: Option<PathBuf>,
+    pub(crate) key_file: Option<PathBuf>,
+    pub(crate) key_passphrase: Option<Vec<u8>>,
+}
+
+impl IdentitySpec {
+    fn authenticator(&self) -> PyResult<Authenticator> {
+        let identity: Identity = self
+            .identity
+            .parse()
+            .map_err(|e| PyValueError::new_err(format!("identity {:?}: {e}", self.identity)))?;
+        let credentials = match (&self.secret, &self.secret_file, &self.key_file) {
+            (Some(secret), None, None) => Credentials::SecretKey(SecretKey::new(secret)),
+            (None, Some(file), None) => KeySource::SecretFile(file.clone())
+                .load()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            (None, None, Some(file)) => {
+                let key = match &self.key_passphrase {
+                    Some(p) => PrivateKey::from_file_with_passphrase(file, p),
+                    None => PrivateKey::from_file(file),
+                }
+                .map_err(|e| {
+                    PyValueError::new_err(format!(
+                        "{}: not a usable private key: {e}",
+                        file.display()
+                    ))
+                })?;
+                Credentials::PrivateKey(Box::new(key))
+            }
+            _ => {
+                return Err(PyValueError::new_err(
+                    "give exactly one of secret, secret_file and key_file",
+                ))
+            }
+        };
+        Ok(Authenticator::new(identity, credentials))
+    }
+}
+
+/// Everything a resolver is built from (kept, so that a forked child builds its own).
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) root: Option<String>,
+    pub(crate) server: Option<String>,
+    pub(crate) proxy: Option<String>,
+    pub(crate) urn_resolver: Option<String>,
+    pub(crate) transport: TransportPreference,
+    pub(crate) timeout: Duration,
+    pub(crate) certify: bool,
+    pub(crate) authoritative: bool,
+    pub(crate) follow_aliases: bool,
+    pub(crate) cache: bool,
+    pub(crate) public_only: Option<bool>,
+    pub(crate) concurrency: usize,
+    pub(crate) identity: Option<IdentitySpec>,
+}
+
+impl Config {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        root: Option<String>,
+        server: Option<String>,
+        proxy: Option<String>,
+        urn_resolver: Option<String>,
+        transport: &str,
+        timeout: f64,
+        certify: bool,
+        authoritative: bool,
+        follow_aliases: bool,
+        cache: bool,
+        concurrency: usize,
+        public_only: Option<bool>,
+    ) -> PyResult<Config> {
+        let transport = match transport {
+            "udp" => TransportPreference::Udp,
+            "tcp" => TransportPreference::Tcp,
+            "http" => TransportPreference::Http,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "transport {other:?}: \"udp\" (then TCP, then HTTP), \"tcp\" or \"http\""
+                )))
+            }
+        };
+        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
+            return Err(PyValueError::new_err(
+                "timeout: a number of seconds above 0, at most 86400",
+            ));
+        }
+        if concurrency == 0 {
+            return Err(PyValueError::new_err("concurrency: at least 1"));
+        }
+        if root.is_some() && server.is_some() {
+            return Err(PyValueError::new_err("give root or server, not both"));
+        }
+        if proxy.is_some() && (root.is_some() || server.is_some()) {
+            return Err(PyValueError::new_err(
+                "proxy resolves through the proxy: leave out root and server",
+            ));
+        }
+        if certify && server.is_some() {
+            return Err(PyValueError::new_err(
+                "certify needs the service lookup that server skips (use root)",
+            ));
+        }
+        Ok(Config {
+            root,
+            server,
+            proxy,
+            urn_resolver,
+            transport,
+            timeout: Duration::from_secs_f64(timeout),
+            certify,
+            authoritative,
+            follow_aliases,
+            cache,
+            public_only,
+            concurrency,
+            identity: None,
+        })
+    }
+
+    /// The library's builder for these settings.
+    pub(crate) fn builder(&self) -> PyResult<ResolverBuilder> {
+        let mut b = Resolver::builder()
+            .transport(self.transport)
+            .certify(self.certify)
+            .authoritative(self.authoritative)
+            .follow_aliases(self.follow_aliases)
+            .timeout(self.timeout);
+        if !self.cache {
+            b = b.cache_size(0);
+        }
+        if let Some(id) = &self.identity {
+            b = b.authenticator(id.authenticator()?);
+        }
+        let public_only = self.public_only.unwrap_or(self.identity.is_none());
+        b = b.public_only(public_only);
+        if let Some(server) = &self.server {
+            b = match http_server(server)? {
+                Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),
+                None => b.server(address("server", server)?),
+            };
+        }
+        if let Some(proxy) = &self.proxy {
+            b = b.proxy(proxy.as_str());
+        }
+        if let Some(url) = &self.urn_resolver {
+            b = b.urn_resolver(url.as_str());
+        }
+        if let Some(root) = &self.root {
+            let path = Path::new(root);
+            if path.is_file() {
+                b = b.root_file(path);
+            } else if let Some((addr, host, tls)) = http_server(root)? {
+                b = b.root_server_http(addr, host.as_deref(), tls);
+            } else {
+                b = b.root_server(address("root", root)?);
+            }
+        }
+        Ok(b)
+    }
+
+    /// The same settings with an identity.
+    pub(crate) fn with_identity(&self, identity: IdentitySpec) -> Config {
+        Config {
+            identity: Some(identity),
+            ..self.clone()
+        }
+    }
+}
+
+fn address(option: &str, text: &str) -> PyResult<SocketAddr> {
+    resolve_host_port(text).map_err(|e| {
+        PyValueError::new_err(format!(
+            "{option} {text:?}: neither a readable file nor a HOST[:PORT] address: {e}"
+        ))
+    })
+}
+
+/// `http://HOST[:PORT]` or `https://...`: the address, the `Host` to send when it is a name,
+/// and whether it is HTTPS; `None` without such a scheme.
+fn http_server(text: &str) -> PyResult<Option<(SocketAddr, Option<String>, bool)>> {
+    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    if !scheme.starts_with("http://") && !scheme.starts_with("https://") {
+        return Ok(None);
+    }
+    let url = BaseUrl::parse(text).map_err(|e| PyValueError::new_err(format!("{text:?}: {e}")))?;
+    if !url.path().is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
+        )));
+    }
+    let (addr, name) = match url.literal_addr() {
+        Some(addr) => (addr, None),
+        None => {
+            let addr = resolve_host_port(&format!("{}:{}", url.host(), url.port()))
+                .map_err(|e| PyValueError::new_err(format!("{text:?}: {e}")))?;
+            (addr, Some(url.host().to_string()))
+        }
+    };
+    Ok(Some((addr, name, url.is_tls())))
+}
+
+/// The identity arguments of `admin(...)` (and of the resolvers).
+pub(crate) fn identity_spec(
+    identity: String,
+    secret: Option<&Bound<'_, PyAny>>,
+    secret_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    key_passphrase: Option<&Bound<'_, PyAny>>,
+) -> PyResult<IdentitySpec> {
+    Ok(IdentitySpec {
+        identity,
+        secret: secret.map(bytes_of).transpose()?,
+        secret_file,
+        key_file,
+        key_passphrase: key_passphrase.map(bytes_of).transpose()?,
+    })
+}
+
+/// `str` (UTF-8) or `bytes`.
+fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_cow()?.as_bytes().to_vec());
+    }
+    obj.extract::<Vec<u8>>()
+        .map_err(|_| PyTypeError::new_err("a secret or passphrase is str or bytes"))
+}
+
+/// The identifier text of a `resolve` argument: a `str` or an `Identifier` from `parse`.
+pub(crate) fn identifier_text(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_cow()?.into_owned());
+    }
+    if let Ok(id) = obj.cast::<Identifier>() {
+        return Ok(id.get().input_text().to_owned());
+    }
+    Err(PyTypeError::new_err(format!(
+        "an identifier is a str (or an Identifier from parse()), not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// The query of `resolve(identifier, types, indexes)`.
+pub(crate) fn query(types: Option<Vec<String>>, indexes: Option<Vec<u32>>) -> Query {
+    Query::new()
+        .types(types.unwrap_or_default())
+        .indexes(indexes.unwrap_or_default())
+}
+
+/// `types` as a list: a single `str` is one type, not its letters.
+pub(crate) fn types_arg(types: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
+    match types {
+        None => Ok(None),
+        Some(t) if t.is_none() => Ok(None),
+        Some(t) => {
+            if let Ok(s) = t.cast::<PyString>() {
+                return Ok(Some(vec![s.to_cow()?.into_owned()]));
+            }
+            if t.cast::<PyTuple>().is_ok() || t.try_iter().is_ok() {
+                return t.extract::<Vec<String>>().map(Some);
+            }
+            Err(PyTypeError::new_err("types: a str or a list of str"))
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! `handle_resolver.testing.TestNetwork`: the library's loopback test network (a root and a
+//! service of several sites), started in-process on the shared runtime, for tests.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use handle_resolver::ident::Identifier;
+use handle_resolver::testing::{Faults, TestNetwork as Lib, Urns};
+use handle_resolver::wire::{AdminRecord, HandleValue as Value, Permissions};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use tokio::runtime::Runtime;
+
+use crate::record::values_from_py;
+use crate::runtime::{shared, PerProcess};
+
+/// Every permission of an HS_ADMIN value.
+const ALL_PERMISSIONS: u16 = 0x0FFF;
+
+fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
+    m.lock()
+        .map_err(|_| PyRuntimeError::new_err("a lock was poisoned by a panic"))
+}
+
+/// A loopback Handle System for tests: a root server holding `0.NA/<prefix>` and the
+/// service handle, and `sites` sites of `servers_per_site` servers each on 127.0.0.1, all
+/// in this process. Resolve through it with `Resolver(root=net.root)`. It holds
+/// `PREFIX/demo` (URL, EMAIL, DESC), `PREFIX/alias` (an HS_ALIAS to it), `PREFIX/secret` (a
+/// public URL and a non-public value) and the admin identity `300:0.NA/PREFIX` with the
+/// secret `admin_secret`, allowed everything under the prefix. Stop it with `close()` or a
+/// `with` block.
+#[pyclass(frozen, module = "handle_resolver._native")]
+pub(crate) struct TestNetwork {
+    net: Mutex<Option<PerProcess<Lib>>>,
+    rt: Arc<Runtime>,
+    prefix: String,
+    secret: String,
+    urns: Mutex<Urns>,
+    /// The root's address, also for a forked child (whose servers are the parent's).
+    root: String,
+}
+
+impl TestNetwork {
+    fn with<T>(&self, f: impl FnOnce(&Lib) -> T) -> PyResult<T> {
+        let slot = lock(&self.net)?;
+        match slot.as_ref().and_then(PerProcess::get) {
+            Some(net) => Ok(f(net)),
+            None => Err(PyRuntimeError::new_err(
+                "the test network is closed (or belongs to the parent process)",
+            )),
+        }
+    }
+}
+
+#[pymethods]
+impl TestNetwork {
+    /// Not a test class (for pytest, which collects classes named `Test*`).
+    #[classattr]
+    #[allow(non_upper_case_globals)]
+    const __test__: bool = false;
+
+    #[new]
+    #[pyo3(signature = (*, sites=2, servers_per_site=2, prefix="20.500.1", http=false, admin_secret="test-admin-secret"))]
+    fn new(
+        py: Python<'_>,
+        sites: usize,
+        servers_per_site: usize,
+        prefix: &str,
+        http: bool,
+        admin_secret: &str,
+    ) -> PyResult<Self> {
+        if sites == 0 || servers_per_site == 0 || sites * servers_per_site > 64 {
+            return Err(PyValueError::new_err(
+                "sites and servers_per_site: at least 1, at most 64 servers in all",
+            ));
+        }
+        let rt = shared()?;
+        let builder = Lib::builder()
+            .sites(sites)
+            .servers_per_site(servers_per_site)
+            .prefixes([prefix])
+            .http(http);
+        let net = py
+            .detach(|| rt.block_on(builder.build()))
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the test network: {e}")))?;
+        let demo = format!("{prefix}/demo");
+        net.insert(
+            &demo,
+            vec![
+                Value::new(1, "URL", "https://example.org/demo"),
+                Value::new(2, "EMAIL", "demo@example.org"),
+                Value::new(3, "DESC", "a handle served by the test network"),
+            ],
+        );
+        net.insert(
+            format!("{prefix}/alias"),
+            vec![Value::new(1, "HS_ALIAS", demo.clone())],
+        );
+        // The admin identity `300:0.NA/<prefix>`: its key (not public) and the HS_ADMIN
+        // value that lets it do everything under the prefix, in the sites' stores (where
+        // requests about the prefix's handles go) and beside the service reference in the
+        // root's prefix handle (where a list of the prefix's handles goes).
+        let prefix_handle = format!("0.NA/{prefix}");
+        let admin = AdminRecord::new(ALL_PERMISSIONS, prefix_handle.clone(), 300)
+            .encode()
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let admin = Value::new(100, "HS_ADMIN", admin);
+        let mut key = Value::new(300, "HS_SECKEY", admin_secret.to_string());
+        key.permissions = Permissions(0x0C);
+        net.insert(&prefix_handle, vec![admin.clone(), key.clone()]);
+        let root_store = net.root_store();
+        let mut at_root = root_store
+            .get(&prefix_handle)
+            .map(|h| h.values.clone())
+            .unwrap_or_default();
+        at_root.extend([admin.clone(), key]);
+        root_store.insert(&prefix_handle, at_root);
+        // A handle with a value only its administrator reads.
+        let mut hidden = Value::new(2, "SECRET", "not for everyone");
+        hidden.permissions = Permissions(0x0C);
+        net.insert(
+            format!("{prefix}/secret"),
+            vec![
+                Value::new(1, "URL", "https://example.org/secret"),
+                hidden,
+                admin,
+            ],
+        );
+        let root_addr = net.root.addr().to_string();
+        Ok(TestNetwork {
+            net: Mutex::new(Some(PerProcess::new(net))),
+            rt,
+            prefix: prefix.to_string(),
+            secret: admin_secret.to_string(),
+            urns: Mutex::new(Urns::new()),
+            root: root_addr,
+        })
+    }
+
+    /// The root server, `"127.0.0.1:PORT"`: `Resolver(root=net.root)` (also in a forked
+    /// child, where the servers are the parent's).
+    #[getter]
+    fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// The prefix the service homes.
+    #[getter]
+    fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The admin identity, `"300:0.NA/PREFIX"`.
+    #[getter]
+    fn admin_identity(&self) -> String {
+        format!("300:0.NA/{}", self.prefix)
+    }
+
+    /// Its secret key.
+    #[getter]
+    fn admin_secret(&self) -> &str {
+        &self.secret
+    }
+
+    /// Every server of every site, `"127.0.0.1:PORT"`, site by site.
+    #[getter]
+    fn servers(&self) -> PyResult<Vec<String>> {
+        self.with(|n| {
+            n.sites
+                .iter()
+                .flat_map(|s| &s.servers)
+                .map(|s| s.addr().to_string())
+                .collect()
+        })
+    }
+
+    /// The server the primary site's hash picks for `handle` (`Resolver(server=...)`).
+    fn server_for(&self, handle: &str) -> PyResult<Option<String>> {
+        self.with(|n| {
+            n.sites
+                .first()
+                .and_then(|s| s.server_for(handle.as_bytes()))
+                .map(|s| s.addr().to_string())
+        })
+    }
+
+    /// With `http=True`: the base URL of the first server's HTTP side, which also answers
+    /// the handle.net REST API (`GET /api/handles/...`) for every handle of its site.
+    #[getter]
+    fn rest_url(&self) -> PyResult<Option<String>> {
+        self.with(|n| {
+            n.sites
+                .first()
+                .and_then(|s| s.servers.first())
+                .and_then(|s| s.http_addr())
+                .map(|a| format!("http://{a}"))
+        })
+    }
+
+    /// Stores `handle` with `values` (`HandleValue`s or REST-shaped dicts) on every site.
+    fn insert(&self, handle: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        let values = values_from_py(values)?;
+        self.with(|n| n.insert(handle, values))
+    }
+
+    /// With `http=True`: the servers' HTTP sides resolve `urn` (`urn:fdc:...`, `urn-3:...`)
+    /// to `urls` over RFC 2169 (`Resolver(urn_resolver=net.rest_url)`).
+    fn add_urn(&self, urn: &str, urls: Vec<String>) -> PyResult<()> {
+        let parsed = Identifier::parse(urn)
+            .ok()
+            .and_then(|id| id.as_urn().cloned())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("{urn:?} is not a urn:fdc or urn-3 URN"))
+            })?;
+        let mut urns = lock(&self.urns)?;
+        urns.insert(&parsed, urls);
+        let all = urns.clone();
+        self.with(|n| {
+            for server in n.sites.iter().flat_map(|s| &s.servers) {
+                server.set_urns(all.clone());
+            }
+        })
+    }
+
+    /// Stores `count` handles `PREFIX/0` ... `PREFIX/{count-1}`, each with one URL value
+    /// `https://example.org/{i}` (for bulk runs).
+    fn populate(&self, count: usize) -> PyResult<()> {
+        let prefix = self.prefix.clone();
+        self.with(|n| {
+            for i in 0..count {
+                n.insert(
+                    format!("{prefix}/{i}"),
+                    vec![Value::new(1, "URL", format!("https://example.org/{i}"))],
+                );
+            }
+        })
+    }
+
+    /// Removes `handle` from every site; True when it was there.
+    fn remove(&self, handle: &str) -> PyResult<bool> {
+        self.with(|n| {
+            n.sites
+                .iter()
+                .map(|s| s.store.remove(handle))
+                .filter(|removed| *removed)
+                .count()
+                > 0
+        })
+    }
+
+    /// The handles stored on the primary site (what admin requests changed).
+    fn handles(&self) -> PyResult<usize> {
+        self.with(|n| n.sites.first().map_or(0, |s| s.store.len()))
+    }
+
+    /// What every server (the root too, unless `sites_only`) does wrong from now on:
+    /// `silent` (receive, never answer), `delay` (seconds before each answer),
+    /// `drop_ratio` (share of UDP requests dropped), `garbage` (TCP: random bytes instead of
+    /// the answer), `block_udp`, `block_tcp` (as a firewall). No argument: healthy again.
+    #[pyo3(signature = (*, silent=false, delay=0.0, drop_ratio=0.0, garbage=false, block_udp=false, block_tcp=false, sites_only=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn set_faults(
+        &self,
+        silent: bool,
+        delay: f64,
+        drop_ratio: f64,
+        garbage: bool,
+        block_udp: bool,
+        block_tcp: bool,
+        sites_only: bool,
+    ) -> PyResult<()> {
+        if !(delay.is_finite() && (0.0..=3600.0).contains(&delay)) {
+            return Err(PyValueError::new_err("delay: seconds, 0 to 3600"));
+        }
+        if !(0.0..=1.0).contains(&drop_ratio) {
+            return Err(PyValueError::new_err("drop_ratio: 0.0 to 1.0"));
+        }
+        let faults = Faults {
+            silent,
+            delay: Duration::from_secs_f64(delay),
+            drop_ratio,
+            garbage,
+            block_udp,
+            block_tcp,
+            ..Faults::default()
+        };
+        self.with(|n| match sites_only {
+            true => n.sites.iter().for_each(|s| s.set_faults(faults.clone())),
+            false => n.set_faults(faults),
+        })
+    }
+
+    /// Requests received by the sites' servers (the root excluded): UDP datagrams, TCP
+    /// requests and HTTP requests.
+    fn requests(&self) -> PyResult<u64> {
+        self.with(|n| n.udp_requests() + n.tcp_requests() + n.http_requests())
+    }
+
+    /// Stops every server.
+    fn close(&self) -> PyResult<()> {
+        let taken = lock(&self.net)?.take();
+        if let Some(net) = taken {
+            let _entered = self.rt.enter();
+            drop(net);
+        }
+        Ok(())
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close()?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TestNetwork(root={:?}, prefix={:?})",
+            self.root, self.prefix
+        )
+    }
+}

@@ -1,0 +1,38 @@
+//! The JSON document of a resolved handle, in the handle.net REST API's shape: what `resolve
+//! --json` prints for a record (before the `input` it adds), and what the Python package's
+//! `HandleRecord.to_dict()` returns. One function, so that the two cannot drift apart.
+
+use serde_json::{json, Value as Json};
+
+use crate::wire::json::RestAnswer;
+use crate::wire::HandleValue;
+use crate::HandleRecord;
+
+/// `{"responseCode": 1, "handle": ..., "values": [...]}` ([`RestAnswer`], each value as
+/// [`value_to_json`](crate::wire::json::value_to_json) writes it), plus `"aliases"` (the
+/// HS_ALIAS chain followed) when the values came through one.
+///
+/// ```
+/// use handle_resolver::document::record_document;
+/// use handle_resolver::wire::HandleValue;
+///
+/// let values = [HandleValue::new(1, "URL", "https://example.org/")];
+/// let doc = record_document("20.500.1/x", &values, &[]);
+/// assert_eq!(doc["responseCode"], 1);
+/// assert_eq!(doc["values"][0]["data"]["value"], "https://example.org/");
+/// assert!(doc.get("aliases").is_none());
+/// ```
+pub fn record_document(handle: &str, values: &[HandleValue], aliases: &[String]) -> Json {
+    let mut answer = RestAnswer::new(1, handle);
+    answer.values = values.to_vec();
+    let mut doc = answer.to_json();
+    if aliases.len() > 1 {
+        doc["aliases"] = json!(aliases);
+    }
+    doc
+}
+
+/// [`record_document`] of a [`HandleRecord`].
+pub fn record_json(record: &HandleRecord) -> Json {
+    record_document(&record.handle, &record.values, &record.aliases)
+}
