@@ -84,17 +84,27 @@ async fn dropped_after_on(
     warm_up: usize,
     options: ExchangeOptions,
 ) -> Result<Exchanged, TransportError> {
-    for _ in 0..warm_up {
-        let answer = t
+    let (mut answered, mut sent) = (0, 0);
+    while answered < warm_up {
+        sent += 1;
+        let got = t
             .exchange(
                 to,
                 TransportKind::Udp,
                 &request("20.500.1/none"),
                 &detecting(&[60_000]),
             )
-            .await
-            .unwrap();
-        assert_eq!(answer.message.response_code(), ResponseCode::HandleNotFound);
+            .await;
+        match got {
+            Ok(answer) => {
+                assert_eq!(answer.message.response_code(), ResponseCode::HandleNotFound);
+                answered += 1;
+            }
+            // On a busy machine a warm-up answer can come after the loss timeout learned
+            // from the ones before: the resolver sends such a request again, so does this.
+            Err(TransportError::PresumedLost) if sent < 100 => {}
+            Err(e) => panic!("warm-up exchange {sent} failed: {e}"),
+        }
     }
     let got = tokio::time::timeout(
         Duration::from_secs(30),
