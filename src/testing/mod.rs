@@ -10,7 +10,7 @@
 //! - [`key`]: the RSA test key and answer signing;
 //! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
 //! - [`json`]: the JSON handle file of `examples/testserver.rs`;
-//! - [`reference`]: a handles JSON in the reference's own shape (`testserver --reference-store`);
+//! - [`mod@reference`]: a handles JSON in the reference's own shape (`testserver --reference-store`);
 //! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure;
 //! - `rest`: the handle.net REST API (`GET /api/handles/...`) as a pure function of the
 //!   store, for the server's HTTP side.
