@@ -461,3 +461,179 @@ fn record_diff(ours: &Value, theirs: &Value) -> String {
     }
     out.join("\n")
 }
+
+/// `admin` with `args` in `dir` (the samples' paths are relative to their folder).
+async fn admin_in(dir: &Path, args: &[String]) -> std::process::Output {
+    let bin = crate::support::examples::example("admin");
+    let (dir, args) = (dir.to_path_buf(), args.to_vec());
+    tokio::task::spawn_blocking(move || {
+        crate::support::examples::command(&bin, &args)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// `admin batch` as a user runs it: sample 01 into a log file in the reference's format
+/// (exit 0), sample 04 with failures as JSON lines on stdout (exit 1), `--check` on sample 05
+/// (exit 2, nothing sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_batch_cli_writes_the_reference_log_and_says_whether_all_succeeded() {
+    let server = start_server().await;
+    let dir = copy_with_port(server.addr().port());
+    let root = server.addr().to_string();
+
+    let out = admin_in(
+        &dir,
+        &strings(&[
+            "--root",
+            &root,
+            "batch",
+            "01-seckey-create.batch",
+            "ours.log",
+            "--keep-order",
+        ]),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let log = std::fs::read_to_string(dir.join("ours.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(lines[0].starts_with("Start Time: "), "{log}");
+    assert!(lines[lines.len() - 2].starts_with("Finish Time: "), "{log}");
+    assert!(
+        lines[lines.len() - 1].starts_with("This batch took ")
+            && lines[lines.len() - 1].ends_with(" operations/second"),
+        "{log}"
+    );
+    let middle: Vec<String> = lines[1..lines.len() - 2]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(middle, reference_log("01-seckey-create"));
+
+    let out = admin_in(
+        &dir,
+        &strings(&["--root", &root, "batch", "04-auth-failures.batch", "--json"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let steps: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v.get("outcome").is_some())
+        .collect();
+    let wrong_secret = steps
+        .iter()
+        .find(|v| v["handle"] == "20.500.12345/GB-WRONG-SECRET")
+        .unwrap();
+    assert_eq!(wrong_secret["outcome"], "failure");
+    assert_eq!(wrong_secret["code"], 403);
+    assert_eq!(wrong_secret["n"], 5);
+    assert!(steps
+        .iter()
+        .any(|v| v["handle"] == "20.500.12345/GB-AUTH-OK" && v["outcome"] == "success"));
+
+    let before = server.tcp_requests() + server.udp_requests();
+    let out = admin_in(
+        &dir,
+        &strings(&[
+            "--root",
+            &root,
+            "batch",
+            "05-malformed-and-case.batch",
+            "--check",
+        ]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let want: Vec<String> = reference_log("05-malformed-and-case")
+        .into_iter()
+        .filter(|l| l.starts_with("==>INVALID"))
+        .collect();
+    let got: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("==>INVALID"))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(server.tcp_requests() + server.udp_requests(), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C (SIGINT) while sample 08's 200 creates run one at a time against a slow server:
+/// exit 130, and the log holds every create that was sent, each a success, with its counts.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_batch_and_logs_what_was_sent() {
+    let server = start_server().await;
+    server.set_faults(handle_resolver::testing::Faults {
+        delay: std::time::Duration::from_millis(50),
+        ..Default::default()
+    });
+    let dir = copy_with_port(server.addr().port());
+    let bin = crate::support::examples::example("admin");
+    let root = server.addr().to_string();
+    let args = strings(&[
+        "--root",
+        &root,
+        "batch",
+        "08-bulk-create-200.batch",
+        "ours.log",
+        "--concurrency",
+        "1",
+    ]);
+    let mut child = crate::support::examples::command(&bin, &args)
+        .current_dir(&dir)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the batch is under way (its first handle exists), interrupt it.
+    let first = "20.500.12345/GB-BULK-0001";
+    let mut waited = 0;
+    while server.store().get(first).is_none() {
+        assert!(waited < 3000, "the batch never created {first}");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("admin batch ended before it created {first}: {status}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let log = std::fs::read_to_string(dir.join("ours.log")).unwrap();
+    let successes: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("==>SUCCESS"))
+        .collect();
+    assert!(!log.contains("==>FAILURE"), "{log}");
+    let created = (1..=200)
+        .filter(|i| {
+            server
+                .store()
+                .get(format!("20.500.12345/GB-BULK-{i:04}"))
+                .is_some()
+        })
+        .count();
+    assert!(created < 200, "the run was not stopped");
+    assert_eq!(successes.len(), created, "{log}");
+    assert!(
+        log.contains(&format!("Successes/Total Entries: {created}/{created}")),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

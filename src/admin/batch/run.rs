@@ -13,7 +13,7 @@ use std::sync::Arc;
 use futures::future::{FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
 
-use super::{AuthKey, Batch, Command, ErrorKind, Operation};
+use super::{AuthKey, Batch, Command, Entry, ErrorKind, Operation};
 use crate::admin::client::AdminError;
 use crate::auth::{Authenticator, Identity, KeyFileError, PrivateKey, SecretKey};
 use crate::resolver::{BuildError, ResolveError, Resolver};
@@ -54,6 +54,30 @@ pub struct Report {
     pub handle: String,
     /// What happened.
     pub outcome: Outcome,
+}
+
+impl Report {
+    /// The report of an invalid entry, as a run logs it, without running anything (`admin
+    /// batch --check`); its `seq` is 0.
+    ///
+    /// ```
+    /// use handle_resolver::admin::batch::{parse, LogLine, Report};
+    /// let batch = parse("FROBNICATE x\n", &mut |_: &str| None);
+    /// let entry = &batch.entries[0];
+    /// let Err(e) = &entry.command else { panic!() };
+    /// let r = Report::invalid(entry, e.kind.clone());
+    /// assert_eq!(LogLine(&r).to_string(), "==>INVALID[1]: error in command line");
+    /// ```
+    pub fn invalid(entry: &Entry, kind: ErrorKind) -> Report {
+        Report {
+            seq: 0,
+            line: entry.line,
+            n: entry.n,
+            op: "",
+            handle: String::new(),
+            outcome: Outcome::Invalid(kind),
+        }
+    }
 }
 
 /// A report as the reference's log line.
