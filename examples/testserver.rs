@@ -9,6 +9,12 @@
 //! `fixtures/testserver/README.md`). Values marked `"self_site": true` get this server's own
 //! HS_SITE record, so a file that holds `0.NA/0.NA` and `0.NA/<prefix>` that way makes the
 //! server its own root: `resolve --root 127.0.0.1:PORT <prefix>/<suffix>` runs the whole chain.
+//! `--reference-store FILE` starts from a handles JSON in the reference's own shape instead
+//! (the batch samples' starting state):
+//! ```text
+//! cargo run --features testing --example testserver -- --port 2661 \
+//!     --reference-store fixtures/genericbatch/server/handles.json --server-admin 300:0.NA/20.500.12345
+//! ```
 //! Stop with Ctrl-C.
 
 use std::path::PathBuf;
@@ -17,7 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use handle_resolver::testing::{Faults, StoreFile, TestServer, TestServerConfig};
+use handle_resolver::testing::{
+    Faults, ReferenceStore, Store, StoreFile, TestServer, TestServerConfig,
+};
 
 #[derive(Parser, Debug)]
 #[command(about = "Loopback Handle System test server")]
@@ -61,6 +69,16 @@ struct Args {
     /// never answered, as an overloaded or firewalled server behaves (a black hole).
     #[arg(long, conflicts_with_all = ["drop_udp", "drop_tcp", "close_udp"])]
     silent: bool,
+    /// Start from a handles JSON in the reference's own shape instead of FILE (handle →
+    /// `{"handle", "values"}` with REST API values, as `fixtures/genericbatch/server/handles.json`):
+    /// the prefixes of its `0.NA/` records are homed, and their HS_SITE values become this
+    /// server's own. Suffixes are case-insensitive, as the reference's `case_sensitive = no`.
+    #[arg(long, value_name = "FILE")]
+    reference_store: Option<PathBuf>,
+    /// A server administrator (INDEX:HANDLE, e.g. 300:0.NA/20.500.12345): may home and unhome
+    /// prefixes and change every handle. Repeatable.
+    #[arg(long, value_name = "INDEX:HANDLE")]
+    server_admin: Vec<String>,
     /// Also serve on [::1] at the same port (UDP and TCP), named in the server's HS_SITE by
     /// an `alt_addr` attribute, so that resolvers race the two families.
     #[arg(long)]
@@ -106,11 +124,38 @@ fn main() -> ExitCode {
 }
 
 async fn serve(args: &Args) -> Result<(), String> {
+    let reference = match &args.reference_store {
+        None => None,
+        Some(path) => {
+            let shown = path.display();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--reference-store {shown}: cannot read: {e}"))?;
+            let file = ReferenceStore::parse(&text)
+                .map_err(|e| format!("--reference-store {shown}: {e}"))?;
+            Some(file)
+        }
+    };
     let file_name = args.file.display();
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("{file_name}: cannot read: {e}"))?;
-    let file = StoreFile::parse(&text).map_err(|e| format!("{file_name}: {e}"))?;
-    let store = Arc::new(file.new_store());
+    let file = if reference.is_some() {
+        StoreFile::parse("{}").map_err(|e| e.to_string())?
+    } else {
+        let text = std::fs::read_to_string(&args.file)
+            .map_err(|e| format!("{file_name}: cannot read: {e}"))?;
+        StoreFile::parse(&text).map_err(|e| format!("{file_name}: {e}"))?
+    };
+    let store = Arc::new(if reference.is_some() {
+        Store::case_insensitive()
+    } else {
+        file.new_store()
+    });
+    for admin in &args.server_admin {
+        let (index, handle) = admin
+            .split_once(':')
+            .and_then(|(i, h)| Some((i.parse::<u32>().ok()?, h)))
+            .filter(|(_, h)| !h.is_empty())
+            .ok_or_else(|| format!("--server-admin {admin}: expected INDEX:HANDLE"))?;
+        store.add_server_admin(index, handle);
+    }
     let mut config = TestServerConfig::new(store.clone());
     config.port = args.port;
     config.udp_workers = args.workers;
@@ -155,6 +200,13 @@ async fn serve(args: &Args) -> Result<(), String> {
     };
     file.fill(&store, &server.site_value(1).data)
         .map_err(|e| format!("{file_name}: {e}"))?;
+    let file_name = match (&reference, &args.reference_store) {
+        (Some(reference), Some(path)) => {
+            reference.fill(&store, Some(&server.site_value(1).data));
+            path.display()
+        }
+        _ => file_name,
+    };
     server.set_urns(file.urns().map_err(|e| format!("{file_name}: {e}"))?);
     match server.http_addr() {
         Some(http) => say!(

@@ -3,6 +3,8 @@
 //! every captured challenge is answered as the reference library answered it.
 
 mod answers;
+#[cfg(feature = "testing")]
+mod batch;
 mod captures;
 #[cfg(feature = "testing")]
 mod cli;

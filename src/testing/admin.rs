@@ -346,12 +346,46 @@ fn permissions(
             let Ok(rec) = AdminRecord::decode(&v.data, limits) else {
                 continue;
             };
-            if rec.admin.index == identity.index && store.normalize(&rec.admin.handle) == who {
+            let named =
+                rec.admin.index == identity.index && store.normalize(&rec.admin.handle) == who;
+            if named || in_group(store, limits, &rec.admin, identity, 0) {
                 granted = Some(granted.unwrap_or(0) | rec.permissions.0);
             }
         }
     }
     granted.map(AdminPermissions)
+}
+
+/// True when `group` names an HS_VLIST value that lists `identity`, directly or through
+/// other HS_VLIST values (as the reference server follows admin groups; at most 16 deep).
+fn in_group(
+    store: &Store,
+    limits: &Limits,
+    group: &crate::wire::ValueReference,
+    identity: &crate::wire::ValueReference,
+    depth: usize,
+) -> bool {
+    if depth >= 16 {
+        return false;
+    }
+    let Some(stored) = store.get(&group.handle) else {
+        return false;
+    };
+    let Some(list) = stored
+        .values
+        .iter()
+        .find(|v| v.index == group.index && v.is_type("HS_VLIST"))
+    else {
+        return false;
+    };
+    let Ok(members) = crate::wire::decode_vlist(&list.data, limits) else {
+        return false;
+    };
+    let who = store.normalize(&identity.handle);
+    members.iter().any(|m| {
+        (m.index == identity.index && store.normalize(&m.handle) == who)
+            || in_group(store, limits, m, identity, depth + 1)
+    })
 }
 
 fn now_seconds() -> u32 {

@@ -108,6 +108,7 @@ pub struct ReferralSpec {
 
 /// Why a JSON store could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreFileError {
     /// Not valid JSON of the expected shape.
     #[error("invalid store file: {0}")]
@@ -125,6 +126,15 @@ pub enum StoreFileError {
     /// A referral code other than 302/303.
     #[error("{0}: referral code must be 302 or 303")]
     ReferralCode(String),
+    /// A record of a reference-shaped file ([`ReferenceStore`](super::ReferenceStore)) that
+    /// does not read.
+    #[error("{handle}: {reason}")]
+    Reference {
+        /// The handle (empty: the document itself).
+        handle: String,
+        /// Why.
+        reason: String,
+    },
     /// A key of `urns` that is not a `urn:fdc` or `urn-3` URN.
     #[error("urns: {urn:?}: {error}")]
     Urn {

@@ -10,6 +10,7 @@
 //! - [`key`]: the RSA test key and answer signing;
 //! - [`network`]: [`TestNetwork`], a root plus several multi-server sites;
 //! - [`json`]: the JSON handle file of `examples/testserver.rs`;
+//! - [`mod@reference`]: a handles JSON in the reference's own shape (`testserver --reference-store`);
 //! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure;
 //! - `rest`: the handle.net REST API (`GET /api/handles/...`) as a pure function of the
 //!   store, for the server's HTTP side.
@@ -36,6 +37,7 @@ pub mod json;
 pub mod key;
 pub mod network;
 mod patch;
+pub mod reference;
 mod respond;
 mod rest;
 pub mod server;
@@ -48,6 +50,7 @@ pub use http_reply::HttpReply;
 pub use json::{StoreFile, StoreFileError};
 pub use key::{TestKey, TEST_KEY_2048_DER, TEST_KEY_DER};
 pub use network::{TestNetwork, TestNetworkBuilder, TestSite};
+pub use reference::ReferenceStore;
 pub use server::{TestServer, TestServerConfig};
 pub use store::{Lookup, Referral, Store, StoredHandle};
 pub use uri_res::Urns;

@@ -355,14 +355,12 @@ fn admin_data(rest: &str) -> Result<Bytes, ErrorKind> {
     if perms.chars().count() != 12 {
         return Err(ErrorKind::AdminPermissions);
     }
-    // The batch format's order of the twelve permissions.
-    const ORDER: [u16; 12] = [
-        0x001, 0x002, 0x004, 0x008, 0x010, 0x020, 0x040, 0x400, 0x080, 0x100, 0x200, 0x800,
-    ];
+    // The batch format's order of the twelve permissions is the bits' order (RFC 3651
+    // §3.2.1, add_handle 0x0001 … list_handles 0x0800; read_value is 0x0080, sample 01).
     let mut bits = 0u16;
-    for (c, bit) in perms.chars().zip(ORDER) {
+    for (i, c) in perms.chars().enumerate() {
         if c == '1' {
-            bits |= bit;
+            bits |= 1 << i;
         }
     }
     let handle = jtrim(handle);

@@ -7,14 +7,15 @@ use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use futures::future::{FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
 
-use super::{AuthKey, Batch, Command, ErrorKind, Operation};
+use super::{AuthKey, Batch, Command, Entry, ErrorKind, Operation};
 use crate::admin::client::AdminError;
-use crate::auth::{Authenticator, Identity, PrivateKey, SecretKey};
+use crate::auth::{Authenticator, Identity, KeyFileError, PrivateKey, SecretKey};
 use crate::resolver::{BuildError, ResolveError, Resolver};
 use crate::wire::ResponseCode;
 
@@ -55,6 +56,30 @@ pub struct Report {
     pub outcome: Outcome,
 }
 
+impl Report {
+    /// The report of an invalid entry, as a run logs it, without running anything (`admin
+    /// batch --check`); its `seq` is 0.
+    ///
+    /// ```
+    /// use handle_resolver::admin::batch::{parse, LogLine, Report};
+    /// let batch = parse("FROBNICATE x\n", &mut |_: &str| None);
+    /// let entry = &batch.entries[0];
+    /// let Err(e) = &entry.command else { panic!() };
+    /// let r = Report::invalid(entry, e.kind.clone());
+    /// assert_eq!(LogLine(&r).to_string(), "==>INVALID[1]: error in command line");
+    /// ```
+    pub fn invalid(entry: &Entry, kind: ErrorKind) -> Report {
+        Report {
+            seq: 0,
+            line: entry.line,
+            n: entry.n,
+            op: "",
+            handle: String::new(),
+            outcome: Outcome::Invalid(kind),
+        }
+    }
+}
+
 /// A report as the reference's log line.
 ///
 /// ```
@@ -93,6 +118,8 @@ pub struct Summary {
     pub total: u64,
     /// Main-loop lines of the file.
     pub lines: u32,
+    /// The run was stopped before the end of the file: the counts cover what ran.
+    pub stopped: bool,
 }
 
 impl Summary {
@@ -153,8 +180,32 @@ impl Runner {
     /// Runs `batch`: `report` gets every log line as its step ends (not in file order; sort
     /// by [`Report::seq`] for that). Commands on one handle keep their order; AUTHENTICATE,
     /// SESSIONSETUP, HOME / UNHOME and commands on `0.NA/` handles wait for everything before
-    /// them, and nothing after them starts earlier.
-    pub async fn run(&self, batch: &Batch, mut report: impl FnMut(Report)) -> Summary {
+    /// them, and nothing after them starts before they are done (after a `0.NA/` or HOME /
+    /// UNHOME command, the resolvers forget what they cached).
+    pub async fn run(&self, batch: &Batch, report: impl FnMut(Report)) -> Summary {
+        self.run_until(batch, &AtomicBool::new(false), report).await
+    }
+
+    /// [`run`](Runner::run), stopping when `stop` becomes true (a Ctrl-C handler sets it):
+    /// no command starts after that, the ones in flight finish and are reported, and the
+    /// summary says so ([`Summary::stopped`]).
+    ///
+    /// ```
+    /// use std::sync::atomic::AtomicBool;
+    /// use handle_resolver::admin::batch::{parse, Runner};
+    /// let batch = parse("DELETE 20.500.1/x\n", &mut |_: &str| None);
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let runner = Runner::new(|_| handle_resolver::Resolver::builder().server("127.0.0.1:9".parse().unwrap()).build());
+    /// let summary = rt.block_on(runner.run_until(&batch, &AtomicBool::new(true), |_| {}));
+    /// assert!(summary.stopped);
+    /// assert_eq!(summary.total, 0);
+    /// ```
+    pub async fn run_until(
+        &self,
+        batch: &Batch,
+        stop: &AtomicBool,
+        mut report: impl FnMut(Report),
+    ) -> Summary {
         let mut summary = Summary {
             lines: batch.lines,
             ..Summary::default()
@@ -164,6 +215,7 @@ impl Runner {
         let mut in_flight = FuturesUnordered::new();
         let mut last_on: HashMap<String, Done> = HashMap::new();
         let mut seq = 0usize;
+        let mut after_barrier = false;
         let note = |r: Report, summary: &mut Summary, report: &mut dyn FnMut(Report)| {
             if r.outcome == Outcome::Success {
                 summary.successes += 1;
@@ -171,6 +223,10 @@ impl Runner {
             report(r);
         };
         for entry in &batch.entries {
+            if stop.load(Ordering::SeqCst) {
+                summary.stopped = true;
+                break;
+            }
             let invalid = |seq, kind: ErrorKind| Report {
                 seq,
                 line: entry.line,
@@ -199,12 +255,21 @@ impl Runner {
                 | Command::Remove { handle, .. } => is_prefix_handle(handle),
                 _ => true,
             };
-            if barrier {
+            if barrier || after_barrier {
                 while let Some(r) = in_flight.next().await {
                     note(r, &mut summary, &mut report);
                 }
                 last_on.clear();
             }
+            if after_barrier {
+                // A prefix handle or a prefix's home changed: what the resolvers learnt about
+                // services (found or not) may be wrong now.
+                for r in identities.values().chain(current.as_ref()) {
+                    r.clear_cache();
+                }
+            }
+            // Nothing after a barrier starts before it is done.
+            after_barrier = barrier;
             match command {
                 Command::Authenticate { index, handle, key } => {
                     match self.identity(*index, handle, key) {
@@ -378,7 +443,7 @@ impl Runner {
                 })?;
                 let pass = passphrase.as_deref().unwrap_or("");
                 let key = PrivateKey::from_reference_file_with_passphrase(&bytes, pass.as_bytes())
-                    .map_err(|e| ErrorKind::Authentication(key_error_text(&e.to_string())))?;
+                    .map_err(|e| ErrorKind::Authentication(key_error_text(&e)))?;
                 let name = format!("{index}:{handle}:k:{path}|{pass}");
                 Ok((name, Authenticator::private_key(id, key)))
             }
@@ -388,8 +453,9 @@ impl Runner {
     /// Why a private exchange key cannot be used, as the reference logs it.
     fn exchange_key_error(&self, path: &str, passphrase: Option<&str>) -> Option<ErrorKind> {
         let bytes = std::fs::read(self.base.join(path)).ok()?;
-        // The reference's key files: an int4 encryption type first (0 = none).
-        let encrypted = bytes.get(..4).is_some_and(|t| t != [0, 0, 0, 0]);
+        // The reference's key files: an int4 encryption type first (1 = none, as
+        // `server/keys/rsa_privkey.bin` of the samples).
+        let encrypted = bytes.get(..4).is_some_and(|t| t != [0, 0, 0, 1]);
         match passphrase {
             None if encrypted => Some(ErrorKind::SessionKey(
                 "passphrase for private exchange key missed.  Session not setup.".into(),
@@ -414,14 +480,15 @@ fn io_reason(e: &std::io::Error) -> &'static str {
 }
 
 /// The reference's text for a key file that does not read.
-fn key_error_text(ours: &str) -> String {
-    let lower = ours.to_ascii_lowercase();
-    if lower.contains("passphrase") || lower.contains("decrypt") {
-        "java.lang.Exception: Unable to decrypt".into()
-    } else if lower.contains("type") {
-        "HandleException (INVALID_VALUE) Unknown encryption type code: 11".into()
-    } else {
-        format!("java.lang.Exception: {ours}")
+fn key_error_text(e: &KeyFileError) -> String {
+    match e {
+        KeyFileError::NeedsPassphrase(_) | KeyFileError::WrongPassphrase => {
+            "java.lang.Exception: Unable to decrypt".into()
+        }
+        KeyFileError::UnknownScheme(code) => {
+            format!("HandleException (INVALID_VALUE) Unknown encryption type code: {code}")
+        }
+        other => format!("java.lang.Exception: {other}"),
     }
 }
 
