@@ -33,14 +33,15 @@ impl AdminPermissions {
     pub const REMOVE_VALUE: u16 = 0x0020;
     /// Add values.
     pub const ADD_VALUE: u16 = 0x0040;
-    /// Read values without public read permission (RFC 3651 `Read_Value`).
-    pub const READ_VALUE: u16 = 0x0080;
-    /// Modify HS_ADMIN values.
-    pub const MODIFY_ADMIN: u16 = 0x0100;
-    /// Remove HS_ADMIN values.
-    pub const REMOVE_ADMIN: u16 = 0x0200;
-    /// Add HS_ADMIN values.
-    pub const ADD_ADMIN: u16 = 0x0400;
+    /// Modify HS_ADMIN values (the reference's `AdminRecord.MODIFY_ADMIN`, bit 7).
+    pub const MODIFY_ADMIN: u16 = 0x0080;
+    /// Remove HS_ADMIN values (bit 8).
+    pub const REMOVE_ADMIN: u16 = 0x0100;
+    /// Add HS_ADMIN values (bit 9).
+    pub const ADD_ADMIN: u16 = 0x0200;
+    /// Read values without public read permission (bit 10: `AdminRecord.READ_VALUE`,
+    /// PROTOCOL.md §7.3).
+    pub const READ_VALUE: u16 = 0x0400;
     /// List the handles under the prefix.
     pub const LIST_HANDLES: u16 = 0x0800;
     /// RFC `LIST_NA` (not decoded by the reference library).

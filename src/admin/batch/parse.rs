@@ -355,8 +355,10 @@ fn admin_data(rest: &str) -> Result<Bytes, ErrorKind> {
     if perms.chars().count() != 12 {
         return Err(ErrorKind::AdminPermissions);
     }
-    // The batch format's order of the twelve permissions is the bits' order (RFC 3651
-    // §3.2.1, add_handle 0x0001 … list_handles 0x0800; read_value is 0x0080, sample 01).
+    // The i-th character is bit i of the permissions, the reference's `AdminRecord.perms[i]`
+    // (add_handle 0x0001 … add_value 0x0040, modify_admin 0x0080, remove_admin 0x0100,
+    // add_admin 0x0200, read_value 0x0400, list_handles 0x0800): sample 01's
+    // `000000010000` left 0x0080 in the record, `110011111111` 0x0FF3.
     let mut bits = 0u16;
     for (i, c) in perms.chars().enumerate() {
         if c == '1' {
