@@ -51,7 +51,7 @@ export PATH="$VENV/bin:$PATH"
 "$PY" -c 'import sys; assert sys.version_info >= (3, 9), sys.version'
 "$PY" -m pip install --quiet --upgrade pip
 "$PY" -m pip install --quiet "maturin>=1.7,<2" "pytest>=7" "ruff>=0.6" "mypy>=1.11" \
-    "dask[bag]>=2023.1" "distributed>=2023.1"
+    "dask[bag]>=2023.1" "distributed>=2023.1" "pyhandle==1.5.0"
 
 step "pip install ./python (the release build of the extension)"
 # --no-build-isolation: maturin is in the venv already; the build uses the workspace's

@@ -1,0 +1,16 @@
+"""A drop-in for pyhandle 1.5.0's REST client that speaks the native Handle protocol.
+
+Code written against pyhandle switches by changing its imports::
+
+    from handle_resolver.pyhandle.client.resthandleclient import RESTHandleClient
+    from handle_resolver.pyhandle.handleexceptions import HandleNotFoundException
+
+``handle_server_url`` is a handle server's HTTP interface (``http(s)://HOST:PORT``: the native
+messages go over HTTP to it) or, as an addition, a native address ``hdl://HOST:PORT`` (UDP,
+then TCP). Writes go through :class:`handle_resolver.Admin` (today over native TCP: give the
+``hdl://`` form for them).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

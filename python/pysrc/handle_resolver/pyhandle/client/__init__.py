@@ -1,0 +1,1 @@
+"""pyhandle's ``client`` package: ``resthandleclient``."""
