@@ -69,7 +69,7 @@ pub(crate) fn invalid_utf8_text(rest: &[u8]) -> String {
 /// Identifiers are tens of bytes: a plain loop, where `str::find` and `split_once` spent
 /// about 100 instructions a call in setting up their searcher (with the four scans of a
 /// plain handle's parse as plain loops, `to_target` went from 1,620 to 1,170 instructions:
-/// callgrind, `loadgen --server ... --concurrency 256 --client-threads 0`, BENCHMARKS §10).
+/// callgrind, `loadgen --server ... --concurrency 256 --client-threads 0`, BENCHMARKS §11).
 pub(crate) fn find_byte(s: &str, b: u8) -> Option<usize> {
     debug_assert!(b.is_ascii());
     s.bytes().position(|x| x == b)
