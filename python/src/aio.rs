@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use handle_resolver::{
-    AdminError, Attempt, HandleRecord as LibRecord, ResolveError, Resolver as Lib,
+    AdminError, Attempt, CreateOptions, HandleRecord as LibRecord, ResolveError, Resolver as Lib,
 };
 use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration, PyValueError};
 use pyo3::prelude::*;
@@ -433,15 +433,18 @@ impl AsyncAdmin {
 #[pymethods]
 impl AsyncAdmin {
     /// Awaitable: `Admin.create_handle`.
+    #[pyo3(signature = (handle, values, overwrite = false))]
     fn create_handle<'py>(
         &self,
         py: Python<'py>,
         handle: String,
         values: &Bound<'py, PyAny>,
+        overwrite: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let values = values_from_py(values)?;
+        let options = CreateOptions::new().overwrite(overwrite);
         self.run(py, handle, move |a, h| {
-            async move { a.create_handle(&h, values).await }.boxed()
+            async move { a.create_handle_with(&h, values, options).await }.boxed()
         })
     }
 

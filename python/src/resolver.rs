@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use handle_resolver::blocking::Resolver as Blocking;
-use handle_resolver::BuildError;
+use handle_resolver::{BuildError, CreateOptions};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -367,17 +367,21 @@ impl Admin {
 #[pymethods]
 impl Admin {
     /// Creates `handle` with `values` (give an HS_ADMIN value, or nobody may change it
-    /// afterwards); returns the handle as created.
+    /// afterwards); returns the handle as created. With `overwrite`, an existing handle's
+    /// values are replaced by `values` (the request's OW flag) instead of failing.
+    #[pyo3(signature = (handle, values, overwrite = false))]
     fn create_handle(
         &self,
         py: Python<'_>,
         handle: String,
         values: &Bound<'_, PyAny>,
+        overwrite: bool,
     ) -> PyResult<String> {
         let values = values_from_py(values)?;
         let h = handle.clone();
+        let options = CreateOptions::new().overwrite(overwrite);
         self.run(py, &handle, move |a| {
-            async move { a.create_handle(&h, values).await }.boxed()
+            async move { a.create_handle_with(&h, values, options).await }.boxed()
         })
     }
 

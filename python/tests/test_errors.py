@@ -173,3 +173,29 @@ def test_admin_key_files(net: TestNetwork, tmp_path: object) -> None:
         Resolver(root=net.root).admin(net.admin_identity, key_file=str(secret_file))
     with pytest.raises(ValueError):
         Resolver(root=net.root).admin(net.admin_identity, secret="a", secret_file=str(secret_file))
+
+
+def test_create_handle_overwrite(net: TestNetwork) -> None:
+    admin = Resolver(root=net.root, timeout=5.0).admin(net.admin_identity, secret=net.admin_secret)
+    r = Resolver(root=net.root, cache=False)
+    handle = "20.500.1/overwritten"
+    admin.create_handle(handle, [HandleValue(1, "URL", "https://one.example/")])
+    with pytest.raises(hr.HandleAlreadyExists):
+        admin.create_handle(
+            handle, [HandleValue(1, "URL", "https://two.example/")], overwrite=False
+        )
+    assert r.resolve(handle).url == "https://one.example/"
+    created = admin.create_handle(
+        handle,
+        [HandleValue(1, "URL", "https://two.example/"), HandleValue(2, "EMAIL", "x@example.org")],
+        overwrite=True,
+    )
+    assert created == handle
+    record = r.resolve(handle)
+    assert [(v.index, v.type) for v in record] == [(1, "URL"), (2, "EMAIL")]
+    assert record.url == "https://two.example/"
+    # On a handle that does not exist, overwrite creates it.
+    admin.create_handle("20.500.1/fresh-ow", [HandleValue(1, "URL", "https://f.example/")], True)
+    assert r.resolve("20.500.1/fresh-ow").url == "https://f.example/"
+    admin.delete_handle(handle)
+    admin.delete_handle("20.500.1/fresh-ow")
