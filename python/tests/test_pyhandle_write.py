@@ -1,0 +1,188 @@
+"""handle_resolver.pyhandle's write methods over a test server's native address,
+authenticated with the test network's admin identity (HS_SECKEY), with pyhandle 1.5.0's
+arguments, return values and exceptions; each call's outcome read back from the server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from handle_resolver import HandleValue
+from handle_resolver.pyhandle.client.resthandleclient import (
+    NativeAddressNeeded,
+    RESTHandleClient,
+)
+from handle_resolver.pyhandle.handleexceptions import (
+    BrokenHandleRecordException,
+    GenericHandleError,
+    HandleAlreadyExistsException,
+    HandleAuthenticationError,
+    HandleNotFoundException,
+    IllegalOperationException,
+)
+from handle_resolver.testing import TestNetwork
+
+P = "20.500.1"
+
+
+@pytest.fixture(scope="module")
+def net() -> Iterator[TestNetwork]:
+    with TestNetwork(sites=1, servers_per_site=1, http=True) as network:
+        yield network
+
+
+def writer(net: TestNetwork, **config: Any) -> RESTHandleClient:
+    return RESTHandleClient.instantiate_with_username_and_password(
+        f"hdl://{net.servers[0]}",
+        net.admin_identity,
+        net.admin_secret,
+        handleowner=net.admin_identity,
+        **config,
+    )
+
+
+def values(net: TestNetwork, handle: str) -> list[tuple[int, str, Any]]:
+    """The record as (index, type, data value) read natively, or [] when it is gone."""
+    doc = RESTHandleClient(f"hdl://{net.servers[0]}").retrieve_handle_record_json(handle)
+    if doc is None:
+        return []
+    return sorted((e["index"], e["type"], e["data"]["value"]) for e in doc["values"])
+
+
+def owner(net: TestNetwork) -> dict[str, Any]:
+    return {"handle": f"0.NA/{P}", "index": 300, "permissions": "011111110011"}
+
+
+def test_register_kinds(net: TestNetwork) -> None:
+    client = writer(net)
+    h = f"{P}/reg"
+    assert client.register_handle(h, "https://a.example/", checksum="abc", EMAIL="x@y") == h
+    # pyhandle numbers the extra types first, then CHECKSUM (URL always at 1).
+    assert values(net, h) == [
+        (1, "URL", "https://a.example/"),
+        (2, "EMAIL", "x@y"),
+        (3, "CHECKSUM", "abc"),
+        (100, "HS_ADMIN", owner(net)),
+    ]
+    with pytest.raises(HandleAlreadyExistsException) as exists:
+        client.register_handle(h, "https://b.example/")
+    assert exists.value.handle == h
+    assert values(net, h)[0] == (1, "URL", "https://a.example/")
+    assert client.register_handle(h, "https://b.example/", overwrite=True) == h
+    assert values(net, h) == [(1, "URL", "https://b.example/"), (100, "HS_ADMIN", owner(net))]
+
+    kv = f"{P}/kv"
+    assert client.register_handle_kv(kv, URL="https://kv.example/", FOO="bar") == kv
+    assert values(net, kv) == [
+        (1, "URL", "https://kv.example/"),
+        (2, "FOO", "bar"),
+        (100, "HS_ADMIN", owner(net)),
+    ]
+
+    js = f"{P}/json"
+    entries = [
+        {"index": 7, "type": "URL", "data": "https://json.example/"},
+        {"index": 8, "type": "NOTE", "data": {"format": "string", "value": "n"}, "ttl": 60},
+    ]
+    assert client.register_handle_json(js, entries) == js
+    assert entries[0]["index"] == 7 and len(entries) == 2  # the caller's list is not changed
+    assert values(net, js) == [
+        (7, "URL", "https://json.example/"),
+        (8, "NOTE", "n"),
+        (100, "HS_ADMIN", owner(net)),
+    ]
+    doc = client.retrieve_handle_record_json(js)
+    assert doc is not None
+    assert {e["index"]: e["ttl"] for e in doc["values"]}[8] == 60
+    with pytest.raises(HandleAlreadyExistsException):
+        client.register_handle_json(js, entries)
+
+    made = client.generate_and_register_handle(P, "https://gen.example/", checksum="c1")
+    assert made.startswith(f"{P}/") and len(made) == len(P) + 1 + 36
+    assert values(net, made)[:2] == [(1, "URL", "https://gen.example/"), (2, "CHECKSUM", "c1")]
+
+    loc = f"{P}/loc"
+    client.register_handle(loc, "https://l.example/", additional_URLs=["https://x/", "https://y/"])
+    assert client.is_URL_contained_in_10320LOC(loc, "https://y/")
+    assert not client.is_10320LOC_empty(loc)
+
+
+def test_modify_add_delete(net: TestNetwork) -> None:
+    client = writer(net)
+    h = f"{P}/mod"
+    client.register_handle(h, "https://a.example/", CHECKSUM="c")
+    assert client.modify_handle_value(h, URL="https://m.example/", NEW="n") == h
+    assert values(net, h) == [
+        (1, "URL", "https://m.example/"),
+        (2, "CHECKSUM", "c"),
+        (3, "NEW", "n"),
+        (100, "HS_ADMIN", owner(net)),
+    ]
+    assert client.modify_handle_value(h, add_if_not_exist=False, OTHER="o") == h
+    assert [v[1] for v in values(net, h)] == ["URL", "CHECKSUM", "NEW", "HS_ADMIN"]
+    assert client.modify_handle_value(h, ttl=120, MORE="m") == h
+    doc = client.retrieve_handle_record_json(h)
+    assert doc is not None
+    more = [e for e in doc["values"] if e["type"] == "MORE"]
+    assert more[0]["index"] == 4 and more[0]["ttl"] == 120
+
+    assert client.add_handle_value(h, ADDED="x") == h
+    assert (5, "ADDED", "x") in values(net, h)
+    with pytest.raises(GenericHandleError):
+        client.add_handle_value(h, URL="https://again.example/")
+    assert values(net, h)[0] == (1, "URL", "https://m.example/")
+
+    with pytest.raises(IllegalOperationException):
+        client.modify_handle_value(h, HS_ADMIN={"handle": f"0.NA/{P}", "index": 300})
+    admin_ok = writer(net, modify_HS_ADMIN=True, HS_ADMIN_permissions="111111111111")
+    admin_ok.modify_handle_value(h, HS_ADMIN={"handle": f"0.NA/{P}", "index": 300})
+    assert (100, "HS_ADMIN", dict(owner(net), permissions="111111111111")) in values(net, h)
+
+    net.insert(f"{P}/twice", [HandleValue(1, "URL", "u1"), HandleValue(2, "URL", "u2")])
+    with pytest.raises(BrokenHandleRecordException):
+        client.modify_handle_value(f"{P}/twice", URL="u3")
+
+    assert client.delete_handle_value(h, "NEW") == h
+    assert "NEW" not in [v[1] for v in values(net, h)]
+    assert client.delete_handle_value(h, ["MORE", "ADDED", "MORE"]) == h
+    assert [v[1] for v in values(net, h)] == ["URL", "CHECKSUM", "HS_ADMIN"]
+    assert client.delete_handle_value(h, "ABSENT") is None
+    with pytest.raises(IllegalOperationException):
+        client.delete_handle_value(h, "HS_ADMIN")
+
+    with pytest.raises(TypeError):
+        client.delete_handle(h, "URL")
+    assert client.delete_handle(h) == h
+    assert values(net, h) == []
+    with pytest.raises(HandleNotFoundException):
+        client.delete_handle(h)
+    with pytest.raises(HandleNotFoundException):
+        client.modify_handle_value(h, URL="x")
+    with pytest.raises(HandleNotFoundException):
+        client.delete_handle_value(h, "URL")
+
+
+def test_write_refusals(net: TestNetwork) -> None:
+    native = f"hdl://{net.servers[0]}"
+    h = f"{P}/refused"
+    with pytest.raises(HandleAuthenticationError) as no_creds:
+        RESTHandleClient(native).register_handle(h, "https://a.example/")
+    assert "Read access only" in str(no_creds.value)
+    wrong = RESTHandleClient.instantiate_with_username_and_password(
+        native, net.admin_identity, "not-the-secret"
+    )
+    with pytest.raises(HandleAuthenticationError) as bad:
+        wrong.register_handle(h, "https://a.example/")
+    assert bad.value.username == net.admin_identity
+    assert values(net, h) == []
+    rest = net.rest_url
+    assert rest is not None
+    over_http = RESTHandleClient.instantiate_with_username_and_password(
+        rest, net.admin_identity, net.admin_secret, HTTPS_verify=False
+    )
+    with pytest.raises(NativeAddressNeeded) as http:
+        over_http.register_handle(h, "https://a.example/")
+    assert isinstance(http.value, NotImplementedError)
+    assert isinstance(http.value, GenericHandleError) and "hdl://" in str(http.value)
