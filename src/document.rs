@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 
 use crate::wire::json::RestAnswer;
 use crate::wire::HandleValue;
-use crate::HandleRecord;
+use crate::{Attempt, AttemptOutcome, HandleRecord};
 
 /// `{"responseCode": 1, "handle": ..., "values": [...]}` ([`RestAnswer`], each value as
 /// [`value_to_json`](crate::wire::json::value_to_json) writes it), plus `"aliases"` (the
@@ -35,4 +35,30 @@ pub fn record_document(handle: &str, values: &[HandleValue], aliases: &[String])
 /// [`record_document`] of a [`HandleRecord`].
 pub fn record_json(record: &HandleRecord) -> Json {
     record_document(&record.handle, &record.values, &record.aliases)
+}
+
+/// One attempt of a resolution's trace as JSON (what `resolve --json --trace` prints per
+/// attempt): its number, handle, server, transport, round trip in milliseconds (one
+/// decimal), transmissions, the response code when a response came, and the outcome as text.
+pub fn attempt_json(a: &Attempt) -> Json {
+    let code = match &a.outcome {
+        AttemptOutcome::Response(c) => json!(c.code()),
+        _ => Json::Null,
+    };
+    let outcome = match &a.outcome {
+        AttemptOutcome::Response(c) => c.to_string(),
+        AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
+        AttemptOutcome::Failed(why) => format!("failed: {why}"),
+        AttemptOutcome::Cancelled => "cancelled".to_string(),
+    };
+    json!({
+        "attempt": a.number,
+        "handle": a.handle.as_str(),
+        "server": a.server.to_string(),
+        "transport": a.transport.as_str(),
+        "rttMs": (a.rtt.as_secs_f64() * 1e4).round() / 10.0,
+        "transmissions": a.transmissions,
+        "responseCode": code,
+        "outcome": outcome,
+    })
 }

@@ -3,11 +3,12 @@
 
 use std::net::SocketAddr;
 
+use handle_resolver::document::attempt_json;
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::json::RestAnswer;
 use handle_resolver::wire::{HandleValue, ResponseCode};
 use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 /// Exit statuses, most severe last (with several identifiers the highest wins).
 pub const OK: u8 = 0;
@@ -438,30 +439,6 @@ pub fn value_json(v: &HandleValue, raw: bool) -> Json {
         value["raw"] = Json::String(hex::encode(&v.data));
     }
     value
-}
-
-fn attempt_json(h: &Attempt) -> Json {
-    let code = match &h.outcome {
-        AttemptOutcome::Response(c) => json!(c.code()),
-        _ => Json::Null,
-    };
-    let outcome = match &h.outcome {
-        AttemptOutcome::Response(c) => c.to_string(),
-        AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
-        AttemptOutcome::Failed(why) => format!("failed: {why}"),
-        AttemptOutcome::Cancelled => "cancelled".to_string(),
-        other => format!("{other:?}"),
-    };
-    json!({
-        "handle": h.handle,
-        "server": h.server.to_string(),
-        "transport": transport_name(h.transport),
-        "attempt": h.number,
-        "rttMs": (h.rtt.as_secs_f64() * 1e4).round() / 10.0,
-        "transmissions": h.transmissions,
-        "responseCode": code,
-        "outcome": outcome,
-    })
 }
 
 /// `{"responseCode": 1, "handle": "...", "values": [...]}` (handle.net REST API), or

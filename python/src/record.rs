@@ -8,7 +8,7 @@ use handle_resolver::wire::json::{value_from_json, value_to_json};
 use handle_resolver::wire::{
     HandleValue as Value, Limits, Permissions, Ttl, TypedValue, ValueReference,
 };
-use handle_resolver::{Attempt, AttemptOutcome, Source};
+use handle_resolver::{Attempt, Source};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -278,30 +278,11 @@ pub(crate) fn transport_name(kind: TransportKind) -> &'static str {
     kind.as_str()
 }
 
-/// One attempt as a dict (what `resolve --json --trace` prints per attempt).
+/// One attempt as a dict: what `resolve --json --trace` prints per attempt, and its URL.
 pub(crate) fn attempt_json(a: &Attempt) -> Json {
-    let code = match &a.outcome {
-        AttemptOutcome::Response(c) => json!(c.code()),
-        _ => Json::Null,
-    };
-    let outcome = match &a.outcome {
-        AttemptOutcome::Response(c) => c.to_string(),
-        AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
-        AttemptOutcome::Failed(why) => format!("failed: {why}"),
-        AttemptOutcome::Cancelled => "cancelled".to_string(),
-        other => format!("{other:?}"),
-    };
-    json!({
-        "attempt": a.number,
-        "handle": a.handle.as_str(),
-        "server": a.server.to_string(),
-        "transport": transport_name(a.transport),
-        "url": a.url,
-        "rttMs": (a.rtt.as_secs_f64() * 1e4).round() / 10.0,
-        "transmissions": a.transmissions,
-        "responseCode": code,
-        "outcome": outcome,
-    })
+    let mut j = handle_resolver::document::attempt_json(a);
+    j["url"] = json!(a.url);
+    j
 }
 
 fn source_json(s: &Source, from_cache: bool) -> Json {

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use thiserror::Error;
 
 use crate::root::{
     builtin_root_sites, is_bootstrap_handles, read_bootstrap_handles, read_root_info, root_sites,
@@ -20,6 +19,7 @@ use crate::trust::{TrustRoot, TRUST_ROOT_HANDLE};
 use crate::wire::{Limits, SiteInfo};
 
 use super::ask::Asker;
+use super::build_error::BuildError;
 use super::locate::{sites_of, SiteLocator};
 use super::resolution::{Shared, Upstream};
 use super::resolver::Resolver;
@@ -33,74 +33,6 @@ impl Resolver {
     pub fn builder() -> ResolverBuilder {
         ResolverBuilder::new()
     }
-}
-
-/// Why a [`ResolverBuilder`] could not build a resolver (a configuration mistake: nothing
-/// was sent).
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// A root file could not be read.
-    #[error("cannot read {path}: {message}")]
-    ReadRootFile {
-        /// The file.
-        path: String,
-        /// The operating system's reason.
-        message: String,
-    },
-    /// A root file is not a `root_info` or `bootstrap_handles` file.
-    #[error("{path}: {error}")]
-    RootFile {
-        /// The file.
-        path: String,
-        /// What is wrong with it.
-        error: RootFileError,
-    },
-    /// The root information holds no site (and no server was fixed).
-    #[error("no root site in the root information")]
-    NoRootSites,
-    /// The runtime of a [`crate::blocking::Resolver`] could not be started.
-    #[error("cannot start the blocking resolver's runtime: {0}")]
-    Runtime(String),
-    /// The proxy URL is not an `http(s)://host[:port][/path]` URL.
-    #[error(transparent)]
-    ProxyUrl(#[from] crate::transport::addr::BaseUrlError),
-    /// `certify(true)` promises answers whose signatures the resolver verified; a proxy's
-    /// JSON carries no signature (ask the proxy to check with a certified `Query` instead).
-    #[error("certify(true) needs the native protocol: a proxy's JSON carries no signature to verify (a certified Query asks the proxy to check, cert=true)")]
-    CertifyOverProxy,
-    /// No server of the first hop (the fixed [`server`](ResolverBuilder::server), else the
-    /// root) has an interface for any of the chosen transports, so no request could ever be
-    /// sent: a `HOST:PORT` root or server is reached over UDP and TCP only, an
-    /// `http://HOST:PORT` one over HTTP only.
-    #[error("the {} offers none of the chosen transports ({})", if *.server { "server" } else { "root" }, transport_list(.transports))]
-    NoTransport {
-        /// True for the fixed server, false for the root.
-        server: bool,
-        /// The transports chosen, in order.
-        transports: Vec<TransportKind>,
-    },
-}
-
-fn transport_list(kinds: &[TransportKind]) -> String {
-    kinds
-        .iter()
-        .map(|k| k.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// True when some server of `sites` has an interface (for queries or administration) for
-/// one of `kinds`.
-fn reachable(sites: &[Site], kinds: &[TransportKind]) -> bool {
-    sites.iter().any(|site| {
-        site.info.servers.iter().any(|server| {
-            kinds.iter().any(|&kind| {
-                super::site::interface_addr(server, kind, false).is_some()
-                    || super::site::interface_addr(server, kind, true).is_some()
-            })
-        })
-    })
 }
 
 /// Where the root (global) service information comes from.
@@ -548,7 +480,7 @@ impl ResolverBuilder {
                 Some(site) => (std::slice::from_ref(site), true),
                 None => (root.as_slice(), false),
             };
-            if !reachable(first_hop, transports) {
+            if !super::site::any_reachable(first_hop, transports) {
                 return Err(BuildError::NoTransport {
                     server,
                     transports: transports.clone(),

@@ -48,6 +48,7 @@
 //! ```
 
 mod ask;
+mod build_error;
 mod builder;
 mod error;
 mod locate;
@@ -63,7 +64,8 @@ mod site;
 mod support;
 mod target;
 
-pub use builder::{BuildError, ResolverBuilder};
+pub use build_error::BuildError;
+pub use builder::ResolverBuilder;
 pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};

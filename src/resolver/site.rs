@@ -293,6 +293,19 @@ pub(crate) fn extend_unique(sites: &mut Vec<Site>, more: impl IntoIterator<Item 
     extend_unique_by(sites, more, Site::identity);
 }
 
+/// True when some server of `sites` has an interface (for queries or administration) for
+/// one of `kinds`.
+pub(crate) fn any_reachable(sites: &[Site], kinds: &[TransportKind]) -> bool {
+    sites.iter().any(|site| {
+        site.info.servers.iter().any(|server| {
+            kinds.iter().any(|&kind| {
+                interface_addr(server, kind, false).is_some()
+                    || interface_addr(server, kind, true).is_some()
+            })
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@
 //! ```
 
 mod parse;
+mod report;
 mod run;
 
 use std::net::SocketAddr;
@@ -19,7 +20,8 @@ use bytes::Bytes;
 use crate::wire::HandleValue;
 
 pub use parse::{parse, FileSource};
-pub use run::{LogLine, Outcome, Report, Runner, Summary};
+pub use report::{LogLine, Outcome, Report, Summary};
+pub use run::Runner;
 
 /// A parsed batch file: its entries in file order and the count of main-loop lines (the
 /// reference's `Batch File Lines`).
