@@ -10,6 +10,8 @@ mod captures;
 mod cli;
 mod compare;
 #[cfg(feature = "testing")]
+mod http_admin;
+#[cfg(feature = "testing")]
 mod loopback;
 #[cfg(feature = "testing")]
 mod manage;

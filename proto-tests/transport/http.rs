@@ -159,16 +159,31 @@ async fn misbehaving_http_servers_give_typed_errors() {
         matches!(e, TransportError::Http(_) | TransportError::Closed),
         "{e}"
     );
-    // A body over the cap (one message at most the limits' length).
+    // A body longer than one message of the limits' length: decoded as it comes, it is
+    // refused at its first envelope (here, one of zeros: an empty message).
     let cap = 20 + handle_resolver::wire::Limits::default().max_message_length;
     let addr = fake(move |_| {
         let big = vec![0u8; cap + 1];
         Some(http_response("200 OK", "application/x-hdl-message", &big))
     })
     .await;
-    assert_eq!(
-        post(addr).await.unwrap_err(),
-        TransportError::BodyTooLarge { limit: cap }
+    let e = post(addr).await.unwrap_err();
+    assert!(matches!(e, TransportError::Decode(_)), "{e}");
+    // An envelope announcing a message beyond the limits: refused before its bytes are read.
+    let addr = fake(move |req| {
+        let mut answer = native_answer(request_id(&req));
+        answer[16..20].copy_from_slice(&u32::try_from(cap).unwrap().to_be_bytes());
+        Some(http_response(
+            "200 OK",
+            "application/x-hdl-message",
+            &answer,
+        ))
+    })
+    .await;
+    let e = post(addr).await.unwrap_err();
+    assert!(
+        matches!(e, TransportError::Decode(ref d) if d.to_string().contains("length")),
+        "{e}"
     );
 }
 

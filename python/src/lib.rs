@@ -9,11 +9,13 @@
 //! `record.rs` `HandleRecord` and `HandleValue`; `errors.rs` failures to exceptions;
 //! `config.rs` the constructor's arguments to a `ResolverBuilder`; `ident.rs` `parse`;
 //! `testing.rs` `TestNetwork`; `runtime.rs` the runtimes and fork safety; `convert.rs` JSON
-//! to Python and back; `bench.rs` the library's own figures for the benchmark script.
+//! to Python and back; `bench.rs` the library's own figures for the benchmark script;
+//! `certificate.rs` the identity a client certificate names (pyhandle's credentials).
 #![forbid(unsafe_code)]
 
 mod aio;
 mod bench;
+mod certificate;
 mod config;
 mod convert;
 mod errors;
@@ -39,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ident::Identifier>()?;
     m.add_class::<testing::TestNetwork>()?;
     m.add_function(wrap_pyfunction!(ident::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(certificate::certificate_identity, m)?)?;
     m.add_function(wrap_pyfunction!(record::_record_from_state, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_rust_resolve_many, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_rust_resolve, m)?)?;

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use handle_resolver::auth::PrivateKey;
 use handle_resolver::ident::Identifier;
 use handle_resolver::testing::{Faults, TestNetwork as Lib, Urns};
 use handle_resolver::wire::{AdminRecord, HandleValue as Value, Permissions};
@@ -16,6 +17,13 @@ use crate::runtime::{shared, PerProcess};
 
 /// Every permission of an HS_ADMIN value.
 const ALL_PERMISSIONS: u16 = 0x0FFF;
+
+/// The first index from `from` that no value of `values` has.
+fn free_index(values: &[Value], from: u32) -> u32 {
+    (from..)
+        .find(|i| !values.iter().any(|v| v.index == *i))
+        .unwrap_or(from)
+}
 
 fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
     m.lock()
@@ -201,6 +209,73 @@ impl TestNetwork {
     fn insert(&self, handle: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let values = values_from_py(values)?;
         self.with(|n| n.insert(handle, values))
+    }
+
+    /// Makes `identity` (`"INDEX:HANDLE"`, the handle under the network's prefix or any
+    /// other) an administrator of the prefix: its handle (made when missing) gets an
+    /// HS_SECKEY value at INDEX holding `secret` (not public) or an HS_PUBKEY value at INDEX
+    /// with the public key of `key_file` (PEM/DER PKCS#8 or the reference's key file), and an
+    /// HS_ADMIN value naming itself; the prefix handle `0.NA/PREFIX` (on the sites and the
+    /// root) gets an HS_ADMIN value naming it with every permission.
+    #[pyo3(signature = (identity, *, secret=None, key_file=None))]
+    fn add_identity(
+        &self,
+        identity: &str,
+        secret: Option<&str>,
+        key_file: Option<std::path::PathBuf>,
+    ) -> PyResult<()> {
+        let bad = || PyValueError::new_err(format!("identity {identity:?}: INDEX:HANDLE"));
+        let (index, handle) = identity.split_once(':').ok_or_else(bad)?;
+        let index: u32 = index.parse().map_err(|_| bad())?;
+        let key = match (secret, key_file) {
+            (Some(secret), None) => {
+                let mut v = Value::new(index, "HS_SECKEY", secret.to_string());
+                v.permissions = Permissions(0x0C);
+                v
+            }
+            (None, Some(file)) => {
+                let key = PrivateKey::from_file(&file)
+                    .map_err(|e| PyValueError::new_err(format!("{}: {e}", file.display())))?;
+                let data = key
+                    .public_key()
+                    .encode()
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                Value::new(index, "HS_PUBKEY", data)
+            }
+            _ => return Err(PyValueError::new_err("give secret or key_file")),
+        };
+        let admin_of = |who: &str, at: u32| -> PyResult<Value> {
+            let rec = AdminRecord::new(ALL_PERMISSIONS, who.to_string(), index)
+                .encode()
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            Ok(Value::new(at, "HS_ADMIN", rec))
+        };
+        let prefix_handle = format!("0.NA/{}", handle.split('/').next().unwrap_or(handle));
+        self.with(|n| -> PyResult<()> {
+            for store in n.sites.iter().map(|s| &s.store) {
+                // The identity's own handle: its key and an HS_ADMIN value, beside what
+                // it holds already (a value at the same index is replaced).
+                let mut own = store
+                    .get(handle)
+                    .map(|h| h.values.clone())
+                    .unwrap_or_default();
+                own.retain(|v| v.index != index);
+                own.push(key.clone());
+                if !own.iter().any(|v| v.is_type("HS_ADMIN")) {
+                    own.push(admin_of(handle, free_index(&own, 100))?);
+                }
+                store.insert(handle, own);
+            }
+            let stores = n.sites.iter().map(|s| &s.store);
+            for store in stores.chain(std::iter::once(n.root_store())) {
+                if let Some(prefix) = store.get(&prefix_handle) {
+                    let mut values = prefix.values.clone();
+                    values.push(admin_of(handle, free_index(&values, 101))?);
+                    store.insert(&prefix_handle, values);
+                }
+            }
+            Ok(())
+        })?
     }
 
     /// With `http=True`: the servers' HTTP sides resolve `urn` (`urn:fdc:...`, `urn-3:...`)

@@ -149,6 +149,8 @@ def test_factories_and_credentials(one: TestNetwork, tmp_path: Any) -> None:
             }
         )
     )
+    # pyhandle checks at instantiation that the username's handle exists.
+    one.add_identity(f"300:{P}/admin", secret="s")
     creds = PIDClientCredentials.load_from_JSON(str(creds_file))
     assert creds.get_username() == f"300:{P}/admin" and creds.get_prefix() == P
     assert creds.get_config() == {"extra": 7}

@@ -1,6 +1,7 @@
-"""handle_resolver.pyhandle's write methods over a test server's native address,
-authenticated with the test network's admin identity (HS_SECKEY), with pyhandle 1.5.0's
-arguments, return values and exceptions; each call's outcome read back from the server."""
+"""handle_resolver.pyhandle's write methods over a test server's HTTP interface (native
+messages over HTTP) and over its native address, authenticated with the test network's admin
+identity (HS_SECKEY), with pyhandle 1.5.0's arguments, return values and exceptions; each
+call's outcome read back from the server."""
 
 from __future__ import annotations
 
@@ -10,40 +11,63 @@ from typing import Any
 import pytest
 
 from handle_resolver import HandleValue
-from handle_resolver.pyhandle.client.resthandleclient import (
-    NativeAddressNeeded,
-    RESTHandleClient,
-)
+from handle_resolver.pyhandle.client.resthandleclient import RESTHandleClient
 from handle_resolver.pyhandle.handleexceptions import (
     BrokenHandleRecordException,
     GenericHandleError,
     HandleAlreadyExistsException,
     HandleAuthenticationError,
     HandleNotFoundException,
+    HandleSyntaxError,
     IllegalOperationException,
 )
 from handle_resolver.testing import TestNetwork
 
 P = "20.500.1"
+# The writer: a user handle under the prefix, as pyhandle's users have (pyhandle checks at
+# instantiation that the username's handle exists, which a prefix handle at the root does not
+# pass at the prefix's own server).
+USER = f"300:{P}/ADMIN"
+SECRET = "writer-secret"
 
 
-@pytest.fixture(scope="module")
-def net() -> Iterator[TestNetwork]:
+class Server:
+    """A one-server test network and the address the writes go to: its HTTP interface
+    (``http://``) or its native address (``hdl://``); the network's attributes pass
+    through."""
+
+    def __init__(self, network: TestNetwork, kind: str) -> None:
+        self.network = network
+        rest = network.rest_url
+        assert rest is not None
+        self.url = rest if kind == "http" else f"hdl://{network.servers[0]}"
+        network.add_identity(USER, secret=SECRET)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.network, name)
+
+
+@pytest.fixture(scope="module", params=["http", "hdl"])
+def net(request: pytest.FixtureRequest) -> Iterator[Server]:
     with TestNetwork(sites=1, servers_per_site=1, http=True) as network:
-        yield network
+        yield Server(network, request.param)
 
 
-def writer(net: TestNetwork, **config: Any) -> RESTHandleClient:
+def address(net: Server) -> str:
+    return net.url
+
+
+def writer(net: Server, **config: Any) -> RESTHandleClient:
     return RESTHandleClient.instantiate_with_username_and_password(
-        f"hdl://{net.servers[0]}",
-        net.admin_identity,
-        net.admin_secret,
-        handleowner=net.admin_identity,
+        address(net),
+        USER,
+        SECRET,
+        handleowner=USER,
         **config,
     )
 
 
-def values(net: TestNetwork, handle: str) -> list[tuple[int, str, Any]]:
+def values(net: Server, handle: str) -> list[tuple[int, str, Any]]:
     """The record as (index, type, data value) read natively, or [] when it is gone."""
     doc = RESTHandleClient(f"hdl://{net.servers[0]}").retrieve_handle_record_json(handle)
     if doc is None:
@@ -51,11 +75,11 @@ def values(net: TestNetwork, handle: str) -> list[tuple[int, str, Any]]:
     return sorted((e["index"], e["type"], e["data"]["value"]) for e in doc["values"])
 
 
-def owner(net: TestNetwork) -> dict[str, Any]:
-    return {"handle": f"0.NA/{P}", "index": 300, "permissions": "011111110011"}
+def owner(net: Server) -> dict[str, Any]:
+    return {"handle": f"{P}/ADMIN", "index": 300, "permissions": "011111110011"}
 
 
-def test_register_kinds(net: TestNetwork) -> None:
+def test_register_kinds(net: Server) -> None:
     client = writer(net)
     h = f"{P}/reg"
     assert client.register_handle(h, "https://a.example/", checksum="abc", EMAIL="x@y") == h
@@ -109,7 +133,7 @@ def test_register_kinds(net: TestNetwork) -> None:
     assert not client.is_10320LOC_empty(loc)
 
 
-def test_modify_add_delete(net: TestNetwork) -> None:
+def test_modify_add_delete(net: Server) -> None:
     client = writer(net)
     h = f"{P}/mod"
     client.register_handle(h, "https://a.example/", CHECKSUM="c")
@@ -137,7 +161,7 @@ def test_modify_add_delete(net: TestNetwork) -> None:
     with pytest.raises(IllegalOperationException):
         client.modify_handle_value(h, HS_ADMIN={"handle": f"0.NA/{P}", "index": 300})
     admin_ok = writer(net, modify_HS_ADMIN=True, HS_ADMIN_permissions="111111111111")
-    admin_ok.modify_handle_value(h, HS_ADMIN={"handle": f"0.NA/{P}", "index": 300})
+    admin_ok.modify_handle_value(h, HS_ADMIN={"handle": f"{P}/ADMIN", "index": 300})
     assert (100, "HS_ADMIN", dict(owner(net), permissions="111111111111")) in values(net, h)
 
     net.insert(f"{P}/twice", [HandleValue(1, "URL", "u1"), HandleValue(2, "URL", "u2")])
@@ -164,25 +188,29 @@ def test_modify_add_delete(net: TestNetwork) -> None:
         client.delete_handle_value(h, "URL")
 
 
-def test_write_refusals(net: TestNetwork) -> None:
-    native = f"hdl://{net.servers[0]}"
+def test_write_refusals(net: Server) -> None:
+    url = address(net)
     h = f"{P}/refused"
     with pytest.raises(HandleAuthenticationError) as no_creds:
-        RESTHandleClient(native).register_handle(h, "https://a.example/")
+        RESTHandleClient(url).register_handle(h, "https://a.example/")
     assert "Read access only" in str(no_creds.value)
-    wrong = RESTHandleClient.instantiate_with_username_and_password(
-        native, net.admin_identity, "not-the-secret"
-    )
+    wrong = RESTHandleClient.instantiate_with_username_and_password(url, USER, "not-the-secret")
     with pytest.raises(HandleAuthenticationError) as bad:
         wrong.register_handle(h, "https://a.example/")
-    assert bad.value.username == net.admin_identity
+    assert bad.value.username == USER
     assert values(net, h) == []
-    rest = net.rest_url
-    assert rest is not None
-    over_http = RESTHandleClient.instantiate_with_username_and_password(
-        rest, net.admin_identity, net.admin_secret, HTTPS_verify=False
-    )
-    with pytest.raises(NativeAddressNeeded) as http:
-        over_http.register_handle(h, "https://a.example/")
-    assert isinstance(http.value, NotImplementedError)
-    assert isinstance(http.value, GenericHandleError) and "hdl://" in str(http.value)
+
+
+def test_instantiation_checks_the_username(net: Server) -> None:
+    """As pyhandle: the username's syntax and its handle's existence, at instantiation."""
+    url = address(net)
+    with pytest.raises(HandleSyntaxError):
+        RESTHandleClient.instantiate_with_username_and_password(url, f"0.NA/{P}", "s")
+    with pytest.raises(HandleNotFoundException):
+        RESTHandleClient.instantiate_with_username_and_password(url, f"300:{P}/nobody", "s")
+    with pytest.raises(TypeError):
+        RESTHandleClient(username=USER, password="s")
+    half = RESTHandleClient(url, username=USER)
+    with pytest.raises(HandleAuthenticationError) as no_method:
+        half.delete_handle(f"{P}/x")
+    assert "authentication method" in str(no_method.value)

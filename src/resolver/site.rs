@@ -65,14 +65,14 @@ impl Site {
     }
 
     /// A single-server site at `addr` offering the native protocol over HTTP (HTTPS when
-    /// `tls`) on its port, with `host` as its `domain` attribute (used for
-    /// `--server http://HOST:PORT`).
+    /// `tls`) on its port, for queries and administration, with `host` as its `domain`
+    /// attribute (used for `--server http://HOST:PORT`).
     pub fn single_http(addr: SocketAddr, host: Option<&str>, tls: bool) -> Self {
         let mut site = Self::single(addr);
         let info = Arc::make_mut(&mut site.info);
         if let Some(server) = info.servers.first_mut() {
             server.interfaces = vec![Interface {
-                kind: InterfaceType::Query,
+                kind: InterfaceType::AdminAndQuery,
                 protocol: if tls { Protocol::Https } else { Protocol::Http },
                 port: u32::from(addr.port()),
             }];

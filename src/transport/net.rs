@@ -333,10 +333,7 @@ impl Exchange for NetTransport {
         request: &'a Message,
         options: &'a ExchangeOptions,
     ) -> BoxFuture<'a, Result<Exchanged, TransportError>> {
-        Box::pin(async move {
-            let message = http::exchange(target, request, options).await?;
-            Ok(Exchanged::new(message, 1))
-        })
+        Box::pin(http::exchange(target, request, options))
     }
 
     #[cfg(feature = "http")]
@@ -354,8 +351,7 @@ impl NetTransport {
         request: &Message,
         options: &ExchangeOptions,
     ) -> Result<Exchanged, TransportError> {
-        let message = http::exchange(&target, request, options).await?;
-        Ok(Exchanged::new(message, 1))
+        http::exchange(&target, request, options).await
     }
 
     /// The pooled GET client, made on first use.

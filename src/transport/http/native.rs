@@ -1,7 +1,9 @@
 //! The native protocol over HTTP(S) (PROTOCOL.md §8.3): `POST /<percent-encoded handle>` on a
 //! connection of its own, the body the envelope and message exactly as over TCP, the answer
-//! the envelope and message read from the response body. The HTTP status is not trusted over
-//! the message: a body that holds a message is the answer, whatever the status says.
+//! the envelope and message read from the response body (and, as over TCP, the messages that
+//! follow it in the body while they are marked continued: a handle list). The HTTP status is
+//! not trusted over the message: a body that holds a message is the answer, whatever the
+//! status says.
 
 use std::time::Instant;
 
@@ -16,21 +18,31 @@ use tracing::debug;
 
 use super::super::codec::{CodecError, HandleCodec};
 use super::super::error::TransportError;
-use super::super::exchange::{media_type, ExchangeOptions};
+use super::super::exchange::{media_type, ExchangeOptions, Exchanged};
 use super::super::request_id::{encode_with_request_id, random_request_id};
+use super::super::tcp::MAX_CONTINUED;
 use super::target::{HttpTarget, HDL_MIME_TYPE};
 use super::tls;
 use crate::ident::chars::HANDLE_PATH;
-use crate::wire::{Body, Message, ENVELOPE_LEN};
+use crate::wire::{Body, Message, OpFlags};
 
 /// The `User-Agent` sent with native requests.
 const AGENT: &str = concat!("handle-resolver/", env!("CARGO_PKG_VERSION"));
 
 /// The request's URL path: the site's path prefix, then `/` and the handle the request is
-/// about, percent-encoded (`/` for requests about no handle).
+/// about, percent-encoded, as the reference client names it: the handle resolved, created,
+/// changed, deleted or listed (the prefix handle), `/` for requests about no handle (a
+/// challenge's answer, a session setup, site information).
 pub(crate) fn request_path(target: &HttpTarget, request: &Message) -> String {
     let handle: &[u8] = match &request.body {
         Body::ResolutionRequest(r) => &r.handle,
+        Body::CreateHandleRequest { handle, .. }
+        | Body::DeleteHandleRequest { handle }
+        | Body::AddValueRequest { handle, .. }
+        | Body::ModifyValueRequest { handle, .. }
+        | Body::RemoveValueRequest { handle, .. }
+        | Body::ListHandlesRequest { handle }
+        | Body::HomePrefixRequest { handle } => handle,
         _ => b"",
     };
     let handle = String::from_utf8_lossy(handle);
@@ -42,12 +54,13 @@ pub(crate) fn request_path(target: &HttpTarget, request: &Message) -> String {
 }
 
 /// One native exchange over HTTP(S): connect (within the TCP connect timeout), send the
-/// request, read the answer (within the TCP read timeout), close.
+/// request, read the answer and the messages continuing it (within the TCP read timeout),
+/// close. Always one transmission.
 pub(crate) async fn exchange(
     target: &HttpTarget,
     request: &Message,
     options: &ExchangeOptions,
-) -> Result<Message, TransportError> {
+) -> Result<Exchanged, TransportError> {
     let id = random_request_id();
     let encoded = encode_with_request_id(request, id, options.session.as_deref())?;
     let server = target.addr;
@@ -73,6 +86,7 @@ pub(crate) async fn exchange(
     })
     .await
     .map_err(|_| TransportError::Timeout)??;
+    let (answer, continued) = answer;
     if answer.request_id() != id {
         return Err(TransportError::RequestIdMismatch {
             expected: id,
@@ -84,9 +98,10 @@ pub(crate) async fn exchange(
         transport = if target.tls { "https" } else { "http" },
         total_us = started.elapsed().as_micros() as u64,
         code = %answer.header.response_code,
+        continued = continued.len(),
         "answer"
     );
-    Ok(answer)
+    Ok(Exchanged::new(answer, 1).with_continued(continued))
 }
 
 /// Sends the POST over an open connection and decodes the answer.
@@ -96,7 +111,7 @@ async fn post<S>(
     encoded: Bytes,
     options: &ExchangeOptions,
     stream: S,
-) -> Result<Message, TransportError>
+) -> Result<(Message, Vec<Message>), TransportError>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
@@ -123,10 +138,20 @@ where
             .headers()
             .get(CONTENT_TYPE)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        // One answer: its envelope and at most the longest message the limits allow.
-        let cap = ENVELOPE_LEN.saturating_add(options.limits.max_message_length);
-        let body = read_capped(response.into_body(), cap).await?;
-        decode_answer(status, content_type.as_deref(), body, options)
+        check_content_type(status, content_type.as_deref())?;
+        // Decoded as the bytes arrive: each message is held to the limits as soon as its
+        // envelope is in, and the body is read no further than the answer's last message.
+        let mut answers = BodyAnswers::new(status, options);
+        let mut body = response.into_body();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(http_error)?;
+            if let Ok(data) = frame.into_data() {
+                if answers.push(&data)? {
+                    break;
+                }
+            }
+        }
+        answers.finish()
     }
     .await;
     driver.abort();
@@ -147,37 +172,129 @@ pub(crate) async fn read_capped(
     }
 }
 
-/// The answer in an HTTP response: the first envelope + message of the body. A body that is
-/// not a native message (another content type, a status page) is an error naming what came.
+/// A content type other than [`HDL_MIME_TYPE`] (a status page) is an error naming it; none
+/// at all is taken as the native type.
+fn check_content_type(status: u16, content_type: Option<&str>) -> Result<(), TransportError> {
+    let mime = content_type.map(|c| media_type(c).to_ascii_lowercase());
+    match mime {
+        Some(mime) if mime != HDL_MIME_TYPE => Err(TransportError::Http(format!(
+            "status {status}, content-type {mime:?}, not {HDL_MIME_TYPE}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The messages of an HTTP answer body, decoded as its bytes come: the answer, then (as over
+/// TCP) the messages that follow it while the one before is marked continued (CN), each for
+/// the same request, at most [`MAX_CONTINUED`] of them.
+struct BodyAnswers {
+    codec: HandleCodec,
+    buf: BytesMut,
+    status: u16,
+    received: bool,
+    first: Option<Message>,
+    continued: Vec<Message>,
+}
+
+impl BodyAnswers {
+    fn new(status: u16, options: &ExchangeOptions) -> Self {
+        Self {
+            codec: HandleCodec::new(options.limits).with_session(options.session.clone()),
+            buf: BytesMut::new(),
+            status,
+            received: false,
+            first: None,
+            continued: Vec::new(),
+        }
+    }
+
+    /// Takes the next bytes of the body; true once the answer is whole (its last message
+    /// is not marked continued), when the rest of the body is not needed.
+    fn push(&mut self, data: &[u8]) -> Result<bool, TransportError> {
+        self.received |= !data.is_empty();
+        self.buf.extend_from_slice(data);
+        while !self.is_whole() {
+            match self.codec.decode(&mut self.buf) {
+                Ok(Some(message)) => self.take(message)?,
+                Ok(None) => return Ok(false),
+                Err(CodecError::Decode(e)) => return Err(TransportError::Decode(e)),
+                Err(CodecError::Session(e)) => return Err(TransportError::Session(e)),
+                Err(e) => {
+                    return Err(TransportError::Http(format!(
+                        "status {}, body: {e}",
+                        self.status
+                    )))
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn take(&mut self, message: Message) -> Result<(), TransportError> {
+        if !message.is_response() {
+            return Err(TransportError::Http(format!(
+                "status {}, the body holds a request, not an answer",
+                self.status
+            )));
+        }
+        let Some(first) = &self.first else {
+            self.first = Some(message);
+            return Ok(());
+        };
+        if self.continued.len() >= MAX_CONTINUED {
+            return Err(TransportError::TooManyMessages {
+                limit: MAX_CONTINUED,
+            });
+        }
+        if message.request_id() != first.request_id() {
+            return Err(TransportError::RequestIdMismatch {
+                expected: first.request_id(),
+                got: message.request_id(),
+            });
+        }
+        self.continued.push(message);
+        Ok(())
+    }
+
+    fn is_whole(&self) -> bool {
+        match self.continued.last().or(self.first.as_ref()) {
+            Some(last) => !last.header.flags.contains(OpFlags::CN),
+            None => false,
+        }
+    }
+
+    /// The answer and the messages continuing it, once the body has ended (or is not needed
+    /// further).
+    fn finish(self) -> Result<(Message, Vec<Message>), TransportError> {
+        if !self.received {
+            return Err(TransportError::Http(format!(
+                "status {}, empty body",
+                self.status
+            )));
+        }
+        if !self.is_whole() {
+            // The body ended in the middle of a message, or before the last of a list.
+            return Err(TransportError::Closed);
+        }
+        match self.first {
+            Some(first) => Ok((first, self.continued)),
+            None => Err(TransportError::Closed),
+        }
+    }
+}
+
+/// The answer in an HTTP response body (and the messages continuing it). A body that is not
+/// a native message (another content type, a status page) is an error naming what came.
 pub(crate) fn decode_answer(
     status: u16,
     content_type: Option<&str>,
     body: Bytes,
     options: &ExchangeOptions,
-) -> Result<Message, TransportError> {
-    let mime = content_type.map(|c| media_type(c).to_ascii_lowercase());
-    if let Some(mime) = &mime {
-        if mime != HDL_MIME_TYPE {
-            return Err(TransportError::Http(format!(
-                "status {status}, content-type {mime:?}, not {HDL_MIME_TYPE}"
-            )));
-        }
-    }
-    if body.is_empty() {
-        return Err(TransportError::Http(format!("status {status}, empty body")));
-    }
-    let mut codec = HandleCodec::new(options.limits).with_session(options.session.clone());
-    let mut buf = BytesMut::from(&body[..]);
-    match codec.decode(&mut buf) {
-        Ok(Some(message)) if message.is_response() => Ok(message),
-        Ok(Some(_)) => Err(TransportError::Http(format!(
-            "status {status}, the body holds a request, not an answer"
-        ))),
-        Ok(None) => Err(TransportError::Closed),
-        Err(CodecError::Decode(e)) => Err(TransportError::Decode(e)),
-        Err(CodecError::Session(e)) => Err(TransportError::Session(e)),
-        Err(e) => Err(TransportError::Http(format!("status {status}, body: {e}"))),
-    }
+) -> Result<(Message, Vec<Message>), TransportError> {
+    check_content_type(status, content_type)?;
+    let mut answers = BodyAnswers::new(status, options);
+    answers.push(&body)?;
+    answers.finish()
 }
 
 pub(crate) fn http_error(e: hyper::Error) -> TransportError {
@@ -202,7 +319,7 @@ pub fn decode_native_answer(
     body: bytes::Bytes,
     options: &ExchangeOptions,
 ) -> Result<crate::wire::Message, TransportError> {
-    decode_answer(status, content_type, body, options)
+    decode_answer(status, content_type, body, options).map(|(answer, _)| answer)
 }
 
 #[cfg(test)]
@@ -248,31 +365,121 @@ mod tests {
 
     #[test]
     fn a_native_body_is_the_answer_whatever_the_status() {
-        let m = decode_answer(500, Some(HDL_MIME_TYPE), answer(), &options()).unwrap();
+        let (m, rest) = decode_answer(500, Some(HDL_MIME_TYPE), answer(), &options()).unwrap();
         assert_eq!(m.response_code(), ResponseCode::HandleNotFound);
-        let m = decode_answer(200, None, answer(), &options()).unwrap();
+        assert!(rest.is_empty());
+        let (m, _) = decode_answer(200, None, answer(), &options()).unwrap();
         assert_eq!(m.request_id(), 7);
+        // What follows a whole answer is not read.
+        let mut trailing = answer().to_vec();
+        trailing.extend_from_slice(b"<html>");
+        let (m, rest) = decode_answer(200, None, Bytes::from(trailing), &options()).unwrap();
+        assert_eq!((m.request_id(), rest.len()), (7, 0));
+    }
+
+    /// A list of handles: three messages of one answer in one body, CN on all but the last.
+    fn list(flags_of_last: OpFlags, third_id: u32) -> Bytes {
+        let request = Message::request(
+            Body::ListHandlesRequest {
+                handle: Bytes::from_static(b"0.NA/20.500.1"),
+            },
+            crate::wire::OpCode::ListHandles,
+            9,
+            0,
+        );
+        let mut body = Vec::new();
+        for (i, name) in ["20.500.1/a", "20.500.1/b", "20.500.1/c"]
+            .iter()
+            .enumerate()
+        {
+            let mut m = Message::response_to(
+                &request,
+                ResponseCode::Success,
+                Body::ListHandlesResponse {
+                    handles: vec![Bytes::from(name.as_bytes().to_vec())],
+                },
+            );
+            m.header.flags = if i < 2 {
+                m.header.flags | OpFlags::CN
+            } else {
+                m.header.flags | flags_of_last
+            };
+            if i == 2 {
+                m.envelope.request_id = third_id;
+            }
+            body.extend_from_slice(&m.encode().unwrap());
+        }
+        Bytes::from(body)
+    }
+
+    #[test]
+    fn continued_messages_in_the_body_are_the_rest_of_the_answer() {
+        let (first, rest) = decode_answer(200, None, list(OpFlags(0), 9), &options()).unwrap();
+        assert_eq!(first.request_id(), 9);
+        assert_eq!(rest.len(), 2);
+        let names: Vec<_> = std::iter::once(&first)
+            .chain(&rest)
+            .map(|m| match &m.body {
+                Body::ListHandlesResponse { handles } => handles[0].clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(names, ["20.500.1/a", "20.500.1/b", "20.500.1/c"]);
+        // The last one still marked continued: the body ended before the list did.
+        let e = decode_answer(200, None, list(OpFlags::CN, 9), &options());
+        assert_eq!(e.map(|_| ()), Err(TransportError::Closed));
+        // A message for another request in the middle of the list.
+        let e = decode_answer(200, None, list(OpFlags(0), 10), &options());
+        assert!(
+            matches!(
+                e,
+                Err(TransportError::RequestIdMismatch {
+                    expected: 9,
+                    got: 10
+                })
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn admin_requests_name_their_handle_in_the_path() {
+        let target = HttpTarget::http("127.0.0.1:8000".parse().unwrap());
+        let create = Message::request(
+            Body::CreateHandleRequest {
+                handle: Bytes::from_static(b"20.500.1/new one"),
+                values: vec![],
+            },
+            crate::wire::OpCode::CreateHandle,
+            1,
+            0,
+        );
+        assert_eq!(request_path(&target, &create), "/20.500.1/new%20one");
+        let setup = Message::request(Body::Success, crate::wire::OpCode::SessionSetup, 1, 0);
+        assert_eq!(request_path(&target, &setup), "/");
     }
 
     #[test]
     fn bad_bodies_are_typed_errors() {
-        let e = decode_answer(200, Some("text/html; charset=utf-8"), answer(), &options());
+        let e = decode_answer(200, Some("text/html; charset=utf-8"), answer(), &options())
+            .map(|(m, _)| m);
         assert!(
             matches!(e, Err(TransportError::Http(ref t)) if t.contains("text/html")),
             "{e:?}"
         );
-        let e = decode_answer(404, Some(HDL_MIME_TYPE), Bytes::new(), &options());
+        let e = decode_answer(404, Some(HDL_MIME_TYPE), Bytes::new(), &options()).map(|(m, _)| m);
         assert!(
             matches!(e, Err(TransportError::Http(ref t)) if t.contains("empty")),
             "{e:?}"
         );
         let whole = answer();
-        let e = decode_answer(200, None, whole.slice(..whole.len() - 3), &options());
+        let e =
+            decode_answer(200, None, whole.slice(..whole.len() - 3), &options()).map(|(m, _)| m);
         assert_eq!(e, Err(TransportError::Closed));
         let request = Message::resolution_request("0.NA/1", vec![], vec![], 7, 0)
             .encode()
             .unwrap();
-        let e = decode_answer(200, None, request, &options());
+        let e = decode_answer(200, None, request, &options()).map(|(m, _)| m);
         assert!(
             matches!(e, Err(TransportError::Http(ref t)) if t.contains("request")),
             "{e:?}"
@@ -280,7 +487,7 @@ mod tests {
         // A message length beyond the limits.
         let mut huge = answer().to_vec();
         huge[16..20].copy_from_slice(&0x7FFF_FFFFu32.to_be_bytes());
-        let e = decode_answer(200, None, Bytes::from(huge), &options());
+        let e = decode_answer(200, None, Bytes::from(huge), &options()).map(|(m, _)| m);
         assert!(matches!(e, Err(TransportError::Decode(_))), "{e:?}");
     }
 }

@@ -6,9 +6,10 @@ Code written against pyhandle switches by changing its imports::
     from handle_resolver.pyhandle.handleexceptions import HandleNotFoundException
 
 ``handle_server_url`` is a handle server's HTTP interface (``http(s)://HOST:PORT``: the native
-messages go over HTTP to it) or, as an addition, a native address ``hdl://HOST:PORT`` (UDP,
-then TCP). Writes go through :class:`handle_resolver.Admin` (today over native TCP: give the
-``hdl://`` form for them).
+messages, resolutions and administration alike, are POSTed over HTTP to it) or, as an
+addition, a native address ``hdl://HOST:PORT`` (UDP, then TCP). Writes go through
+:class:`handle_resolver.Admin`, authenticated as HS_SECKEY (``username`` and ``password``) or
+HS_PUBKEY (``private_key`` / ``certificate_and_key``).
 """
 
 from __future__ import annotations

@@ -2,20 +2,21 @@
 :class:`handle_resolver.Resolver` instead of sending REST requests.
 
 The records it returns are the REST API's JSON documents (what pyhandle returns), built from
-the native answers. The write methods (``register_handle``, ``modify_handle_value``,
-``delete_handle``, ...) send native administration requests, authenticated as HS_SECKEY with the
-``username`` (``300:PREFIX/USER``) and ``password``; they need a native address
-(``handle_server_url="hdl://HOST:PORT"``): over ``http(s)://`` they raise
-``NativeAddressNeeded``. ``search_handle`` needs a reverse-lookup servlet, which is not part of
-the handle protocol: it raises ``ReverseLookupException`` as pyhandle does when no search
-servlet is configured.
+the native answers. ``handle_server_url`` is a handle server's HTTP interface
+(``http(s)://HOST:PORT``: native messages POSTed over HTTP, as the reference client sends
+them) or, as an addition, its native address (``hdl://HOST:PORT``: UDP, then TCP). The write
+methods (``register_handle``, ``modify_handle_value``, ``delete_handle``, ...) send native
+administration requests to it, authenticated as the ``username`` (``300:PREFIX/USER``) with
+the ``password`` (HS_SECKEY), or with a private key (``private_key``, ``certificate_and_key``;
+HS_PUBKEY). ``search_handle`` needs a reverse-lookup servlet, which is not part of the handle
+protocol: it raises ``ReverseLookupException`` as pyhandle does when no search servlet is
+configured. b2handle's 10320/LOC helpers (``add_additional_URL``, ...) are here too.
 """
 
 from __future__ import annotations
 
 import copy
 import uuid
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,8 +34,7 @@ from ... import (
     ResolveError,
     Resolver,
 )
-from ...pyhandle.handleexceptions import (
-    BrokenHandleRecordException,
+from ..handleexceptions import (
     GenericHandleError,
     HandleAlreadyExistsException,
     HandleAuthenticationError,
@@ -43,63 +43,25 @@ from ...pyhandle.handleexceptions import (
     IllegalOperationException,
     ReverseLookupException,
 )
+from . import _locations as loc
+from ._credentials import KeyCredentials
+from ._entries import (
+    DEFAULT_SERVER_URL,
+    admin_entry,
+    another_index,
+    check_handle_syntax,
+    check_handle_syntax_with_index,
+    make_entry,
+    native_entry,
+    resolver_arguments,
+    strip_scheme,
+)
+from ._modify import modification_plan
 
 T = TypeVar("T")
 NO_AUTH_MESSAGE = "No credentials passed. Read access only."
 
-
-class NativeAddressNeeded(GenericHandleError, NotImplementedError):
-    """A write over a server's HTTP interface (``http(s)://``): this client writes over the
-    native protocol only, so give ``handle_server_url="hdl://HOST:PORT"``."""
-
-
-DEFAULT_SERVER_URL = "https://hdl.handle.net"
-
-
-def check_handle_syntax(handle: Any) -> bool:
-    """pyhandle's check: ``prefix/suffix`` (an ``hdl:`` in front allowed), else
-    ``HandleSyntaxError``."""
-    expected = "prefix/suffix"
-    if not isinstance(handle, str):
-        raise HandleSyntaxError(msg="The provided handle is None", expected_syntax=expected)
-    parts = handle.split("/")
-    if len(parts) < 2:
-        raise HandleSyntaxError(msg="No slash", handle=handle, expected_syntax=expected)
-    if not parts[0]:
-        raise HandleSyntaxError(msg="Empty prefix", handle=handle, expected_syntax=expected)
-    if not parts[1]:
-        raise HandleSyntaxError(msg="Empty suffix", handle=handle, expected_syntax=expected)
-    if ":" in handle and not handle.startswith("hdl:"):
-        index, _, rest = handle.partition(":")
-        if not index.isdigit() or ":" in rest:
-            raise HandleSyntaxError(
-                msg="Index is not an integer",
-                handle=handle,
-                expected_syntax="index:prefix/suffix",
-            )
-    return True
-
-
-def _strip_scheme(handle: str) -> str:
-    for scheme in ("hdl:", "doi:"):
-        if handle.startswith(scheme):
-            return handle[len(scheme) :]
-    return handle
-
-
-def _resolver_arguments(url: str | None) -> dict[str, Any]:
-    """``Resolver`` keyword arguments for a ``handle_server_url``."""
-    if url is None:
-        url = DEFAULT_SERVER_URL
-    url = url.rstrip("/")
-    if url.startswith("hdl://"):
-        return {"server": url[len("hdl://") :]}
-    if url.startswith(("http://", "https://")):
-        return {"server": url}
-    raise ValueError(
-        f"handle_server_url {url!r}: give http(s)://HOST:PORT (a handle server's HTTP "
-        "interface) or hdl://HOST:PORT (its native interface)"
-    )
+__all__ = ["DEFAULT_SERVER_URL", "RESTHandleClient", "check_handle_syntax"]
 
 
 class RESTHandleClient:
@@ -108,51 +70,82 @@ class RESTHandleClient:
     HANDLE_CLIENT = "rest"
 
     def __init__(self, handle_server_url: str | None = None, **args: Any) -> None:
-        self.__args = dict(args)
-        self.__handle_server_url = handle_server_url or args.get("handle_server_url")
+        if handle_server_url is not None:
+            args["handle_server_url"] = handle_server_url
+        self.__handle_server_url: str | None = args.get("handle_server_url")
         self.__HS_ADMIN_permissions: str = args.get("HS_ADMIN_permissions") or "011111110011"
         self.__modify_HS_ADMIN: bool = bool(args.get("modify_HS_ADMIN", False))
         self.__handleowner: str | None = args.get("handleowner")
-        self.__username: str | None = args.get("username")
-        self.__password: str | None = args.get("password")
-        self.__key_file: str | None = args.get("private_key") or args.get("certificate_and_key")
-        self.__passphrase: str | None = args.get("passphrase")
+        self.__chooseby: str | None = args.get("10320LOC_chooseby")
+        self.__username: str | None = args.get("username") or None
+        self.__password: str | None = args.get("password") or None
         self.__search_configured = bool(
             args.get("reverselookup_baseuri") or args.get("reverselookup_username")
         )
-        self.__kwargs = _resolver_arguments(self.__handle_server_url)
+        self.__kwargs = resolver_arguments(self.__handle_server_url)
         self.__resolver_made: Resolver | None = None
         self.__admin_made: Admin | None = None
+        self.__keys = KeyCredentials.from_args(args)
+        self.__no_auth_message = NO_AUTH_MESSAGE
+        # pyhandle's setup for write access: a URL of its own, the username's syntax and
+        # existence (a read), the key files' existence.
+        wants_write = any(
+            args.get(name) is not None
+            for name in ("username", "password", "certificate_only", "private_key")
+        ) or (args.get("certificate_and_key") is not None)
+        if wants_write:
+            if self.__handle_server_url is None:
+                raise TypeError("No handle_server_url given. Default URL not ok for write access.")
+            # As in pyhandle, a key (a client certificate there) wins over a password.
+            if self.__keys is None and self.__username and self.__password:
+                check_handle_syntax_with_index(self.__username)
+                self.check_if_username_exists(self.__username)
+            elif self.__keys is None:
+                self.__no_auth_message = (
+                    "We could not identify which authentication method you would like to use"
+                )
+
+    def check_if_username_exists(self, username: str) -> bool:
+        """pyhandle's check that the username's handle exists: ``HandleNotFoundException``
+        when it does not, ``GenericHandleError`` when the read goes wrong."""
+        handle = username.split(":", 1)[-1]
+        doc = self.retrieve_handle_record_json(handle)
+        if doc is None:
+            raise HandleNotFoundException(handle=handle, msg="The username handle does not exist")
+        if doc.get("responseCode") != 1 or doc.get("handle") != handle:
+            raise GenericHandleError(
+                operation="checking if handle exists",
+                handle=handle,
+                msg="Checking if username exists went wrong",
+            )
+        return True
 
     @property
     def __resolver(self) -> Resolver:
-        # Made on first use: creating a client sends nothing and resolves no host name.
-        # Reads see the writes just made: no cache (pyhandle has none either).
+        # Made on first use: creating a read-only client sends nothing and resolves no host
+        # name. Reads see the writes just made: no cache (pyhandle has none either).
         if self.__resolver_made is None:
             self.__resolver_made = Resolver(cache=False, **self.__kwargs)
         return self.__resolver_made
 
-    def __admin(self, op: str, handle: str) -> Admin:
-        """The native administration client, as pyhandle checks write access: no credentials
-        is ``HandleAuthenticationError``; an HTTP address is ``NativeAddressNeeded``."""
-        if self.__username is None or self.__password is None:
-            raise HandleAuthenticationError(msg=NO_AUTH_MESSAGE)
-        if not str(self.__handle_server_url).startswith("hdl://"):
-            raise NativeAddressNeeded(
-                operation=op,
-                handle=handle,
-                msg="writes go over the native protocol only: give handle_server_url="
-                '"hdl://HOST:PORT" (the server\'s native address), not its HTTP interface',
-            )
-        if self.__admin_made is None:
+    def __admin(self) -> Admin:
+        """The native administration client; no credentials is
+        ``HandleAuthenticationError``, as in pyhandle."""
+        if self.__admin_made is not None:
+            return self.__admin_made
+        if self.__keys is not None:
+            self.__admin_made = self.__resolver.admin(**self.__keys.admin_arguments())
+        elif self.__username and self.__password:
             self.__admin_made = self.__resolver.admin(
                 identity=self.__username, secret=self.__password
             )
+        else:
+            raise HandleAuthenticationError(msg=self.__no_auth_message)
         return self.__admin_made
 
     def __write(self, op: str, handle: str, call: Callable[[Admin], T]) -> T:
         """``call`` with the administration client, its failures as pyhandle's exceptions."""
-        admin = self.__admin(op, handle)
+        admin = self.__admin()
         try:
             return call(admin)
         except HandleAlreadyExists as e:
@@ -225,7 +218,7 @@ class RESTHandleClient:
         """The record as the REST API's JSON document, or ``None`` when the handle does not
         exist."""
         check_handle_syntax(handle)
-        plain = _strip_scheme(handle)
+        plain = strip_scheme(handle)
         wanted: list[int] | None = None
         index_option = hs_options.get("index")
         if indices is not None or index_option is not None:
@@ -301,33 +294,19 @@ class RESTHandleClient:
         **extratypes: Any,
     ) -> str:
         """Registers ``handle`` with a URL (``location``), an optional CHECKSUM and
-        ``extratypes``; ``additional_URLs`` become a 10320/LOC value (``<locations>`` of
-        ``<location id href>``), where pyhandle 1.5.0 raises ``NotImplementedError``.
-        Returns the handle; ``HandleAlreadyExistsException`` unless ``overwrite``."""
+        ``extratypes``; ``additional_URLs`` become a 10320/LOC value as b2handle made it
+        (where pyhandle 1.5.0 raises ``NotImplementedError``). Returns the handle;
+        ``HandleAlreadyExistsException`` unless ``overwrite``."""
         if location is not None:
             extratypes["URL"] = location
         if checksum is not None:
             extratypes["CHECKSUM"] = checksum
-        if additional_URLs:
-            locations = ET.Element("locations")
-            for i, url in enumerate(additional_URLs):
-                ET.SubElement(locations, "location", {"id": str(i), "href": url})
-            extratypes["10320/LOC"] = ET.tostring(locations, encoding="unicode")
-        return self.register_handle_kv(handle, overwrite, **extratypes)
+        return self.__register_kv(handle, overwrite, additional_URLs, extratypes)
 
     def register_handle_kv(self, handle: str, overwrite: bool = False, **kv_pairs: Any) -> str:
         """Registers ``handle`` with a value per key (URL at index 1, HS_ADMIN at 100, others
         from 2) as pyhandle numbers them. Returns the handle."""
-        check_handle_syntax(handle)
-        if not overwrite:
-            self.__refuse_existing(handle)
-        entries: list[dict[str, Any]] = [
-            self.__admin_entry(self.__another_index([], hs_admin=True), handle)
-        ]
-        for key, value in kv_pairs.items():
-            index = self.__another_index(entries, url=key == "URL")
-            entries.append(self.__entry(key, value, index))
-        return self.__register(handle, entries, overwrite)
+        return self.__register_kv(handle, overwrite, None, kv_pairs)
 
     def register_handle_json(
         self, handle: str, list_of_entries: list[dict[str, Any]], overwrite: bool = False
@@ -339,7 +318,7 @@ class RESTHandleClient:
             self.__refuse_existing(handle)
         entries = copy.deepcopy(list_of_entries)
         if not any(entry["type"] == "HS_ADMIN" for entry in entries):
-            entries.append(self.__admin_entry(self.__another_index(entries, hs_admin=True), handle))
+            entries.append(self.__admin_entry(another_index(entries, hs_admin=True), handle))
         return self.__register(handle, entries, overwrite)
 
     def generate_and_register_handle(
@@ -350,13 +329,15 @@ class RESTHandleClient:
         overwrite: bool = False,
         **extratypes: Any,
     ) -> str:
-        """Registers ``PREFIX/<random UUID>``; returns the new handle."""
+        """Registers ``PREFIX/<random UUID>``; returns the new handle. An
+        ``additional_URLs`` keyword is a 10320/LOC value, as b2handle's method took it."""
         handle = self.generate_PID_name(prefix)
+        additional = extratypes.pop("additional_URLs", None)
         if location is not None:
             extratypes["URL"] = location
         if checksum is not None:
             extratypes["CHECKSUM"] = checksum
-        return self.register_handle_kv(handle, overwrite, **extratypes)
+        return self.__register_kv(handle, overwrite, additional, extratypes)
 
     def modify_handle_value(
         self, handle: str, ttl: int | None = None, add_if_not_exist: bool = True, **kvpairs: Any
@@ -396,7 +377,7 @@ class RESTHandleClient:
             )
         if not indices:
             return None
-        plain = _strip_scheme(handle)
+        plain = strip_scheme(handle)
 
         def remove(admin: Admin) -> bool:
             try:
@@ -405,7 +386,7 @@ class RESTHandleClient:
                 return False
             return True
 
-        return handle if self.__write(f'deleting "{keys}"', handle, remove) else None
+        return plain if self.__write(f'deleting "{keys}"', handle, remove) else None
 
     def delete_handle(self, handle: str, *other: Any) -> str:
         """Deletes ``handle``; ``HandleNotFoundException`` when it does not exist. More
@@ -416,15 +397,15 @@ class RESTHandleClient:
                 "You specified more than one argument. If you wanted to delete just some "
                 'values from a handle, please use the new method "delete_handle_value()".'
             )
-        op = "deleting handle"
+        plain = strip_scheme(handle)
         try:
-            self.__write(op, handle, lambda a: a.delete_handle(_strip_scheme(handle)))
+            self.__write("deleting handle", handle, lambda a: a.delete_handle(plain))
         except HandleNotFoundException as e:
             raise HandleNotFoundException(
-                handle=handle,
-                msg=f"delete_handle: Handle {handle} did not exist, so it could not be deleted.",
+                handle=plain,
+                msg=f"delete_handle: Handle {plain} did not exist, so it could not be deleted.",
             ) from e
-        return handle
+        return plain
 
     def get_handlerecord_indices_for_key(
         self, key: str, list_of_entries: list[dict[str, Any]]
@@ -448,41 +429,118 @@ class RESTHandleClient:
     def is_10320LOC_empty(  # noqa: N802
         self, handle: str, handlerecord_json: dict[str, Any] | None = None
     ) -> bool:
-        """True when the record has no 10320/LOC value or it lists no location
+        """True when no 10320/LOC value lists a location with an ``href``
         (``HandleNotFoundException`` when the handle does not exist)."""
         doc = self.__record_if_necessary(handle, handlerecord_json, False, None)
         if doc is None:
             raise HandleNotFoundException(handle=handle)
-        locations = self.__locations(doc)
-        return locations is None or len(locations) == 0
+        return loc.is_empty(doc["values"])
 
     def is_URL_contained_in_10320LOC(  # noqa: N802
         self, handle: str, url: str, handlerecord_json: dict[str, Any] | None = None
     ) -> bool:
-        """True when a location of the record's 10320/LOC value has ``href`` ``url``."""
+        """True when a location of the record's 10320/LOC values has ``href`` ``url``."""
         doc = self.__record_if_necessary(handle, handlerecord_json, False, None)
         if doc is None:
             raise HandleNotFoundException(handle=handle)
-        locations = self.__locations(doc)
-        if locations is None:
-            return False
-        return any(loc.get("href") == url for loc in locations)
+        return loc.contains(doc["values"], url)
+
+    def add_additional_URL(self, handle: str, *urls: str, **attributes: Any) -> None:  # noqa: N802
+        """Adds each URL the record's 10320/LOC value lacks as a location (the value is made
+        when there is none); nothing when every URL is there already. ``attributes``
+        (``weight``, ``http_role``, others) are set on the locations added."""
+        doc = self.__existing(handle, "Cannot add URLS to unexisting handle!")
+        entries: list[dict[str, Any]] = doc["values"]
+        if all(loc.contains(entries, url) for url in urls):
+            return
+        before = loc.the_entry(entries, handle)
+        after = loc.add_urls(
+            before, list(urls), another_index(entries), self.__chooseby, **attributes
+        )
+        self.__put_loc(handle, "adding URLs", before, after)
+
+    def remove_additional_URL(self, handle: str, *urls: str) -> None:  # noqa: N802
+        """Removes the locations of ``urls`` from the record's 10320/LOC value (the value
+        goes when no location is left)."""
+        doc = self.__existing(handle, "Cannot remove URLs from unexisting handle")
+        before = loc.the_entry(doc["values"], handle)
+        if before is None:
+            return
+        self.__put_loc(handle, "removing URLs", before, loc.remove_urls(before, urls))
+
+    def exchange_additional_URL(self, handle: str, old: str, new: str) -> None:  # noqa: N802
+        """Sets the ``href`` of the locations of ``old`` to ``new``, ids and other
+        attributes kept; nothing when ``old`` is not there."""
+        doc = self.__existing(handle, "Cannot exchange URLs in unexisting handle")
+        if not loc.contains(doc["values"], old):
+            return
+        before = loc.the_entry(doc["values"], handle)
+        if before is not None:
+            self.__put_loc(handle, "exchanging URLs", before, loc.exchange_url(before, old, new))
 
     # Helpers:
+
+    def __existing(self, handle: str, msg: str) -> dict[str, Any]:
+        doc = self.retrieve_handle_record_json(handle)
+        if doc is None:
+            raise HandleNotFoundException(handle=handle, msg=msg)
+        return doc
+
+    def __put_loc(
+        self,
+        handle: str,
+        op: str,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+    ) -> None:
+        """Writes a changed 10320/LOC value at its own index (b2handle wrote the whole
+        record back, which gives the same record): added, replaced or removed."""
+        plain = strip_scheme(handle)
+
+        def send(admin: Admin) -> None:
+            if before is None and after is not None:
+                admin.add_values(plain, [native_entry(after)])
+            elif after is not None:
+                admin.modify_values(plain, [native_entry(after)])
+            elif before is not None:
+                admin.remove_values(plain, [int(before["index"])])
+
+        self.__write(op, handle, send)
 
     def __refuse_existing(self, handle: str) -> None:
         if self.retrieve_handle_record_json(handle) is not None:
             raise HandleAlreadyExistsException(handle=handle, msg="Could not register handle")
 
+    def __register_kv(
+        self,
+        handle: str,
+        overwrite: bool,
+        additional_urls: list[str] | None,
+        kv_pairs: dict[str, Any],
+    ) -> str:
+        check_handle_syntax(handle)
+        if not overwrite:
+            self.__refuse_existing(handle)
+        entries: list[dict[str, Any]] = [
+            self.__admin_entry(another_index([], hs_admin=True), handle)
+        ]
+        for key, value in kv_pairs.items():
+            index = another_index(entries, url=key == "URL")
+            entries.append(make_entry(key, value, index))
+        if additional_urls:
+            entries.append(
+                loc.add_urls(None, list(additional_urls), another_index(entries), self.__chooseby)
+            )
+        return self.__register(handle, entries, overwrite)
+
     def __register(self, handle: str, entries: list[dict[str, Any]], overwrite: bool) -> str:
-        values = [_native_entry(entry) for entry in entries]
-        plain = _strip_scheme(handle)
-        self.__write(
+        values = [native_entry(entry) for entry in entries]
+        plain = strip_scheme(handle)
+        return self.__write(
             "registering handle",
             handle,
             lambda a: a.create_handle(plain, values, overwrite=overwrite),
         )
-        return handle
 
     def __modification(
         self,
@@ -499,105 +557,27 @@ class RESTHandleClient:
             raise IllegalOperationException(
                 msg="You may not modify HS_ADMIN", operation="modifying HS_ADMIN", handle=handle
             )
-        existing: list[dict[str, Any]] = doc["values"]
-        every = list(existing)
-        changed: list[dict[str, Any]] = []
-        added: list[dict[str, Any]] = []
-        for key, newval in kvpairs.items():
-            matches = [entry for entry in existing if entry["type"] == key]
-            if len(matches) > 1:
-                raise BrokenHandleRecordException(
-                    handle=handle,
-                    msg=f'There is several entries of type "{key}". This can lead to '
-                    "unexpected behaviour. Please clean up before modifying the record.",
-                )
-            if matches:
-                entry = {k: v for k, v in matches[0].items() if k != "timestamp"}
-                if key == "HS_ADMIN":
-                    value = dict(newval)
-                    value["permissions"] = self.__HS_ADMIN_permissions
-                    entry["data"] = {"format": "admin", "value": value}
-                else:
-                    entry["data"] = newval
-                changed.append(entry)
-            elif add_if_not_exist:
-                entry = self.__entry(key, newval, self.__another_index(every), ttl)
-                added.append(entry)
-                every.append(entry)
-        plain = _strip_scheme(handle)
-        op = "modifying handle values"
+        changed, added = modification_plan(
+            handle, doc["values"], kvpairs, ttl, add_if_not_exist, self.__HS_ADMIN_permissions
+        )
+        plain = strip_scheme(handle)
 
         def send(admin: Admin) -> None:
             if changed:
-                native = [_native_entry(entry) for entry in changed]
+                native = [native_entry(entry) for entry in changed]
                 if overwrite:
                     admin.modify_values(plain, native)
                 else:
                     admin.add_values(plain, native)
             if added:
-                admin.add_values(plain, [_native_entry(entry) for entry in added])
+                admin.add_values(plain, [native_entry(entry) for entry in added])
 
         if changed or added:
-            self.__write(op, handle, send)
-        return handle
-
-    def __entry(self, key: str, data: Any, index: int, ttl: int | None = None) -> dict[str, Any]:
-        if key == "HS_ADMIN":
-            raise IllegalOperationException(
-                operation="creating HS_ADMIN entry",
-                msg="This method can not create HS_ADMIN entries.",
-            )
-        entry: dict[str, Any] = {"index": index, "type": key, "data": data}
-        if ttl is not None:
-            entry["ttl"] = ttl
-        return entry
+            self.__write("modifying handle values", handle, send)
+        return plain
 
     def __admin_entry(self, index: int, handle: str) -> dict[str, Any]:
-        """pyhandle's HS_ADMIN value: ``handleowner`` (``index:handle``), else
-        ``200:0.NA/PREFIX`` of the handle."""
-        if self.__handleowner is None:
-            owner_index, owner = 200, "0.NA/" + _strip_scheme(handle).split("/")[0]
-        else:
-            parts = self.__handleowner.split(":")
-            if len(parts) > 2:
-                raise HandleSyntaxError(
-                    msg="Too many colons",
-                    handle=self.__handleowner,
-                    expected_syntax="index:prefix/suffix",
-                )
-            owner_index = int(parts[0]) if len(parts) == 2 else 200
-            owner = parts[-1]
-        value = {
-            "index": owner_index,
-            "handle": owner,
-            "permissions": self.__HS_ADMIN_permissions,
-        }
-        return {"index": index, "type": "HS_ADMIN", "data": {"format": "admin", "value": value}}
-
-    @staticmethod
-    def __another_index(
-        entries: list[dict[str, Any]], url: bool = False, hs_admin: bool = False
-    ) -> int:
-        """pyhandle's choice of a free index: 1 is for URL, 100-199 for HS_ADMIN, others
-        from 2."""
-        prohibited = {1} | set(range(100, 200))
-        start = 2
-        if url:
-            prohibited -= {1}
-            start = 1
-        elif hs_admin:
-            prohibited -= set(range(100, 200))
-            start = 100
-        taken = {int(entry["index"]) for entry in entries} | prohibited
-        return next(i for i in range(start, max(start, max(taken)) + 2) if i not in taken)
-
-    def __locations(self, doc: dict[str, Any]) -> list[ET.Element] | None:
-        for entry in doc["values"]:
-            if entry["type"] == "10320/LOC":
-                value = entry["data"]["value"]
-                root = ET.fromstring(value if isinstance(value, str) else str(value))
-                return list(root.iter("location"))
-        return None
+        return admin_entry(self.__handleowner, self.__HS_ADMIN_permissions, index, handle)
 
     def __record_if_necessary(
         self,
@@ -610,22 +590,3 @@ class RESTHandleClient:
         if handlerecord_json is None or handlerecord_json.get("handle") != handle:
             return self.retrieve_handle_record_json(handle, auth, indices, **hs_options)
         return handlerecord_json
-
-
-def _native_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """A pyhandle entry (``data`` a plain value or ``{"format", "value"}``) in the REST shape
-    that ``Admin`` takes."""
-    data = entry["data"]
-    if isinstance(data, dict) and "value" in data:
-        data = dict(data)
-        data.setdefault("format", "string")
-        if data["format"] == "admin" and isinstance(data["value"], dict):
-            admin = dict(data["value"])
-            admin["index"] = int(admin["index"])
-            data["value"] = admin
-    else:
-        data = {"format": "string", "value": data if isinstance(data, str) else str(data)}
-    out: dict[str, Any] = {"index": int(entry["index"]), "type": entry["type"], "data": data}
-    if entry.get("ttl") is not None:
-        out["ttl"] = entry["ttl"]
-    return out

@@ -1,0 +1,164 @@
+//! `Admin` over a server's HTTP interface (`ResolverBuilder::server_http`): every
+//! administration request, its challenge answer and the session setup go as native messages
+//! POSTed over HTTP (PROTOCOL.md §8.3), as the reference client sends them, to the loopback
+//! test server's HTTP side, and nothing goes over UDP or TCP.
+
+use std::sync::Arc;
+
+use handle_resolver::auth::{Authenticator, SecretKey};
+use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+use handle_resolver::wire::{AdminRecord, HandleValue, Permissions};
+use handle_resolver::{AdminError, CreateOptions, Query, Resolver};
+
+const PREFIX: &str = "20.500.77";
+const ME: &str = "300:0.NA/20.500.77";
+const SECRET: &str = "http-admin-secret";
+
+/// A server with an HTTP side whose store lets `ME` (HS_SECKEY) do everything under
+/// `PREFIX`.
+async fn server() -> TestServer {
+    let store = Arc::new(Store::new());
+    let prefix_handle = format!("0.NA/{PREFIX}");
+    let admin = AdminRecord::new(0x0FFF, prefix_handle.as_bytes().to_vec(), 300);
+    let mut key = HandleValue::new(300, "HS_SECKEY", SECRET);
+    key.permissions = Permissions(0x0C);
+    store.insert(
+        &prefix_handle,
+        vec![
+            HandleValue::new(100, "HS_ADMIN", admin.encode().unwrap()),
+            key,
+        ],
+    );
+    let mut config = TestServerConfig::new(store);
+    config.http = true;
+    TestServer::start(config).await.unwrap()
+}
+
+fn over_http(server: &TestServer, secret: &str) -> Resolver {
+    let me = Authenticator::secret_key(ME.parse().unwrap(), SecretKey::new(secret));
+    Resolver::builder()
+        .server_http(server.http_addr().unwrap(), None, false)
+        .authenticator(me)
+        .cache_size(0)
+        .build()
+        .unwrap()
+}
+
+fn owner() -> HandleValue {
+    let rec = AdminRecord::new(0x0FFF, format!("0.NA/{PREFIX}").into_bytes(), 300);
+    HandleValue::new(100, "HS_ADMIN", rec.encode().unwrap())
+}
+
+async fn urls(r: &Resolver, handle: &str) -> Vec<String> {
+    let rec = r
+        .resolve_with(handle, &Query::new().public_only(false))
+        .await
+        .unwrap();
+    rec.values
+        .iter()
+        .filter(|v| v.is_type("URL"))
+        .map(|v| String::from_utf8_lossy(&v.data).into_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn every_admin_request_goes_over_http_with_its_challenge_and_session() {
+    let server = server().await;
+    let r = over_http(&server, SECRET);
+    let admin = r.admin();
+    let h = format!("{PREFIX}/over-http");
+    let created = admin
+        .create_handle(
+            &h,
+            vec![owner(), HandleValue::new(1, "URL", "https://example.org/1")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(created, h);
+    admin
+        .add_values(
+            &h,
+            vec![HandleValue::new(2, "URL", "https://example.org/2")],
+        )
+        .await
+        .unwrap();
+    admin
+        .modify_values(
+            &h,
+            vec![HandleValue::new(1, "URL", "https://example.org/1b")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        urls(&r, &h).await,
+        ["https://example.org/1b", "https://example.org/2"]
+    );
+    admin.remove_values(&h, vec![1]).await.unwrap();
+    assert_eq!(urls(&r, &h).await, ["https://example.org/2"]);
+    let e = admin.create_handle(&h, vec![owner()]).await.unwrap_err();
+    assert!(matches!(e, AdminError::AlreadyExists { .. }), "{e}");
+    admin
+        .create_handle_with(
+            &h,
+            vec![owner(), HandleValue::new(3, "URL", "https://example.org/3")],
+            CreateOptions::new().overwrite(true),
+        )
+        .await
+        .unwrap();
+    assert_eq!(urls(&r, &h).await, ["https://example.org/3"]);
+    let minted = admin
+        .create_handle_with(
+            &format!("{PREFIX}/m-"),
+            vec![owner()],
+            CreateOptions::new().mint(true),
+        )
+        .await
+        .unwrap();
+    assert!(
+        minted.starts_with(&format!("{PREFIX}/m-")) && minted.len() > PREFIX.len() + 3,
+        "{minted}"
+    );
+    admin.delete_handle(&h).await.unwrap();
+    let e = admin.delete_handle(&h).await.unwrap_err();
+    assert!(matches!(e, AdminError::NotFound { .. }), "{e}");
+    // Everything went over HTTP, in a session set up over HTTP, each change challenged.
+    assert_eq!((server.udp_requests(), server.tcp_requests()), (0, 0));
+    assert!(server.http_requests() >= 10, "{}", server.http_requests());
+    assert!(server.session_setups() >= 1);
+    assert!(server.challenges() >= 1);
+}
+
+#[tokio::test]
+async fn a_handle_list_comes_in_several_messages_of_one_http_body() {
+    let server = server().await;
+    for i in 0..120 {
+        server.store().insert(
+            format!("{PREFIX}/item-{i:03}"),
+            vec![HandleValue::new(1, "URL", "https://example.org/")],
+        );
+    }
+    let admin = over_http(&server, SECRET).admin();
+    let mut listed = admin.list_handles(PREFIX).await.unwrap();
+    listed.sort();
+    // 120 handles are three messages of at most 50 (the reference server's chunks).
+    assert_eq!(listed.len(), 120, "{listed:?}");
+    assert_eq!(listed[0], format!("{PREFIX}/item-000"));
+    assert_eq!(listed[119], format!("{PREFIX}/item-119"));
+    assert_eq!(server.tcp_requests(), 0);
+}
+
+#[tokio::test]
+async fn a_wrong_secret_fails_over_http_as_over_tcp() {
+    let server = server().await;
+    let admin = over_http(&server, "not-the-secret").admin();
+    let e = admin
+        .create_handle(&format!("{PREFIX}/refused"), vec![owner()])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, AdminError::AuthenticationFailed { .. }),
+        "{e:?}"
+    );
+    assert!(server.store().get(format!("{PREFIX}/refused")).is_none());
+    assert_eq!(server.tcp_requests(), 0);
+}
