@@ -162,3 +162,61 @@ async fn a_wrong_secret_fails_over_http_as_over_tcp() {
     assert!(server.store().get(format!("{PREFIX}/refused")).is_none());
     assert_eq!(server.tcp_requests(), 0);
 }
+
+/// One HTTP/1.1 request on a connection of its own; the status and the body.
+async fn http(server: &TestServer, head: &str, body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(server.http_addr().unwrap())
+        .await
+        .unwrap();
+    let request = format!(
+        "{head}\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer[9..12].parse().unwrap();
+    let body = answer.split_once("\r\n\r\n").unwrap().1.to_string();
+    (status, body)
+}
+
+#[tokio::test]
+async fn rest_writes_with_basic_credentials_change_what_native_reads_see() {
+    let server = server().await;
+    // `300:0.NA/20.500.77`, URL-encoded, and the secret (Basic over plain HTTP: loopback).
+    let basic = {
+        use base64ct::Encoding;
+        base64ct::Base64::encode_string(format!("300%3A0.NA/{PREFIX}:{SECRET}").as_bytes())
+    };
+    let body = format!(
+        r#"{{"values": [{{"index": 1, "type": "URL", "data": "https://example.org/rest"}},
+            {{"index": 100, "type": "HS_ADMIN", "data": {{"format": "admin",
+              "value": {{"handle": "0.NA/{PREFIX}", "index": 300, "permissions": "011111110011"}}}}}}]}}"#
+    );
+    let put = format!(
+        "PUT /api/handles/{PREFIX}/rest?overwrite=false HTTP/1.1\r\nAuthorization: Basic {basic}"
+    );
+    let (status, answer) = http(&server, &put, &body).await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&answer).unwrap(),
+        serde_json::json!({"responseCode": 1, "handle": format!("{PREFIX}/rest")})
+    );
+    let r = over_http(&server, SECRET);
+    assert_eq!(
+        urls(&r, &format!("{PREFIX}/rest")).await,
+        ["https://example.org/rest"]
+    );
+    let (status, _) = http(&server, &put, &body).await;
+    assert_eq!(status, 409);
+    let delete =
+        format!("DELETE /api/handles/{PREFIX}/rest HTTP/1.1\r\nAuthorization: Basic {basic}");
+    assert_eq!(http(&server, &delete, "").await.0, 200);
+    assert!(server.store().get(format!("{PREFIX}/rest")).is_none());
+    assert_eq!(http(&server, &delete, "").await.0, 404);
+    // Without credentials the change is challenged, whatever the handle: 401.
+    let anonymous = format!("DELETE /api/handles/{PREFIX}/rest HTTP/1.1");
+    let (status, answer) = http(&server, &anonymous, "").await;
+    assert_eq!(status, 401, "{answer}");
+}

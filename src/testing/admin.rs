@@ -13,8 +13,9 @@
 //!   ([`crate::auth::verify_answer`]);
 //! - then the original request is answered, with the answer's request id: the resolution
 //!   with every value; create (MINT appends a random lower-case UUID; OVRW replaces) with the
-//!   created handle; add (201 "Index conflict for N"), modify and remove (200 for a missing
-//!   index), delete; list handles in messages of at most 50 handles, CN on all but the last;
+//!   created handle; add (201 "Index conflict for N"; with OVRW a value at a taken index
+//!   replaces the one there, which also needs the modify permission), modify and remove (200
+//!   for a missing index), delete; list handles in messages of at most 50 handles, CN on all but the last;
 //!   home / unhome (300 / 301) by a server administrator only (400 otherwise);
 //! - a change to a handle whose prefix the server does not serve gets 301 ("That prefix
 //!   doesn't live here") before any challenge, as from the reference server.
@@ -306,14 +307,28 @@ fn requirements(store: &Store, request: &Message) -> Option<(Vec<Bytes>, u16)> {
             Some((vec![prefix_handle(handle)], AdminPermissions::ADD_HANDLE))
         }
         Body::DeleteHandleRequest { handle } => existing(handle, AdminPermissions::DELETE_HANDLE),
-        Body::AddValueRequest { handle, values } => existing(
-            handle,
-            values_perm(
+        Body::AddValueRequest { handle, values } => {
+            let mut needed = values_perm(
                 values,
                 AdminPermissions::ADD_VALUE,
                 AdminPermissions::ADD_ADMIN,
-            ),
-        ),
+            );
+            // Overwriting a value also modifies it.
+            let replaces = request.header.flags.contains(OpFlags::OW)
+                && store.get(handle).is_some_and(|h| {
+                    h.values
+                        .iter()
+                        .any(|c| values.iter().any(|v| v.index == c.index))
+                });
+            if replaces {
+                needed |= values_perm(
+                    values,
+                    AdminPermissions::MODIFY_VALUE,
+                    AdminPermissions::MODIFY_ADMIN,
+                );
+            }
+            existing(handle, needed)
+        }
         Body::ModifyValueRequest { handle, values } => existing(
             handle,
             values_perm(
@@ -468,7 +483,11 @@ fn perform(store: &Store, request: &Message, answer_msg: &Message) -> Vec<Messag
         }
         Body::AddValueRequest { handle, values } => {
             let mut current = stored_values(handle);
-            if let Some(v) = values
+            if request.header.flags.contains(OpFlags::OW) {
+                // Overwrite (the REST API's PUT with `index`): a value at a taken index
+                // replaces the one there.
+                current.retain(|c| !values.iter().any(|v| v.index == c.index));
+            } else if let Some(v) = values
                 .iter()
                 .find(|v| current.iter().any(|c| c.index == v.index))
             {

@@ -1,6 +1,7 @@
 //! The test server's HTTP side (and HTTPS side), each on a port of its own: the native
-//! protocol over HTTP (`POST /<handle>`, PROTOCOL.md §8.3) with the same answers and faults
-//! as UDP and TCP, the handle.net REST API (`GET /api/handles/...`, [`super::rest`]), and
+//! protocol over HTTP (`POST /<handle>`, PROTOCOL.md §8.3: resolution and administration)
+//! with the same answers and faults as UDP and TCP, the handle.net REST API
+//! (`GET /api/handles/...`, [`super::rest`]; `PUT` and `DELETE`, [`super::rest_write`]), and
 //! RFC 2169 URN resolution (`GET /uri-res/...`, [`super::uri_res`]).
 //! The routes are pure functions returning [`HttpReply`], so each is tested without a
 //! socket.
@@ -25,7 +26,9 @@ use super::faults::Faults;
 use super::http_reply::HttpReply;
 use super::key::TestKey;
 use super::respond::protocol_error;
+use super::rest_write::RestWrite;
 use crate::transport::http::HDL_MIME_TYPE;
+use crate::wire::json::max_json_len;
 use crate::wire::{Limits, Message, ENVELOPE_LEN};
 use tokio_util::sync::CancellationToken;
 
@@ -76,6 +79,8 @@ pub(super) trait Backend: Send + Sync + 'static {
     fn decode(&self, frame: Bytes) -> Result<Message, String>;
     /// The REST API's answer to `GET target` (429 when the faults say so).
     fn rest(&self, target: &str) -> HttpReply;
+    /// The REST API's answer to a `PUT` or `DELETE`.
+    fn rest_write(&self, write: &RestWrite<'_>) -> HttpReply;
     /// The RFC 2169 resolver's answer to `GET target`.
     fn uri_res(&self, target: &str) -> HttpReply;
     /// Cancelled when the server stops.
@@ -88,8 +93,8 @@ pub(super) async fn accept<B: Backend>(
     tls: Option<TlsAcceptor>,
 ) {
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) => {
                 debug!(error = %e, "test server http accept error");
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -98,15 +103,17 @@ pub(super) async fn accept<B: Backend>(
         };
         let state = state.clone();
         let tls = tls.clone();
+        // Credentials go over HTTPS, or over plain HTTP from loopback (the tests' clients).
+        let credentials_allowed = tls.is_some() || peer.ip().is_loopback();
         tokio::spawn(async move {
             let stop = state.stop();
             let work = async move {
                 match tls {
                     Some(tls) => match tls.accept(stream).await {
-                        Ok(stream) => connection(state, stream).await,
+                        Ok(stream) => connection(state, stream, credentials_allowed).await,
                         Err(e) => debug!(error = %e, "test server tls handshake failed"),
                     },
-                    None => connection(state, stream).await,
+                    None => connection(state, stream, credentials_allowed).await,
                 }
             };
             stop.run_until_cancelled(tokio::time::timeout(CONNECTION_LIMIT, work))
@@ -116,13 +123,13 @@ pub(super) async fn accept<B: Backend>(
 }
 
 /// Serves HTTP/1.1 on one connection.
-async fn connection<B: Backend, S>(state: Arc<B>, stream: S)
+async fn connection<B: Backend, S>(state: Arc<B>, stream: S, credentials_allowed: bool)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(serve(&*state, request).await) }
+        async move { Ok::<_, Infallible>(serve(&*state, request, credentials_allowed).await) }
     });
     let _ = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
@@ -130,7 +137,11 @@ where
 }
 
 /// One HTTP request: faults first, then the route.
-async fn serve<B: Backend>(state: &B, request: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn serve<B: Backend>(
+    state: &B,
+    request: Request<Incoming>,
+    credentials_allowed: bool,
+) -> Response<Full<Bytes>> {
     state.count();
     if let Some(f) = state.faults() {
         if f.silent || f.block_http {
@@ -146,14 +157,41 @@ async fn serve<B: Backend>(state: &B, request: Request<Incoming>) -> Response<Fu
         .path_and_query()
         .map_or("/", |p| p.as_str())
         .to_string();
-    let reply = if request.method() == Method::POST {
+    let method = request.method().clone();
+    let reply = if method == Method::POST {
         let cap = ENVELOPE_LEN + state.limits().max_message_length;
         match Limited::new(request.into_body(), cap).collect().await {
             Ok(body) => native(state, body.to_bytes()),
             Err(_) => HttpReply::new(413, "text/plain", "request body too large"),
         }
-    } else if request.method() != Method::GET {
-        HttpReply::new(405, "text/plain", "GET or POST")
+    } else if (method == Method::PUT || method == Method::DELETE) && target.starts_with("/api/") {
+        let header = |name| {
+            request
+                .headers()
+                .get(name)
+                .map(|v: &hyper::header::HeaderValue| v.as_bytes().to_vec())
+        };
+        let content_type =
+            header(hyper::header::CONTENT_TYPE).map(|v| String::from_utf8_lossy(&v).into_owned());
+        let authorization = header(hyper::header::AUTHORIZATION);
+        let cap = max_json_len(&state.limits());
+        match Limited::new(request.into_body(), cap).collect().await {
+            Ok(body) => state.rest_write(&RestWrite {
+                method: method.as_str(),
+                target: &target,
+                content_type: content_type.as_deref(),
+                authorization: authorization.as_deref(),
+                body: &body.to_bytes(),
+                credentials_allowed,
+            }),
+            Err(_) => HttpReply::new(413, "text/plain", "request body too large"),
+        }
+    } else if method != Method::GET {
+        HttpReply::new(
+            405,
+            "text/plain",
+            "GET or POST (PUT and DELETE under /api/)",
+        )
     } else if target.starts_with("/api/") {
         state.rest(&target)
     } else if target.starts_with("/uri-res/") {

@@ -13,7 +13,8 @@
 //! - [`mod@reference`]: a handles JSON in the reference's own shape (`testserver --reference-store`);
 //! - [`uri_res`]: the RFC 2169 URN resolver of the server's HTTP side ([`Urns`]), pure;
 //! - `rest`: the handle.net REST API (`GET /api/handles/...`) as a pure function of the
-//!   store, for the server's HTTP side.
+//!   store, for the server's HTTP side; `rest_write` its writes (`PUT`, `DELETE`, with
+//!   `Authorization: Basic`), as the reference server does them.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -40,6 +41,7 @@ mod patch;
 pub mod reference;
 mod respond;
 mod rest;
+mod rest_write;
 pub mod server;
 mod session;
 pub mod store;

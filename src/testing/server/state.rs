@@ -116,6 +116,13 @@ impl crate::testing::http::Backend for State {
         crate::testing::rest::respond_or_throttle(&self.store, &self.faults, target)
     }
 
+    fn rest_write(
+        &self,
+        write: &crate::testing::rest_write::RestWrite<'_>,
+    ) -> crate::testing::http_reply::HttpReply {
+        crate::testing::rest_write::respond(&self.store, &self.limits, write)
+    }
+
     fn uri_res(&self, target: &str) -> crate::testing::http_reply::HttpReply {
         crate::testing::uri_res::respond(&self.urns.read(), target)
     }
