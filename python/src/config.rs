@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use handle_resolver::auth::{
-    Authenticator, Credentials, Identity, KeySource, PrivateKey, SecretKey,
+    Authenticator, Credentials, Identity, KeyFileError, KeySource, PrivateKey, SecretKey,
 };
 use handle_resolver::transport::addr::{resolve_host_port, BaseUrl};
 use handle_resolver::{Query, Resolver, ResolverBuilder, TransportPreference};
@@ -38,11 +38,7 @@ impl IdentitySpec {
                 .load()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?,
             (None, None, Some(file)) => {
-                let key = match &self.key_passphrase {
-                    Some(p) => PrivateKey::from_file_with_passphrase(file, p),
-                    None => PrivateKey::from_file(file),
-                }
-                .map_err(|e| {
+                let key = private_key(file, self.key_passphrase.as_deref()).map_err(|e| {
                     PyValueError::new_err(format!(
                         "{}: not a usable private key: {e}",
                         file.display()
@@ -58,6 +54,40 @@ impl IdentitySpec {
         };
         Ok(Authenticator::new(identity, credentials))
     }
+}
+
+/// The private key of `file`: a key file of any kind [`PrivateKey`] reads, or, in a PEM file
+/// that holds a certificate too (pyhandle's `certificate_and_key` file), its `PRIVATE KEY`
+/// block.
+fn private_key(file: &Path, passphrase: Option<&[u8]>) -> Result<PrivateKey, KeyFileError> {
+    let bytes = std::fs::read(file).map_err(|e| KeyFileError::Io(e.kind().to_string()))?;
+    let Some(block) = key_block_beside_certificate(&bytes) else {
+        return match passphrase {
+            Some(p) => PrivateKey::from_file_with_passphrase(file, p),
+            None => PrivateKey::from_file(file),
+        };
+    };
+    PrivateKey::from_bytes(block)
+}
+
+/// The `-----BEGIN <label>PRIVATE KEY-----` ... `-----END <label>PRIVATE KEY-----` block of
+/// a PEM file that also holds a `CERTIFICATE` block; `None` for any other file.
+fn key_block_beside_certificate(pem: &[u8]) -> Option<&[u8]> {
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    find(pem, b"-----BEGIN CERTIFICATE-----")?;
+    let mut at = 0;
+    while let Some(begin) = find(pem.get(at..)?, b"-----BEGIN ").map(|b| b + at) {
+        let label_at = begin + b"-----BEGIN ".len();
+        let label_len = find(pem.get(label_at..)?, b"-----")?;
+        let label = pem.get(label_at..label_at + label_len)?;
+        if label.ends_with(b"PRIVATE KEY") {
+            let end_line = [b"-----END ".as_slice(), label, b"-----"].concat();
+            let end = find(pem.get(label_at..)?, &end_line)? + label_at + end_line.len();
+            return pem.get(begin..end);
+        }
+        at = label_at + label_len;
+    }
+    None
 }
 
 /// Everything a resolver is built from (kept, so that a forked child builds its own).

@@ -278,6 +278,17 @@ impl TestNetwork {
         })?
     }
 
+    /// A client's key and certificate, `(key_pem, certificate_pem)`: an RSA key (PKCS#8
+    /// PEM) and a self-signed certificate for it whose subject's UID is `identity`, what
+    /// pyhandle's client-certificate credentials hold (`add_identity(identity,
+    /// key_file=...)` registers the key's HS_PUBKEY).
+    #[staticmethod]
+    fn client_certificate(identity: &str) -> PyResult<(String, String)> {
+        handle_resolver::testing::TestKey::embedded_2048()
+            .client_certificate(identity)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
     /// With `http=True`: the servers' HTTP sides resolve `urn` (`urn:fdc:...`, `urn-3:...`)
     /// to `urls` over RFC 2169 (`Resolver(urn_resolver=net.rest_url)`).
     fn add_urn(&self, urn: &str, urls: Vec<String>) -> PyResult<()> {

@@ -6,14 +6,18 @@ call's outcome read back from the server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from handle_resolver import HandleValue
+from handle_resolver._native import certificate_identity
 from handle_resolver.pyhandle.client.resthandleclient import RESTHandleClient
+from handle_resolver.pyhandle.clientcredentials import PIDClientCredentials
 from handle_resolver.pyhandle.handleexceptions import (
     BrokenHandleRecordException,
+    CredentialsFormatError,
     GenericHandleError,
     HandleAlreadyExistsException,
     HandleAuthenticationError,
@@ -214,3 +218,52 @@ def test_instantiation_checks_the_username(net: Server) -> None:
     with pytest.raises(HandleAuthenticationError) as no_method:
         half.delete_handle(f"{P}/x")
     assert "authentication method" in str(no_method.value)
+
+
+def test_key_credentials(net: Server, tmp_path: Path) -> None:
+    """pyhandle's client-certificate credentials as HS_PUBKEY: the private key answers the
+    challenges, as the identity the certificate names (or ``username``)."""
+    who = f"300:{P}/KEYUSER"
+    key_pem, cert_pem = TestNetwork.client_certificate(who)
+    key = tmp_path / "key.pem"
+    key.write_text(key_pem)
+    cert = tmp_path / "cert.pem"
+    cert.write_text(cert_pem)
+    both = tmp_path / "both.pem"
+    both.write_text(key_pem + cert_pem)
+    net.add_identity(who, key_file=str(key))
+
+    client = RESTHandleClient(address(net), certificate_and_key=str(both), handleowner=who)
+    h = f"{P}/by-key"
+    assert client.register_handle(h, "https://k.example/") == h
+    assert values(net, h)[0] == (1, "URL", "https://k.example/")
+    separate = RESTHandleClient(address(net), certificate_only=str(cert), private_key=str(key))
+    assert separate.modify_handle_value(h, URL="https://k2.example/") == h
+    by_name = RESTHandleClient(address(net), private_key=str(key), username=who)
+    assert by_name.delete_handle(h) == h
+    assert values(net, h) == []
+    creds = tmp_path / "credentials.json"
+    creds.write_text(
+        f'{{"handle_server_url": "{address(net)}", "certificate_and_key": "{both.name}"}}'
+    )
+    from_file = RESTHandleClient.instantiate_with_credentials(
+        PIDClientCredentials.load_from_JSON(str(creds))
+    )
+    assert from_file.register_handle(f"{P}/by-key-file", "https://k3.example/")
+    with pytest.raises(CredentialsFormatError):
+        RESTHandleClient(address(net), certificate_and_key=str(tmp_path / "missing.pem"))
+    # The key as an identity whose key value is not this key (an HS_SECKEY): refused.
+    stranger = RESTHandleClient(address(net), private_key=str(key), username=USER)
+    with pytest.raises(HandleAuthenticationError):
+        stranger.register_handle(f"{P}/stranger", "https://s.example/")
+    assert values(net, f"{P}/stranger") == []
+
+
+def test_certificate_identity() -> None:
+    """The identity a client certificate names: its subject's UID (PEM, in a file with the
+    key too, or DER); none in other bytes."""
+    key_pem, cert_pem = TestNetwork.client_certificate("300:20.500.1/X")
+    assert certificate_identity(cert_pem.encode()) == "300:20.500.1/X"
+    assert certificate_identity((key_pem + cert_pem).encode()) == "300:20.500.1/X"
+    with pytest.raises(ValueError):
+        certificate_identity(b"no certificate here")

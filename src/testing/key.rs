@@ -98,6 +98,27 @@ impl TestKey {
         self.hs_pubkey.clone()
     }
 
+    /// A client's key and certificate as a handle server's REST API takes them (what
+    /// pyhandle's `certificate_and_key` file holds): the private key as PKCS#8 PEM and a
+    /// self-signed certificate (PEM) for it whose subject's UID is `identity`
+    /// (`"300:20.500.1/USER"`), the identity a handle server reads from a client
+    /// certificate. The key must be of 2048 bits or more ([`TestKey::embedded_2048`]).
+    pub fn client_certificate(&self, identity: &str) -> Result<(String, String), KeyLoadError> {
+        use rustls::pki_types::PrivatePkcs8KeyDer;
+        let invalid = |e: &dyn std::fmt::Display| KeyLoadError(e.to_string());
+        let pkcs8 = self.pkcs8_der()?;
+        let der = PrivatePkcs8KeyDer::from(pkcs8);
+        let pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_RSA_SHA256)
+            .map_err(|e| invalid(&e))?;
+        let mut params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).map_err(|e| invalid(&e))?;
+        // UID, 0.9.2342.19200300.100.1.1.
+        let uid = rcgen::DnType::CustomDnType(vec![0, 9, 2342, 19_200_300, 100, 1, 1]);
+        params.distinguished_name.push(uid, identity);
+        let cert = params.self_signed(&pair).map_err(|e| invalid(&e))?;
+        Ok((pair.serialize_pem(), cert.pem()))
+    }
+
     /// SHA-256 with RSA PKCS#1 v1.5 over `data`.
     pub fn sign(&self, data: &[u8]) -> Result<Vec<u8>, rsa::Error> {
         let digest = Sha256::digest(data);

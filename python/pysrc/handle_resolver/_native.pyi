@@ -332,6 +332,10 @@ class TestNetwork:
         handle gets an HS_SECKEY value holding ``secret`` (not public) or an HS_PUBKEY value
         with the public key of ``key_file``, and the prefix handle an HS_ADMIN value naming
         it."""
+    @staticmethod
+    def client_certificate(identity: str) -> tuple[str, str]:
+        """``(key_pem, certificate_pem)``: an RSA key and a self-signed certificate for it
+        whose subject's UID is ``identity``."""
     def add_urn(self, urn: str, urls: list[str]) -> None: ...
     def populate(self, count: int) -> None: ...
     def remove(self, handle: str) -> bool: ...
