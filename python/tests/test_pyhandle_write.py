@@ -267,3 +267,48 @@ def test_certificate_identity() -> None:
     assert certificate_identity((key_pem + cert_pem).encode()) == "300:20.500.1/X"
     with pytest.raises(ValueError):
         certificate_identity(b"no certificate here")
+
+
+def test_b2handle_location_helpers(net: Server) -> None:
+    """b2handle's 10320/LOC changes: locations added with the first free id (attributes on
+    the new ones, a weight outside 0..1 taken as 1), exchanged in place, removed (the value
+    with its last location)."""
+    client = writer(net, **{"10320LOC_chooseby": "locatt,weighted"})
+    h = f"{P}/locs"
+    client.register_handle(h, "https://a.example/", additional_URLs=["http://x/", "http://y/"])
+
+    def loc() -> Any:
+        return client.get_value_from_handle(h, "10320/LOC")
+
+    assert loc() == (
+        '<locations chooseby="locatt,weighted"><location id="0" href="http://x/" />'
+        '<location id="1" href="http://y/" /></locations>'
+    )
+    client.add_additional_URL(h, "http://y/", "http://z/", weight=7, http_role="conneg")
+    assert loc().endswith(
+        '<location id="2" href="http://z/" weight="1" http_role="conneg" /></locations>'
+    )
+    client.add_additional_URL(h, "http://x/")  # there already: nothing changes
+    client.exchange_additional_URL(h, "http://x/", "http://x2/")
+    assert '<location id="0" href="http://x2/" />' in loc()
+    client.exchange_additional_URL(h, "http://absent/", "http://new/")
+    assert "http://new/" not in loc()
+    client.remove_additional_URL(h, "http://x2/", "http://y/")
+    assert client.is_URL_contained_in_10320LOC(h, "http://z/")
+    assert not client.is_URL_contained_in_10320LOC(h, "http://y/")
+    index = client.get_handlerecord_indices_for_key(
+        "10320/LOC", client.retrieve_handle_record_json(h)["values"]  # type: ignore[index]
+    )
+    client.remove_additional_URL(h, "http://z/")
+    assert loc() is None and client.is_10320LOC_empty(h)
+    # Added again: a new value at the first free index, with the first id.
+    client.add_additional_URL(h, "http://w/", weight="0.5")
+    assert loc() == (
+        '<locations chooseby="locatt,weighted">'
+        '<location id="0" href="http://w/" weight="0.5" /></locations>'
+    )
+    assert client.get_handlerecord_indices_for_key(
+        "10320/LOC", client.retrieve_handle_record_json(h)["values"]  # type: ignore[index]
+    ) == index
+    with pytest.raises(HandleNotFoundException):
+        client.add_additional_URL(f"{P}/no-such-handle", "http://w/")
