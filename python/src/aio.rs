@@ -486,6 +486,21 @@ impl AsyncAdmin {
         })
     }
 
+    /// Awaitable: `Admin.run_batch` (on the shared runtime; cancelling the awaitable
+    /// cancels the commands in flight).
+    #[pyo3(signature = (file=None, *, text=None, concurrency=16, base_dir=None))]
+    fn run_batch<'py>(
+        &self,
+        py: Python<'py>,
+        file: Option<PathBuf>,
+        text: Option<String>,
+        concurrency: usize,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let job = crate::batch::prepare(&self.inner.config, file, text, concurrency, base_dir)?;
+        future_into_py::<SharedRuntime, _, _>(py, async move { Ok(crate::batch::run(job).await) })
+    }
+
     /// Awaitable: `Admin.delete_handle`.
     fn delete_handle<'py>(&self, py: Python<'py>, handle: String) -> PyResult<Bound<'py, PyAny>> {
         self.run(py, handle, move |a, h| {

@@ -27,7 +27,8 @@ pub(crate) struct IdentitySpec {
 }
 
 impl IdentitySpec {
-    fn authenticator(&self) -> PyResult<Authenticator> {
+    /// The identity with its key, read (a key file is read here).
+    pub(crate) fn authenticator(&self) -> PyResult<Authenticator> {
         let identity: Identity = self
             .identity
             .parse()
@@ -88,6 +89,22 @@ fn key_block_beside_certificate(pem: &[u8]) -> Option<&[u8]> {
         at = label_at + label_len;
     }
     None
+}
+
+/// A server or root: a native address, an HTTP interface (address, `Host`, HTTPS), or (a
+/// root) a file.
+#[derive(Clone, Debug)]
+pub(crate) enum Endpoint {
+    Native(SocketAddr),
+    Http(SocketAddr, Option<String>, bool),
+    File(PathBuf),
+}
+
+/// The fixed server and the root of a [`Config`], read.
+#[derive(Clone, Debug)]
+pub(crate) struct Endpoints {
+    server: Option<Endpoint>,
+    root: Option<Endpoint>,
 }
 
 /// Everything a resolver is built from (kept, so that a forked child builds its own).
@@ -174,6 +191,42 @@ impl Config {
 
     /// The library's builder for these settings.
     pub(crate) fn builder(&self) -> PyResult<ResolverBuilder> {
+        let identity = self
+            .identity
+            .as_ref()
+            .map(IdentitySpec::authenticator)
+            .transpose()?;
+        Ok(self.builder_for(&self.endpoints()?, identity))
+    }
+
+    /// Where requests go: the fixed server and the root read (addresses resolved, the
+    /// root file found), once, so that resolvers are then made without a failure.
+    pub(crate) fn endpoints(&self) -> PyResult<Endpoints> {
+        let server = match &self.server {
+            None => None,
+            Some(server) => Some(match http_server(server)? {
+                Some((addr, host, tls)) => Endpoint::Http(addr, host, tls),
+                None => Endpoint::Native(address("server", server)?),
+            }),
+        };
+        let root = match &self.root {
+            None => None,
+            Some(root) if Path::new(root).is_file() => Some(Endpoint::File(PathBuf::from(root))),
+            Some(root) => Some(match http_server(root)? {
+                Some((addr, host, tls)) => Endpoint::Http(addr, host, tls),
+                None => Endpoint::Native(address("root", root)?),
+            }),
+        };
+        Ok(Endpoints { server, root })
+    }
+
+    /// The builder for these settings, `endpoints` (from [`Config::endpoints`]) and the
+    /// identity `identity` (whatever the settings' own), without a failure.
+    pub(crate) fn builder_for(
+        &self,
+        endpoints: &Endpoints,
+        identity: Option<Authenticator>,
+    ) -> ResolverBuilder {
         let mut b = Resolver::builder()
             .transport(self.transport)
             .certify(self.certify)
@@ -183,16 +236,17 @@ impl Config {
         if !self.cache {
             b = b.cache_size(0);
         }
-        if let Some(id) = &self.identity {
-            b = b.authenticator(id.authenticator()?);
+        let public_only = self.public_only.unwrap_or(identity.is_none());
+        if let Some(identity) = identity {
+            b = b.authenticator(identity);
         }
-        let public_only = self.public_only.unwrap_or(self.identity.is_none());
         b = b.public_only(public_only);
-        if let Some(server) = &self.server {
-            b = match http_server(server)? {
-                Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),
-                None => b.server(address("server", server)?),
-            };
+        match &endpoints.server {
+            Some(Endpoint::Http(addr, host, tls)) => {
+                b = b.server_http(*addr, host.as_deref(), *tls)
+            }
+            Some(Endpoint::Native(addr)) => b = b.server(*addr),
+            Some(Endpoint::File(_)) | None => {}
         }
         if let Some(proxy) = &self.proxy {
             b = b.proxy(proxy.as_str());
@@ -200,17 +254,15 @@ impl Config {
         if let Some(url) = &self.urn_resolver {
             b = b.urn_resolver(url.as_str());
         }
-        if let Some(root) = &self.root {
-            let path = Path::new(root);
-            if path.is_file() {
-                b = b.root_file(path);
-            } else if let Some((addr, host, tls)) = http_server(root)? {
-                b = b.root_server_http(addr, host.as_deref(), tls);
-            } else {
-                b = b.root_server(address("root", root)?);
+        match &endpoints.root {
+            Some(Endpoint::File(path)) => b = b.root_file(path),
+            Some(Endpoint::Http(addr, host, tls)) => {
+                b = b.root_server_http(*addr, host.as_deref(), *tls)
             }
+            Some(Endpoint::Native(addr)) => b = b.root_server(*addr),
+            None => {}
         }
-        Ok(b)
+        b
     }
 
     /// The same settings with an identity.

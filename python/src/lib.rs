@@ -5,6 +5,7 @@
 //! the exception classes of `handle_resolver._errors`.
 //!
 //! Files: `resolver.rs` the blocking `Resolver`, its `resolve_many` iterator and `Admin`;
+//! `batch.rs` `Admin.run_batch` (both kinds) and its `BatchResult`;
 //! `aio.rs` the asyncio ones; `many.rs` the lazy, bounded input both `resolve_many`s share;
 //! `record.rs` `HandleRecord` and `HandleValue`; `errors.rs` failures to exceptions;
 //! `config.rs` the constructor's arguments to a `ResolverBuilder`; `ident.rs` `parse`;
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod aio;
+mod batch;
 mod bench;
 mod certificate;
 mod config;
@@ -36,6 +38,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aio::AsyncResolver>()?;
     m.add_class::<aio::AsyncResolveMany>()?;
     m.add_class::<aio::AsyncAdmin>()?;
+    m.add_class::<batch::BatchResult>()?;
+    m.add_class::<batch::BatchReport>()?;
     m.add_class::<record::HandleRecord>()?;
     m.add_class::<record::HandleValue>()?;
     m.add_class::<ident::Identifier>()?;

@@ -12,6 +12,7 @@ use handle_resolver::{BuildError, CreateOptions};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+use crate::batch::{self, BatchResult};
 use crate::config::{identifier_text, identity_spec, query, types_arg, Config, IdentitySpec};
 use crate::errors::{raise_admin, raise_resolve, urn_error};
 use crate::many::{Feed, Outcome, Pending};
@@ -435,6 +436,29 @@ impl Admin {
         self.run(py, &prefix, move |a| {
             async move { a.list_handles(&p).await }.boxed()
         })
+    }
+
+    /// Runs a batch file of the reference's `hdl-genericbatch` (`file`, or its `text`):
+    /// independent commands at once (at most `concurrency`), one handle's commands in file
+    /// order, AUTHENTICATE / SESSIONSETUP / HOME / UNHOME and `0.NA/` handles as barriers;
+    /// the identities are the file's AUTHENTICATE lines' (as with `hdl-genericbatch`, a
+    /// change before the first fails), with this admin's settings (servers, root,
+    /// transports, deadline). FILE values are read relative to `base_dir` (default: the
+    /// batch file's folder). Returns the
+    /// `BatchResult`; a failed command is in it, not raised. Ctrl-C stops the run at once
+    /// (`KeyboardInterrupt`; commands in flight are cancelled).
+    #[pyo3(signature = (file=None, *, text=None, concurrency=16, base_dir=None))]
+    fn run_batch(
+        &self,
+        py: Python<'_>,
+        file: Option<PathBuf>,
+        text: Option<String>,
+        concurrency: usize,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<BatchResult> {
+        let job = batch::prepare(&self.inner.config, file, text, concurrency, base_dir)?;
+        let rt = self.inner.get()?;
+        block_on(py, &rt, batch::run(job))
     }
 
     fn __repr__(&self) -> String {

@@ -297,7 +297,8 @@ def test_b2handle_location_helpers(net: Server) -> None:
     assert client.is_URL_contained_in_10320LOC(h, "http://z/")
     assert not client.is_URL_contained_in_10320LOC(h, "http://y/")
     index = client.get_handlerecord_indices_for_key(
-        "10320/LOC", client.retrieve_handle_record_json(h)["values"]  # type: ignore[index]
+        "10320/LOC",
+        client.retrieve_handle_record_json(h)["values"],  # type: ignore[index]
     )
     client.remove_additional_URL(h, "http://z/")
     assert loc() is None and client.is_10320LOC_empty(h)
@@ -307,8 +308,12 @@ def test_b2handle_location_helpers(net: Server) -> None:
         '<locations chooseby="locatt,weighted">'
         '<location id="0" href="http://w/" weight="0.5" /></locations>'
     )
-    assert client.get_handlerecord_indices_for_key(
-        "10320/LOC", client.retrieve_handle_record_json(h)["values"]  # type: ignore[index]
-    ) == index
+    assert (
+        client.get_handlerecord_indices_for_key(
+            "10320/LOC",
+            client.retrieve_handle_record_json(h)["values"],  # type: ignore[index]
+        )
+        == index
+    )
     with pytest.raises(HandleNotFoundException):
         client.add_additional_URL(f"{P}/no-such-handle", "http://w/")

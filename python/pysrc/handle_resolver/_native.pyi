@@ -173,6 +173,52 @@ class AsyncResolveMany(AsyncIterator[tuple[Any, HandleRecord | ResolveError]]):
     def aclose(self) -> Awaitable[None]: ...
     def close(self) -> None: ...
 
+class BatchReport:
+    """One line of a batch run's log: a command's outcome, or an invalid line's; ``str()``
+    gives the reference's log line (``==>SUCCESS[3]: create:20.500.1/x``)."""
+
+    @property
+    def line(self) -> int:
+        """Physical line number of the command (1-based)."""
+    @property
+    def n(self) -> int:
+        """The reference's ``[n]``: the command's place among the file's top-level lines."""
+    @property
+    def op(self) -> str:
+        """The reference's name of the operation (``create``, ...); empty for an invalid
+        line."""
+    @property
+    def handle(self) -> str: ...
+    @property
+    def outcome(self) -> Literal["success", "failure", "invalid"]: ...
+    @property
+    def code(self) -> int | None:
+        """The server's response code of a failure, when a server answered."""
+    @property
+    def message(self) -> str:
+        """Why it failed or is invalid; empty on success."""
+
+class BatchResult:
+    """What ``Admin.run_batch`` did."""
+
+    @property
+    def reports(self) -> list[BatchReport]:
+        """Every log line's report, in file order."""
+    @property
+    def successes(self) -> int: ...
+    @property
+    def total(self) -> int:
+        """Commands counted as the reference counts them (``Total Entries``)."""
+    @property
+    def lines(self) -> int:
+        """Top-level lines of the file (``Batch File Lines``)."""
+    @property
+    def ok(self) -> bool:
+        """True when every command succeeded (no failure, no invalid line)."""
+    @property
+    def log(self) -> str:
+        """The reference's log: every line in file order, then its count lines."""
+
 class Admin:
     """Administration of handles as one identity (``Resolver.admin``)."""
 
@@ -184,6 +230,19 @@ class Admin:
     def remove_values(self, handle: str, indexes: Sequence[int]) -> None: ...
     def delete_handle(self, handle: str) -> None: ...
     def list_handles(self, prefix: str) -> list[str]: ...
+    def run_batch(
+        self,
+        file: StrPath | None = None,
+        *,
+        text: str | None = None,
+        concurrency: int = 16,
+        base_dir: StrPath | None = None,
+    ) -> BatchResult:
+        """Runs a batch file of the reference's ``hdl-genericbatch`` (``file``, or its
+        ``text``): independent commands at once (at most ``concurrency``), one handle's
+        commands in file order, as the identities of its AUTHENTICATE lines (a change before
+        the first fails, as with ``hdl-genericbatch``) with this admin's settings (servers,
+        root, transports, deadline). A failed command is in the result, not raised."""
 
 class AsyncAdmin:
     """``Admin`` with awaitable calls (``AsyncResolver.admin``)."""
@@ -196,6 +255,14 @@ class AsyncAdmin:
     def remove_values(self, handle: str, indexes: Sequence[int]) -> Awaitable[None]: ...
     def delete_handle(self, handle: str) -> Awaitable[None]: ...
     def list_handles(self, prefix: str) -> Awaitable[list[str]]: ...
+    def run_batch(
+        self,
+        file: StrPath | None = None,
+        *,
+        text: str | None = None,
+        concurrency: int = 16,
+        base_dir: StrPath | None = None,
+    ) -> Awaitable[BatchResult]: ...
 
 class Resolver:
     """A blocking Handle System resolver (releases the GIL; Ctrl-C interrupts its calls)."""
