@@ -59,10 +59,10 @@ step "pip install ./python (the release build of the extension)"
 "$PY" -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
 
 step "Python lints: ruff, mypy --strict"
-PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py)
+PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py scripts/bench-pyhandle.py)
 "$VENV/bin/ruff" check --config python/pyproject.toml "${PY_SOURCES[@]}"
 "$VENV/bin/ruff" format --config python/pyproject.toml --check "${PY_SOURCES[@]}"
-(cd python && "$VENV/bin/mypy" pysrc/handle_resolver tests ../examples/python ../scripts/bench-python.py)
+(cd python && "$VENV/bin/mypy" pysrc/handle_resolver tests ../examples/python ../scripts/bench-python.py ../scripts/bench-pyhandle.py)
 
 step "pytest python/tests"
 # Run from outside the source tree, so that the installed package is the one tested.
