@@ -118,9 +118,8 @@ pub(super) fn main(args: &Args) -> ExitCode {
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 on_signal.store(true, Ordering::SeqCst);
-                bar_for_signal.println(
-                    "stopping: no command starts any more; waiting for those in flight",
-                );
+                bar_for_signal
+                    .println("stopping: no command starts any more; waiting for those in flight");
             }
         });
         let mut all_ok = true;

@@ -27,6 +27,7 @@ use handle_resolver::AdminError;
 use handle_resolver::Resolver;
 
 mod batch;
+mod keys;
 
 /// Done.
 const OK: u8 = 0;
@@ -117,6 +118,14 @@ enum Command {
         /// The prefix.
         prefix: String,
     },
+    /// Generate a key pair in the reference's files, as its `hdl-keygen` (RSA 2048 unless
+    /// told otherwise): PRIVFILE, the private key (encrypted with a passphrase unless
+    /// --no-passphrase), and PUBFILE, the public key as an HS_PUBKEY value holds it.
+    Keygen(keys::KeygenArgs),
+    /// Convert a key file between the reference's format (`hdl-convert-key`), PKCS#8 PEM
+    /// (encrypted or not), SubjectPublicKeyInfo PEM and JWK (for DSA the reference's own
+    /// form); the input's format is detected unless --from is given.
+    ConvertKey(keys::ConvertArgs),
     /// Run a batch file of the reference's `hdl-genericbatch` (CREATE, ADD, MODIFY, REMOVE,
     /// DELETE, HOME, UNHOME, AUTHENTICATE, SESSIONSETUP), independent commands at once.
     ///
@@ -152,8 +161,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Command::Batch { .. } = &args.command {
-        return batch::main(&args);
+    match &args.command {
+        Command::Batch { .. } => return batch::main(&args),
+        Command::Keygen(k) => return keys::keygen(k),
+        Command::ConvertKey(c) => return keys::convert(c),
+        _ => {}
     }
     let resolver = match build(&args) {
         Ok(r) => r,
@@ -318,7 +330,7 @@ async fn run(
             vec![format!("deleted {handle}")]
         }
         Command::List { prefix } => admin.list_handles(&prefix).await?,
-        Command::Batch { .. } => Vec::new(),
+        Command::Batch { .. } | Command::Keygen(_) | Command::ConvertKey(_) => Vec::new(),
     })
 }
 
