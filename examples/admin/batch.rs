@@ -79,15 +79,9 @@ pub(super) fn main(args: &Args) -> ExitCode {
             return ExitCode::from(BAD_INPUT);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime(tokio::runtime::Builder::new_multi_thread()) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(NETWORK);
-        }
+        Err(code) => return code,
     };
     let runner = Runner::new(move |me| {
         let mut b = target.builder();

@@ -142,8 +142,14 @@ fn run_keygen(args: &KeygenArgs) -> Result<String, Failure> {
     let public = key.public_key().encode().map_err(|e| e.to_string())?;
     write_file(&args.privfile, &private, true, args.force)?;
     write_file(&args.pubfile, &public, false, args.force)?;
+    // `PrivateKey(RSA-2048)`: the algorithm and size, nothing secret.
+    let what = format!("{key:?}");
+    let what = what
+        .strip_prefix("PrivateKey(")
+        .and_then(|w| w.strip_suffix(')'))
+        .unwrap_or(&what);
     Ok(format!(
-        "{key:?} written: {} (reference private key, {}), {} (public key: HS_PUBKEY value data)",
+        "{what} key written: {} (reference private key, {}), {} (public key: HS_PUBKEY value data)",
         args.privfile.display(),
         if passphrase.is_some() {
             "encrypted"

@@ -12,6 +12,9 @@
 //! REST values (`{"index": 1, "type": "URL", "data": {"format": "string", "value": ...}}`).
 //! Exit status: 0 done, 1 refused by the server (exists, not found, not permitted,
 //! authentication failed, ...), 2 bad input (nothing sent), 3 no answer.
+//!
+//! `admin batch` runs the reference's batch files (`batch.rs`); `admin keygen` and `admin
+//! convert-key` make and convert key files, offline (`keys.rs`).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -42,6 +45,9 @@ const AFTER_HELP: &str = "\
 The identity is --auth INDEX:HANDLE with its key from --secret-file, --key-file or the
 environment variable HANDLE_RESOLVER_SECRET (never from the command line). Requests go to a
 primary site of the handle's prefix (through --root), or to --server alone.
+
+keygen and convert-key work offline; their passphrases come from a file, a variable or the
+terminal, never from the command line.
 
 Exit status: 0 done; 1 refused by the server (already exists, not found, value exists, not
 permitted, authentication failed, ...); 2 bad input (nothing sent); 3 no answer.";
@@ -186,15 +192,9 @@ fn main() -> ExitCode {
         },
         _ => Vec::new(),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(tokio::runtime::Builder::new_current_thread()) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(NETWORK);
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(run(&resolver, args.command, values)) {
         Ok(lines) => match print(&lines) {
@@ -211,6 +211,14 @@ fn main() -> ExitCode {
             ExitCode::from(exit_status(&e))
         }
     }
+}
+
+/// The async runtime `builder` makes, or the exit status after saying why there is none.
+fn runtime(mut builder: tokio::runtime::Builder) -> Result<tokio::runtime::Runtime, ExitCode> {
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the async runtime: {e}");
+        ExitCode::from(NETWORK)
+    })
 }
 
 /// Writes `lines` on stdout, one a line, through one locked buffer (`println!` would panic

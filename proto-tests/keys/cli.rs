@@ -10,247 +10,178 @@ use std::process::{Output, Stdio};
 use handle_resolver::auth::{KeyFormat, KeyMaterial};
 use handle_resolver::wire::PublicKey;
 
-use crate::support::examples::{command, example};
+use crate::support::examples::{command, example, status, stderr};
 
 const PASSPHRASE: &str = "correct horse battery";
 
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = command(&example("admin"), args);
+/// A fresh directory, with the passphrase in `pass` (and a newline, which is not part of it)
+/// and a wrong one in `wrong`.
+fn scratch() -> PathBuf {
+    let dir = crate::support::examples::scratch("keys-cli");
+    std::fs::write(dir.join("pass"), format!("{PASSPHRASE}\n")).unwrap();
+    std::fs::write(dir.join("wrong"), "wrong\n").unwrap();
+    dir
+}
+
+/// The words of `line`, each `@name` replaced by the path of `name` in `dir`.
+fn words(line: &str, dir: &Path) -> Vec<String> {
+    line.split_whitespace()
+        .map(|w| match w.strip_prefix('@') {
+            Some(name) => file(dir, name),
+            None => w.to_string(),
+        })
+        .collect()
+}
+
+/// Runs `admin` with the words of `line` (see [`words`]), stdin closed, `env` set.
+fn admin(line: &str, dir: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = command(&example("admin"), &words(line, dir));
     for (k, v) in env {
         c.env(k, v);
     }
     c.stdin(Stdio::null()).output().unwrap()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// [`admin`], which must succeed.
+fn ok(line: &str, dir: &Path, env: &[(&str, &str)]) -> Output {
+    let o = admin(line, dir, env);
+    assert_eq!(status(&o), 0, "{line}: {}", stderr(&o));
+    o
 }
 
-fn status(o: &Output) -> i32 {
-    o.status.code().unwrap()
+/// [`admin`], which must exit 2 saying `says`, and write no `out`.
+fn refused(line: &str, dir: &Path, env: &[(&str, &str)], says: &str) {
+    let o = admin(line, dir, env);
+    assert_eq!(status(&o), 2, "{line}");
+    assert!(stderr(&o).contains(says), "{line}: {}", stderr(&o));
+    assert!(!dir.join("out").exists(), "{line}");
 }
 
-/// A fresh directory, with the passphrase in `pass` (with a newline, which is not part of
-/// it).
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "handle-resolver-keys-cli-{}-{:x}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("pass"), format!("{PASSPHRASE}\n")).unwrap();
-    dir
-}
-
-fn p(dir: &Path, name: &str) -> String {
+fn file(dir: &Path, name: &str) -> String {
     dir.join(name).to_string_lossy().into_owned()
 }
 
-fn read(path: &str, passphrase: Option<&str>) -> KeyMaterial {
-    let bytes = std::fs::read(path).unwrap();
-    KeyMaterial::read(&bytes, None, passphrase.map(str::as_bytes))
+fn bytes(dir: &Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(name)).unwrap()
+}
+
+fn read(dir: &Path, name: &str, passphrase: Option<&str>) -> KeyMaterial {
+    KeyMaterial::read(&bytes(dir, name), None, passphrase.map(str::as_bytes))
         .unwrap()
         .key
+}
+
+/// All the private numbers of a key.
+fn numbers(k: &KeyMaterial) -> Vec<u8> {
+    match k {
+        KeyMaterial::Private(k) => k.to_reference_encoding().unwrap().to_vec(),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
 fn keygen_writes_the_reference_files() {
     let dir = scratch();
-    let (pass, priv_bin, pub_bin) = (p(&dir, "pass"), p(&dir, "priv.bin"), p(&dir, "pub.bin"));
-    let o = run(
-        &["keygen", "--passphrase-file", &pass, &priv_bin, &pub_bin],
+    ok(
+        "keygen --passphrase-file @pass @priv.bin @pub.bin",
+        &dir,
         &[],
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    let file = std::fs::read(&priv_bin).unwrap();
-    assert_eq!(&file[..4], &[0, 0, 0, 4], "scheme 4: encrypted");
-    let key = read(&priv_bin, Some(PASSPHRASE));
-    let public = PublicKey::decode(&std::fs::read(&pub_bin).unwrap()).unwrap();
+    let private = bytes(&dir, "priv.bin");
+    assert_eq!(&private[..4], &[0, 0, 0, 4], "scheme 4: encrypted");
+    let key = read(&dir, "priv.bin", Some(PASSPHRASE));
+    let public = PublicKey::decode(&bytes(&dir, "pub.bin")).unwrap();
     assert_eq!(key.public_key(), public);
-    assert_eq!(
-        public
-            .to_rsa()
-            .map(|k| rsa::traits::PublicKeyParts::size(&k)),
-        Ok(256)
-    );
+    let modulus = public.to_rsa().unwrap();
+    assert_eq!(rsa::traits::PublicKeyParts::size(&modulus), 256, "RSA-2048");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&priv_bin).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        let mode = std::fs::metadata(dir.join("priv.bin"))
+            .unwrap()
+            .permissions();
+        assert_eq!(mode.mode() & 0o777, 0o600);
     }
 
     // The files exist: nothing is replaced without --force.
-    let o = run(&["keygen", "--no-passphrase", &priv_bin, &pub_bin], &[]);
+    let o = admin("keygen --no-passphrase @priv.bin @pub.bin", &dir, &[]);
     assert_eq!(status(&o), 2);
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
-    assert_eq!(std::fs::read(&priv_bin).unwrap(), file);
+    assert_eq!(bytes(&dir, "priv.bin"), private);
 
-    // DSA, the reference's default size, unencrypted; the passphrase from a variable.
-    let (d_bin, d_pub) = (p(&dir, "d.bin"), p(&dir, "d.pub"));
-    let o = run(
-        &[
-            "keygen",
-            "--alg",
-            "DSA",
-            "--bits",
-            "1024",
-            "--no-passphrase",
-            &d_bin,
-            &d_pub,
-        ],
+    // DSA of the reference's default size, unencrypted.
+    ok(
+        "keygen --alg DSA --bits 1024 --no-passphrase @d.bin @d.pub",
+        &dir,
         &[],
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    assert_eq!(&std::fs::read(&d_bin).unwrap()[..4], &[0, 0, 0, 1]);
-    let PublicKey::Dsa(dsa) = read(&d_pub, None).public_key() else {
+    assert_eq!(&bytes(&dir, "d.bin")[..4], &[0, 0, 0, 1]);
+    let PublicKey::Dsa(dsa) = read(&dir, "d.pub", None).public_key() else {
         panic!("not DSA")
     };
     assert_eq!(dsa.q.len(), 21, "q of 160 bits, with Java's sign byte");
-    let (e_bin, e_pub) = (p(&dir, "e.bin"), p(&dir, "e.pub"));
-    let o = run(
-        &[
-            "keygen",
-            "--alg",
-            "dsa",
-            "--bits",
-            "2048/256",
-            "--passphrase-env",
-            "KEYGEN_PASS",
-            &e_bin,
-            &e_pub,
-        ],
-        &[("KEYGEN_PASS", PASSPHRASE)],
-    );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    assert_eq!(
-        read(&e_bin, Some(PASSPHRASE)).public_key(),
-        read(&e_pub, None).public_key()
-    );
+    // L/N given, the passphrase from a variable.
+    let env = [("KEYGEN_PASS", PASSPHRASE)];
+    let line = "keygen --alg dsa --bits 2048/256 --passphrase-env KEYGEN_PASS @e.bin @e.pub";
+    ok(line, &dir, &env);
+    let e = read(&dir, "e.bin", Some(PASSPHRASE));
+    assert_eq!(e.public_key(), read(&dir, "e.pub", None).public_key());
 
-    // Refused, nothing written: no passphrase option and no terminal to ask on; a size
-    // DSA does not have; an empty passphrase variable.
-    let (x_bin, x_pub) = (p(&dir, "x.bin"), p(&dir, "x.pub"));
-    for (args, env, says) in [
-        (vec!["keygen", &x_bin, &x_pub], vec![], "no terminal"),
-        (
-            vec![
-                "keygen",
-                "--alg",
-                "dsa",
-                "--bits",
-                "2048/160",
-                "--no-passphrase",
-                &x_bin,
-                &x_pub,
-            ],
-            vec![],
-            "L/N",
-        ),
-        (
-            vec!["keygen", "--passphrase-env", "KEYGEN_EMPTY", &x_bin, &x_pub],
-            vec![("KEYGEN_EMPTY", "")],
-            "KEYGEN_EMPTY",
-        ),
-    ] {
-        let o = run(&args, &env);
-        assert_eq!(status(&o), 2, "{args:?}");
-        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
-        assert!(!Path::new(&x_bin).exists());
-    }
+    // Refused, nothing written: no passphrase option and no terminal to ask on; a size DSA
+    // does not have; an empty passphrase variable.
+    refused("keygen @out @out.pub", &dir, &[], "no terminal");
+    let line = "keygen --alg dsa --bits 2048/160 --no-passphrase @out @out.pub";
+    refused(line, &dir, &[], "L/N");
+    let line = "keygen --passphrase-env KEYGEN_EMPTY @out @out.pub";
+    refused(line, &dir, &[("KEYGEN_EMPTY", "")], "KEYGEN_EMPTY");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn convert_key_goes_through_every_format() {
     let dir = scratch();
-    let pass = p(&dir, "pass");
-    let env = [("KEY_PASS", PASSPHRASE)];
-    let (priv_bin, pub_bin) = (p(&dir, "priv.bin"), p(&dir, "pub.bin"));
-    let o = run(
-        &[
-            "keygen",
-            "--alg",
-            "dsa",
-            "--passphrase-file",
-            &pass,
-            &priv_bin,
-            &pub_bin,
-        ],
+    ok(
+        "keygen --alg dsa --passphrase-file @pass @priv.bin @pub.bin",
+        &dir,
         &[],
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    let original = read(&priv_bin, Some(PASSPHRASE));
-    let numbers = |k: &KeyMaterial| match k {
-        KeyMaterial::Private(k) => k.to_reference_encoding().unwrap().to_vec(),
-        other => panic!("{other:?}"),
-    };
+    let original = read(&dir, "priv.bin", Some(PASSPHRASE));
 
     // reference (encrypted) -> PKCS#8 (encrypted) -> JWK -> reference (unencrypted).
-    let pem = p(&dir, "key.pem");
-    let o = run(
-        &[
-            "convert-key",
-            "--to",
-            "pkcs8-pem",
-            "--in-passphrase-env",
-            "KEY_PASS",
-            "--out-passphrase-file",
-            &pass,
-            &priv_bin,
-            &pem,
-        ],
+    let env = [("KEY_PASS", PASSPHRASE)];
+    let o = ok(
+        "convert-key --to pkcs8-pem --in-passphrase-env KEY_PASS --out-passphrase-file @pass \
+         @priv.bin @key.pem",
+        &dir,
         &env,
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let said = stderr(&o);
     assert!(
-        stderr(&o).contains("(reference, private, encrypted) ->"),
-        "{}",
-        stderr(&o)
+        said.contains("(reference, private, encrypted) ->"),
+        "{said}"
     );
-    assert!(std::fs::read_to_string(&pem)
-        .unwrap()
-        .starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
-    assert_eq!(numbers(&read(&pem, Some(PASSPHRASE))), numbers(&original));
-    let jwk = p(&dir, "key.jwk");
-    let o = run(
-        &[
-            "convert-key",
-            "--to",
-            "jwk",
-            "--in-passphrase-file",
-            &pass,
-            &pem,
-            &jwk,
-        ],
+    let pem = String::from_utf8(bytes(&dir, "key.pem")).unwrap();
+    assert!(pem.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
+    assert_eq!(
+        numbers(&read(&dir, "key.pem", Some(PASSPHRASE))),
+        numbers(&original)
+    );
+    ok(
+        "convert-key --to jwk --in-passphrase-file @pass @key.pem @key.jwk",
+        &dir,
         &[],
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&jwk).unwrap()).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&bytes(&dir, "key.jwk")).unwrap();
     assert_eq!(doc["kty"], "DSA");
     assert!(doc.get("x").is_some() && doc.get("y").is_none());
-    let back = p(&dir, "back.bin");
-    let o = run(
-        &[
-            "convert-key",
-            "--from",
-            "jwk",
-            "--to",
-            "reference",
-            "--no-passphrase",
-            &jwk,
-            &back,
-        ],
-        &[],
-    );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    assert_eq!(&std::fs::read(&back).unwrap()[..4], &[0, 0, 0, 1]);
-    assert_eq!(numbers(&read(&back, None)), numbers(&original));
+    let line = "convert-key --from jwk --to reference --no-passphrase @key.jwk @back.bin";
+    ok(line, &dir, &[]);
+    assert_eq!(&bytes(&dir, "back.bin")[..4], &[0, 0, 0, 1]);
+    assert_eq!(numbers(&read(&dir, "back.bin", None)), numbers(&original));
 
-    // Public outputs, to standard output: the reference's public file is keygen's PUBFILE.
+    // Public outputs, on standard output: the reference's public file is keygen's PUBFILE.
     for (to, expected) in [
-        ("reference", std::fs::read(&pub_bin).unwrap()),
+        ("reference", bytes(&dir, "pub.bin")),
         (
             "spki-pem",
             original.write(KeyFormat::SpkiPem, None).unwrap().to_vec(),
@@ -264,81 +195,39 @@ fn convert_key_goes_through_every_format() {
                 .to_vec(),
         ),
     ] {
-        let o = run(&["convert-key", "--public", "--to", to, &back, "-"], &[]);
-        assert_eq!(status(&o), 0, "{to}: {}", stderr(&o));
+        let o = ok(
+            &format!("convert-key --public --to {to} @back.bin -"),
+            &dir,
+            &[],
+        );
         assert_eq!(o.stdout, expected, "{to}");
     }
 
     // Refusals: an encrypted input without its passphrase, or with a wrong one; a
-    // passphrase for JWK output; a public key to PKCS#8; the input is no SPKI.
-    let out = p(&dir, "out");
-    let wrong = p(&dir, "wrong");
-    std::fs::write(&wrong, "wrong\n").unwrap();
-    for (args, says) in [
+    // passphrase for JWK output; a public key to PKCS#8; the input is no SPKI; no terminal
+    // to ask for the output's passphrase; a format there is not.
+    for (line, says) in [
+        ("--to jwk @priv.bin @out", "needs a passphrase"),
         (
-            vec!["convert-key", "--to", "jwk", &priv_bin, &out],
-            "needs a passphrase",
-        ),
-        (
-            vec![
-                "convert-key",
-                "--to",
-                "jwk",
-                "--in-passphrase-file",
-                &wrong,
-                &pem,
-                &out,
-            ],
+            "--to jwk --in-passphrase-file @wrong @key.pem @out",
             "does not decrypt",
         ),
         (
-            vec![
-                "convert-key",
-                "--to",
-                "jwk",
-                "--out-passphrase-file",
-                &pass,
-                &back,
-                &out,
-            ],
+            "--to jwk --out-passphrase-file @pass @back.bin @out",
             "never encrypted",
         ),
         (
-            vec![
-                "convert-key",
-                "--to",
-                "pkcs8-pem",
-                "--no-passphrase",
-                &pub_bin,
-                &out,
-            ],
+            "--to pkcs8-pem --no-passphrase @pub.bin @out",
             "public key only",
         ),
         (
-            vec![
-                "convert-key",
-                "--from",
-                "spki-pem",
-                "--to",
-                "jwk",
-                &back,
-                &out,
-            ],
+            "--from spki-pem --to jwk @back.bin @out",
             "SubjectPublicKeyInfo",
         ),
-        (
-            vec!["convert-key", "--to", "pkcs8-pem", &back, &out],
-            "no terminal",
-        ),
-        (
-            vec!["convert-key", "--to", "der", &back, &out],
-            "unknown key format",
-        ),
+        ("--to pkcs8-pem @back.bin @out", "no terminal"),
+        ("--to der @back.bin @out", "unknown key format"),
     ] {
-        let o = run(&args, &[]);
-        assert_eq!(status(&o), 2, "{args:?}");
-        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
-        assert!(!Path::new(&out).exists(), "{args:?}");
+        refused(&format!("convert-key {line}"), &dir, &[], says);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -355,28 +244,17 @@ async fn a_generated_key_authenticates_with_the_test_server() {
     use handle_resolver::wire::Limits;
 
     let dir = scratch();
-    let pass = p(&dir, "pass");
-    let (priv_bin, pub_bin) = (p(&dir, "priv.bin"), p(&dir, "pub.bin"));
-    let o = run(
-        &["keygen", "--passphrase-file", &pass, &priv_bin, &pub_bin],
+    ok(
+        "keygen --passphrase-file @pass @priv.bin @pub.bin",
+        &dir,
         &[],
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
-    let (pem, jwk) = (p(&dir, "key.pem"), p(&dir, "key.jwk"));
-    for (to, out, passphrase) in [
-        ("pkcs8-pem", &pem, "--out-passphrase-file"),
-        ("jwk", &jwk, ""),
-    ] {
-        let mut args = vec!["convert-key", "--to", to, "--in-passphrase-file", &pass];
-        if !passphrase.is_empty() {
-            args.extend([passphrase, pass.as_str()]);
-        }
-        args.extend([priv_bin.as_str(), out.as_str()]);
-        let o = run(&args, &[]);
-        assert_eq!(status(&o), 0, "{}", stderr(&o));
-    }
+    let line = "convert-key --to pkcs8-pem --in-passphrase-file @pass --out-passphrase-file @pass";
+    ok(&format!("{line} @priv.bin @key.pem"), &dir, &[]);
+    let line = "convert-key --to jwk --in-passphrase-file @pass @priv.bin @key.jwk";
+    ok(line, &dir, &[]);
 
-    let public = Base64::encode_string(&std::fs::read(&pub_bin).unwrap());
+    let public = Base64::encode_string(&bytes(&dir, "pub.bin"));
     let user = format!(
         r#"[{{"index": 300, "type": "HS_PUBKEY", "data": {{"format": "base64", "value": "{public}"}}}}]"#
     );
@@ -403,36 +281,34 @@ async fn a_generated_key_authenticates_with_the_test_server() {
     let addr = server.addr().to_string();
 
     let resolve = example("resolve");
-    let hidden = |key_file: &str, encrypted: bool| {
-        let mut args = vec![
-            "--server",
-            &addr,
-            "--auth",
-            "300:20.500.12345/KEYGEN-USER",
-            "--key-file",
-            key_file,
-        ];
-        if encrypted {
-            args.extend(["--key-passphrase-env", "KEY_PASS"]);
+    // Without the key the value is not there; with it, in each format, it is.
+    for (key_file, encrypted) in [
+        ("", false),
+        ("priv.bin", true),
+        ("key.pem", true),
+        ("key.jwk", false),
+    ] {
+        let mut args = words(&format!("--server {addr}"), &dir);
+        if !key_file.is_empty() {
+            let auth = "--auth 300:20.500.12345/KEYGEN-USER --key-file";
+            args.extend(words(&format!("{auth} @{key_file}"), &dir));
         }
-        args.extend(["--json", "20.500.12345/KEYGEN-PROTECTED"]);
+        if encrypted {
+            args.extend(["--key-passphrase-env".into(), "KEY_PASS".into()]);
+        }
+        args.extend(["--json".into(), "20.500.12345/KEYGEN-PROTECTED".into()]);
         let mut c = command(&resolve, &args);
         c.env("KEY_PASS", PASSPHRASE).stdin(Stdio::null());
-        async move {
-            let o = tokio::task::spawn_blocking(move || c.output().unwrap())
-                .await
-                .unwrap();
-            assert_eq!(status(&o), 0, "{}", stderr(&o));
-            let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-            doc["values"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|v| v["data"]["value"] == "hidden@example.org")
-        }
-    };
-    for (key_file, encrypted) in [(&priv_bin, true), (&pem, true), (&jwk, false)] {
-        assert!(hidden(key_file, encrypted).await, "{key_file}");
+        let o = tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(status(&o), 0, "{key_file}: {}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let values = doc["values"].as_array().unwrap();
+        let hidden = values
+            .iter()
+            .any(|v| v["data"]["value"] == "hidden@example.org");
+        assert_eq!(hidden, !key_file.is_empty(), "{key_file}: {doc}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -390,12 +390,17 @@ pub(super) fn dsa_from(
 
 /// A magnitude as Java's `BigInteger.toByteArray` writes it: a leading zero byte when the
 /// top bit is set.
-pub(super) fn java_magnitude(n: &dsa::BigUint) -> Bytes {
-    let b = n.to_bytes_be();
-    let mut v = Vec::with_capacity(b.len() + 1);
+fn java_magnitude(n: &dsa::BigUint) -> Bytes {
+    Bytes::copy_from_slice(&java_bytes(n))
+}
+
+/// [`java_magnitude`] for private numbers: every buffer they pass through is zeroized.
+pub(super) fn java_bytes(n: &dsa::BigUint) -> Zeroizing<Vec<u8>> {
+    let b = Zeroizing::new(n.to_bytes_be());
+    let mut v = Zeroizing::new(Vec::with_capacity(b.len() + 1));
     if b.first().is_some_and(|&x| x & 0x80 != 0) {
         v.push(0);
     }
     v.extend_from_slice(&b);
-    Bytes::from(v)
+    v
 }

@@ -36,12 +36,17 @@
 //! let back = KeyMaterial::read(&pem, None, Some(b"correct horse"))?;
 //! assert_eq!(back.key.public_key(), read.key.public_key());
 //!
-//! // The public file is the HS_PUBKEY value's data.
-//! let public = read.key.write(KeyFormat::Reference, None)?;
-//! let public = KeyMaterial::read(&public, None, None)?;
-//! assert!(!public.key.is_private());
-//! assert_eq!(std::fs::read(format!("{dir}dsa1024_pubkey.bin"))?, public.key.public_key().encode()?);
-//! # let _ = (PrivateKey::generate, KeySpec::DEFAULT_RSA, PublicKey::decode);
+//! // The reference's private file written back is the file read; the public file of its
+//! // public part is the HS_PUBKEY value's data.
+//! assert_eq!(*read.key.write(KeyFormat::Reference, None)?, file);
+//! let public = read.key.to_public().write(KeyFormat::Reference, None)?;
+//! assert_eq!(std::fs::read(format!("{dir}dsa1024_pubkey.bin"))?, *public);
+//! assert_eq!(PublicKey::decode(&public)?, read.key.public_key());
+//!
+//! // A new key: RSA-2048, the reference's default.
+//! let key = KeyMaterial::Private(PrivateKey::generate(KeySpec::DEFAULT_RSA)?);
+//! let jwk = key.write(KeyFormat::Jwk, None)?;
+//! assert!(KeyMaterial::read(&jwk, None, None)?.key.is_private());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -19,7 +19,7 @@ use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use zeroize::Zeroizing;
 
 use super::super::error::KeyFileError;
-use super::super::keys::{java_magnitude, PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
+use super::super::keys::{java_bytes, PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
 use super::super::secret::pbkdf2_derive;
 use super::{usable, KeyMaterial};
 use crate::wire::PublicKey;
@@ -37,11 +37,6 @@ fn put(out: &mut Vec<u8>, b: &[u8]) {
     // Key components and ciphertexts are far below 4 GiB.
     out.extend_from_slice(&(b.len() as u32).to_be_bytes());
     out.extend_from_slice(b);
-}
-
-/// A number as `BigInteger.toByteArray` gives it, zeroized when dropped.
-fn number(n: &rsa::BigUint) -> Zeroizing<Vec<u8>> {
-    Zeroizing::new(java_magnitude(n).to_vec())
 }
 
 impl PrivateKey {
@@ -63,14 +58,14 @@ impl PrivateKey {
                 (
                     b"RSA_PRIVCRT_KEY",
                     vec![
-                        number(k.n()),
-                        number(k.e()),
-                        number(k.d()),
-                        number(p),
-                        number(q),
-                        number(&dp),
-                        number(&dq),
-                        number(&qinv),
+                        java_bytes(k.n()),
+                        java_bytes(k.e()),
+                        java_bytes(k.d()),
+                        java_bytes(p),
+                        java_bytes(q),
+                        java_bytes(&dp),
+                        java_bytes(&dq),
+                        java_bytes(&qinv),
                     ],
                 )
             }
@@ -78,7 +73,12 @@ impl PrivateKey {
                 let c = k.verifying_key().components();
                 (
                     b"DSA_PRIV_KEY",
-                    vec![number(k.x()), number(c.p()), number(c.q()), number(c.g())],
+                    vec![
+                        java_bytes(k.x()),
+                        java_bytes(c.p()),
+                        java_bytes(c.q()),
+                        java_bytes(c.g()),
+                    ],
                 )
             }
         };
