@@ -6,6 +6,7 @@
 //! is in `keys/cli.rs`.
 
 mod cli;
+mod props;
 
 use std::sync::OnceLock;
 

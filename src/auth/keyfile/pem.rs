@@ -5,7 +5,7 @@
 //! rounds, a random 16-byte salt) and AES-256-CBC (a random IV), what `openssl pkcs8
 //! -topk8 -v2 aes-256-cbc` writes; it is read with PBKDF2 (HMAC-SHA-1 or SHA-2) or scrypt
 //! and any AES-CBC, within bounds on the work asked (PBKDF2 rounds at most
-//! [`MAX_PKCS8_PBKDF2_ITERATIONS`], scrypt memory at most 256 MiB).
+//! [`MAX_PKCS8_PBKDF2_ITERATIONS`], scrypt memory at most 128 MiB, what the RustCrypto `pkcs8` crate's default asks; OpenSSL's asks 16 MiB).
 
 use pkcs8::der::pem::{LineEnding, PemLabel};
 use pkcs8::pkcs5::pbes2;
@@ -28,7 +28,7 @@ pub const PKCS8_PBKDF2_ITERATIONS: u32 = 600_000;
 /// The most PBKDF2 rounds an encrypted PKCS#8 file may ask for.
 pub const MAX_PKCS8_PBKDF2_ITERATIONS: u32 = 10_000_000;
 /// The most memory (bytes) an scrypt-encrypted PKCS#8 file may ask for: 128 · r · N.
-const MAX_SCRYPT_MEMORY: u64 = 256 << 20;
+const MAX_SCRYPT_MEMORY: u64 = 128 << 20;
 /// The most scrypt parallelism (each lane costs the whole memory's time again).
 const MAX_SCRYPT_LANES: u16 = 16;
 
