@@ -124,13 +124,7 @@ fn key_file(name: &str) -> String {
 
 /// A fresh folder for files written by a test.
 fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "handle-resolver-inspect-{}-{:x}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::support::examples::scratch("inspect")
 }
 
 /// The keys of a JSON object, sorted.

@@ -4,6 +4,7 @@ mod auth;
 mod conformance;
 mod ident;
 mod inspect;
+mod keys;
 mod resolve_parts;
 #[cfg(feature = "testing")]
 mod resolver;

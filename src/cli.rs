@@ -35,7 +35,7 @@ pub struct AuthArgs {
     )]
     pub secret_file: Option<PathBuf>,
     /// A file holding the identity's private key (HS_PUBKEY): the reference's private key
-    /// file (possibly passphrase-encrypted) or PKCS#8 PEM.
+    /// file or PKCS#8 PEM (either possibly passphrase-encrypted), or a private JWK.
     #[arg(
         long,
         value_name = "FILE",

@@ -158,6 +158,8 @@ pub fn body_json(body: &Body, opts: &Options) -> Json {
         }),
         Body::Success => json!({}),
         Body::Unknown(b) => json!({"hex": hex::encode(b)}),
+        // A layout the library learns after this view was written: its debug form.
+        other => json!({"debug": format!("{other:?}")}),
     }
 }
 

@@ -262,6 +262,10 @@ fn body_text(out: &mut String, body: &Body, opts: &Options) {
         Body::Unknown(b) => {
             let _ = writeln!(out, "\n;; BODY ({} bytes): {}", b.len(), hex::encode(b));
         }
+        // A layout the library learns after this view was written: its debug form.
+        other => {
+            let _ = writeln!(out, "\n;; BODY: {other:?}");
+        }
     }
 }
 

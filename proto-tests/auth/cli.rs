@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::captures::auth_dir;
 use super::loopback::server;
 
-use crate::support::examples::example;
+use crate::support::examples::{example, status, stderr};
 
 const HANDLE: &str = "20.500.12345/CLI-MADE";
 
@@ -24,23 +24,9 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn status(o: &Output) -> i32 {
-    o.status.code().unwrap()
-}
-
 /// A fresh directory for this test's files.
 fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "handle-resolver-admin-cli-{}-{:x}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::support::examples::scratch("admin-cli")
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

@@ -2,6 +2,13 @@
 //! unreachable) and whose TCP answers: on Linux the UDP attempt is refused at once and the
 //! resolution goes on over TCP, with a retransmission schedule of a minute that it never
 //! waits out (guarded, so that a regression fails instead of hanging).
+//!
+//! The kernel may not send a refusal: "port unreachable" is rate-limited for the whole host
+//! (`net.ipv4.icmp_msgs_per_sec`, 1000 a second in bursts of `icmp_msgs_burst`, 50; loopback
+//! is exempt only from the per-peer limit), and a parallel test run sends many datagrams to
+//! closed ports at once. So the schedule sends once more after 2 s, which is refused in its
+//! turn; a client that ignored refusals would still wait out the minute (and fail the 30 s
+//! guard). This test failed once, under heavy load, with a single transmission.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +38,7 @@ async fn a_closed_udp_port_fails_over_to_tcp_at_once() {
     let r = Resolver::builder()
         .server(server.addr())
         .exchange(Arc::new(NetTransport::new()))
-        .retransmit(vec![Duration::from_secs(60)])
+        .retransmit(vec![Duration::from_secs(2), Duration::from_secs(60)])
         .timeout(Duration::from_secs(120))
         .build()
         .unwrap();

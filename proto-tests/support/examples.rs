@@ -40,6 +40,28 @@ pub fn command<S: AsRef<OsStr>>(bin: &Path, args: &[S]) -> Command {
     c
 }
 
+/// A fresh directory under the system's temporary one for a test's files, named after
+/// `what`, the process and a random number.
+pub fn scratch(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "handle-resolver-{what}-{}-{:x}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What a run wrote on stderr, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A run's exit status (a run killed by a signal has none: a failure).
+pub fn status(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
 /// Runs the binary with `args` ([`command`]) off the test's runtime.
 // Its callers are the tests of the `testing` feature.
 #[cfg_attr(not(feature = "testing"), allow(dead_code))]

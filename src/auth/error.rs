@@ -45,7 +45,8 @@ pub enum AuthError {
     Encode(#[from] EncodeError),
 }
 
-/// Why a private key (file) could not be read.
+/// Why a key file could not be read, converted or written (private keys, and the public
+/// keys of [`KeyMaterial`](super::KeyMaterial)).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum KeyFileError {
@@ -76,6 +77,45 @@ pub enum KeyFileError {
     /// The file could not be read (the I/O error's text; the path is the caller's).
     #[error("cannot read the key file: {0}")]
     Io(String),
+    /// A passphrase-encrypted PKCS#8 file (`ENCRYPTED PRIVATE KEY`) and no passphrase given.
+    #[error("the PKCS#8 key file is encrypted and needs a passphrase")]
+    Pkcs8NeedsPassphrase,
+    /// The encryption parameters of a key file are out of the bounds this library accepts
+    /// (names what: an iteration count or a memory cost that would take too long, an
+    /// algorithm it does not decrypt).
+    #[error("key file encryption parameters not accepted: {0}")]
+    EncryptionParameters(&'static str),
+    /// A SubjectPublicKeyInfo document that is not an RSA or DSA public key.
+    #[error("not a SubjectPublicKeyInfo RSA or DSA public key: {0}")]
+    Spki(String),
+    /// A JWK that is not an RSA or DSA key of the reference's form (names the member).
+    #[error("not an RSA or DSA JWK: {0}")]
+    Jwk(String),
+    /// The file is larger than any key file (64 KiB); nothing of it was read.
+    #[error("{0} bytes: too large for a key file")]
+    TooLarge(usize),
+    /// The bytes are none of the formats this library reads.
+    #[error("not a key file in a known format (reference, PKCS#8 PEM, SPKI PEM, JWK)")]
+    UnknownFormat,
+    /// The input holds a public key only and the output needs the private key.
+    #[error("the input holds a public key only; {0} needs the private key")]
+    NotPrivate(&'static str),
+    /// A passphrase was given for an output that is never encrypted.
+    #[error("{0} is never encrypted: give no passphrase for it")]
+    NotEncryptable(&'static str),
+    /// The key cannot be written in the format asked (names what is missing).
+    #[error("cannot write the key: {0}")]
+    Unsupported(&'static str),
+    /// A key size that cannot be generated.
+    #[error("cannot generate a {alg} key of {bits} bits: {allowed}")]
+    KeySize {
+        /// `RSA` or `DSA`.
+        alg: &'static str,
+        /// The size asked for (of the modulus p for DSA).
+        bits: u32,
+        /// The sizes there are.
+        allowed: &'static str,
+    },
 }
 
 /// Why an `index:handle` identity does not parse.

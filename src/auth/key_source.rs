@@ -12,6 +12,7 @@ use zeroize::Zeroizing;
 
 use super::answer::Credentials;
 use super::error::KeyFileError;
+use super::keyfile::{KeyFormat, KeyMaterial};
 use super::keys::PrivateKey;
 use super::secret::SecretKey;
 
@@ -41,8 +42,8 @@ pub enum KeySource {
     /// The environment variable of this name holds the secret key (one trailing newline
     /// stripped); unset or empty, there is no key.
     SecretEnv(String),
-    /// A file holding the private key (HS_PUBKEY): the reference library's key file or
-    /// PKCS#8 (see [`PrivateKey::from_file`]).
+    /// A file holding the private key (HS_PUBKEY): the reference library's key file,
+    /// PKCS#8 (see [`PrivateKey::from_file`]; an encrypted one too) or a private JWK.
     PrivateKeyFile {
         /// The key file.
         path: PathBuf,
@@ -146,25 +147,39 @@ fn strip_newline(bytes: &[u8]) -> &[u8] {
     }
 }
 
-/// The private key in `path`, decrypted with the passphrase in `$passphrase_env` if given.
+/// The private key in `path` (the reference's file, PKCS#8 PEM or DER, or a JWK),
+/// decrypted with the passphrase in `$passphrase_env` if given.
 fn private_key(path: &Path, passphrase_env: Option<&str>) -> Result<PrivateKey, KeySourceError> {
-    let key = match passphrase_env {
-        Some(variable) => {
-            let passphrase = Zeroizing::new(
-                std::env::var_os(variable)
-                    .ok_or_else(|| KeySourceError::NoPassphrase {
-                        variable: variable.to_string(),
-                    })?
-                    .into_encoded_bytes(),
-            );
-            PrivateKey::from_file_with_passphrase(path, &passphrase)
-        }
-        None => PrivateKey::from_file(path),
-    };
-    key.map_err(|source| KeySourceError::PrivateKey {
+    let failed = |source| KeySourceError::PrivateKey {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let passphrase = match passphrase_env {
+        Some(variable) => Some(Zeroizing::new(
+            std::env::var_os(variable)
+                .ok_or_else(|| KeySourceError::NoPassphrase {
+                    variable: variable.to_string(),
+                })?
+                .into_encoded_bytes(),
+        )),
+        None => None,
+    };
+    let bytes = Zeroizing::new(
+        std::fs::read(path).map_err(|e| failed(KeyFileError::Io(e.kind().to_string())))?,
+    );
+    let key = if KeyFormat::detect(&bytes) == Some(KeyFormat::Jwk) {
+        match KeyMaterial::read(&bytes, Some(KeyFormat::Jwk), None).map(|r| r.key) {
+            Ok(KeyMaterial::Private(key)) => Ok(key),
+            Ok(_) => Err(KeyFileError::NotPrivate("--key-file")),
+            Err(e) => Err(e),
+        }
+    } else {
+        match &passphrase {
+            Some(p) => PrivateKey::from_bytes_with_passphrase(&bytes, p),
+            None => PrivateKey::from_bytes(&bytes),
+        }
+    };
+    key.map_err(failed)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! HS_PUBKEY private keys: read from the reference library's private-key file or from
-//! PKCS#8 (PEM or DER), and used to sign `nonce ‖ request digest`.
+//! PKCS#8 (PEM, possibly passphrase-encrypted, or DER), and used to sign `nonce ‖ request
+//! digest`. Writing them, generating them and the other formats are [`super::keyfile`]'s.
 //!
 //! The reference library's file (`*_privkey.bin` in captures-auth `keys/`): `int4 scheme`
 //! (1 = not encrypted; 0, 2, 3, 4 = passphrase-encrypted with DES, DES-CBC, PBKDF2+DESede,
@@ -45,9 +46,9 @@ pub const KEY_FILE_NOT_ENCRYPTED: u32 = 1;
 /// `Common.ENCRYPT_PBKDF2_AES_CBC_PKCS5`), what the reference library writes for a passphrase.
 pub const KEY_FILE_PBKDF2_AES: u32 = 4;
 /// Largest ciphertext accepted in a key file.
-const MAX_KEY_FILE: usize = 64 * 1024;
+pub(super) const MAX_KEY_FILE: usize = 64 * 1024;
 /// Largest key component accepted from a key file: 16384 bits.
-const MAX_COMPONENT: usize = 2048 + 1;
+pub(super) const MAX_COMPONENT: usize = 2048 + 1;
 
 /// A private key that answers HS_PUBKEY challenges. Zeroized on drop (by the `rsa` and
 /// `dsa` crates); its `Debug` names the algorithm and size only.
@@ -82,7 +83,9 @@ fn component(r: &mut Reader, field: &'static str) -> Result<rsa::BigUint, KeyFil
 impl PrivateKey {
     /// Reads a key file: PEM (`-----BEGIN PRIVATE KEY-----`, PKCS#8), DER PKCS#8, or else
     /// the reference library's binary format (unencrypted; an encrypted one is a typed error
-    /// naming its scheme). The file's bytes are zeroized after reading.
+    /// naming its scheme, an encrypted PKCS#8 PEM is [`KeyFileError::Pkcs8NeedsPassphrase`]).
+    /// The file's bytes are zeroized after reading. JWK files are read by
+    /// [`KeyMaterial::read`](super::KeyMaterial::read).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, KeyFileError> {
         let bytes = Zeroizing::new(
             std::fs::read(path).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
@@ -179,7 +182,8 @@ impl PrivateKey {
     }
 
     /// Reads a key file with a passphrase for an encrypted reference key file (see
-    /// [`PrivateKey::from_reference_file_with_passphrase`]); PKCS#8 files are read as by
+    /// [`PrivateKey::from_reference_file_with_passphrase`]) or an encrypted PKCS#8 PEM (see
+    /// [`PrivateKey::from_pkcs8_pem_with_passphrase`]); other files are read as by
     /// [`PrivateKey::from_file`].
     pub fn from_file_with_passphrase(
         path: impl AsRef<Path>,
@@ -188,9 +192,24 @@ impl PrivateKey {
         let bytes = Zeroizing::new(
             std::fs::read(path).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
         );
-        match bytes.trim_ascii_start().first() {
-            Some(b'-') | Some(0x30) => Self::from_bytes(&bytes),
-            _ => Self::from_reference_file_with_passphrase(&bytes, passphrase),
+        Self::from_bytes_with_passphrase(&bytes, passphrase)
+    }
+
+    /// Reads key file contents with a passphrase (see
+    /// [`PrivateKey::from_file_with_passphrase`]).
+    pub fn from_bytes_with_passphrase(
+        bytes: &[u8],
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        let trimmed = bytes.trim_ascii_start();
+        match trimmed.first() {
+            Some(b'-') => {
+                let text = std::str::from_utf8(trimmed)
+                    .map_err(|_| KeyFileError::Pkcs8("PEM is not text".into()))?;
+                Self::from_pkcs8_pem_with_passphrase(text, passphrase)
+            }
+            Some(0x30) => Self::from_bytes(bytes),
+            _ => Self::from_reference_file_with_passphrase(bytes, passphrase),
         }
     }
 
@@ -234,25 +253,35 @@ impl PrivateKey {
         Ok(key)
     }
 
-    /// Reads a PKCS#8 PEM private key (RSA or DSA).
+    /// Reads a PKCS#8 PEM private key (RSA or DSA); an encrypted one
+    /// (`ENCRYPTED PRIVATE KEY`) is [`KeyFileError::Pkcs8NeedsPassphrase`].
     pub fn from_pkcs8_pem(pem: &str) -> Result<Self, KeyFileError> {
-        if let Ok(k) = rsa::RsaPrivateKey::from_pkcs8_pem(pem) {
-            return Ok(Self::Rsa(k));
-        }
-        dsa::SigningKey::from_pkcs8_pem(pem)
-            .map_err(|e| KeyFileError::Pkcs8(e.to_string()))
-            .and_then(checked_dsa)
-            .map(Self::Dsa)
+        super::keyfile::pkcs8_pem(pem, None)
     }
 
-    /// Reads a PKCS#8 DER private key (RSA or DSA).
+    /// Reads a PKCS#8 PEM private key, decrypting an `ENCRYPTED PRIVATE KEY` (PBES2:
+    /// PBKDF2 with HMAC-SHA-1 or SHA-2, or scrypt; AES-CBC) with `passphrase`; an
+    /// unencrypted one ignores the passphrase.
+    pub fn from_pkcs8_pem_with_passphrase(
+        pem: &str,
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        super::keyfile::pkcs8_pem(pem, Some(passphrase))
+    }
+
+    /// Reads a PKCS#8 DER private key (RSA or DSA). A DSA key's sizes are checked before
+    /// any arithmetic on it.
     pub fn from_pkcs8_der(der: &[u8]) -> Result<Self, KeyFileError> {
         if let Ok(k) = rsa::RsaPrivateKey::from_pkcs8_der(der) {
             return Ok(Self::Rsa(k));
         }
-        dsa::SigningKey::from_pkcs8_der(der)
+        let info =
+            pkcs8::PrivateKeyInfo::try_from(der).map_err(|e| KeyFileError::Pkcs8(e.to_string()))?;
+        if info.algorithm.oid == dsa::OID {
+            dsa_parameters_checked(info.algorithm.parameters_any().ok())?;
+        }
+        dsa::SigningKey::try_from(info)
             .map_err(|e| KeyFileError::Pkcs8(e.to_string()))
-            .and_then(checked_dsa)
             .map(Self::Dsa)
     }
 
@@ -261,17 +290,7 @@ impl PrivateKey {
     pub fn public_key(&self) -> PublicKey {
         match self {
             Self::Rsa(k) => PublicKey::from_rsa(&k.to_public_key()),
-            Self::Dsa(k) => {
-                let vk = k.verifying_key();
-                let c = vk.components();
-                PublicKey::Dsa(DsaKey {
-                    options: 0,
-                    q: java_magnitude(c.q()),
-                    p: java_magnitude(c.p()),
-                    g: java_magnitude(c.g()),
-                    y: java_magnitude(vk.y()),
-                })
-            }
+            Self::Dsa(k) => dsa_public_key(k.verifying_key()),
         }
     }
 
@@ -318,20 +337,40 @@ impl PrivateKey {
 /// True for the sizes of q that DSA defines (FIPS 186-4: 160, 224 and 256 bits; what the
 /// JDK generates). A smaller q cannot be signed with: the `dsa` crate's RFC 6979 nonce loop
 /// never ends when q has fewer than 8 bits.
-fn dsa_q_size(q: &dsa::BigUint) -> bool {
+pub(super) fn dsa_q_size(q: &dsa::BigUint) -> bool {
     matches!(q.bits(), 160 | 224 | 256)
 }
 
-/// A DSA key read from PKCS#8, refused when its q is not of a DSA size.
-fn checked_dsa(k: dsa::SigningKey) -> Result<dsa::SigningKey, KeyFileError> {
-    if dsa_q_size(k.verifying_key().components().q()) {
-        Ok(k)
+/// The DSA parameters `p, q, g` of a PKCS#8 or SPKI algorithm identifier, checked before
+/// any exponentiation: q of a DSA size, p at most 16384 bits (a larger one would only cost
+/// time). Missing or undecodable parameters are [`KeyFileError::InvalidKey`] too: a DSA key
+/// without them cannot be used.
+pub(super) fn dsa_parameters_checked(
+    parameters: Option<pkcs8::der::asn1::AnyRef<'_>>,
+) -> Result<(), KeyFileError> {
+    let c: dsa::Components = parameters
+        .and_then(|p| p.decode_as().ok())
+        .ok_or(KeyFileError::InvalidKey("DSA"))?;
+    if dsa_q_size(c.q()) && c.p().bits() <= MAX_COMPONENT * 8 - 8 {
+        Ok(())
     } else {
         Err(KeyFileError::InvalidKey("DSA"))
     }
 }
 
-fn dsa_from(
+/// A DSA public key as an HS_PUBKEY value holds it (Java's magnitudes).
+pub(super) fn dsa_public_key(vk: &dsa::VerifyingKey) -> PublicKey {
+    let c = vk.components();
+    PublicKey::Dsa(DsaKey {
+        options: 0,
+        q: java_magnitude(c.q()),
+        p: java_magnitude(c.p()),
+        g: java_magnitude(c.g()),
+        y: java_magnitude(vk.y()),
+    })
+}
+
+pub(super) fn dsa_from(
     p: dsa::BigUint,
     q: dsa::BigUint,
     g: dsa::BigUint,
@@ -352,11 +391,16 @@ fn dsa_from(
 /// A magnitude as Java's `BigInteger.toByteArray` writes it: a leading zero byte when the
 /// top bit is set.
 fn java_magnitude(n: &dsa::BigUint) -> Bytes {
-    let b = n.to_bytes_be();
-    let mut v = Vec::with_capacity(b.len() + 1);
+    Bytes::copy_from_slice(&java_bytes(n))
+}
+
+/// [`java_magnitude`] for private numbers: every buffer they pass through is zeroized.
+pub(super) fn java_bytes(n: &dsa::BigUint) -> Zeroizing<Vec<u8>> {
+    let b = Zeroizing::new(n.to_bytes_be());
+    let mut v = Zeroizing::new(Vec::with_capacity(b.len() + 1));
     if b.first().is_some_and(|&x| x & 0x80 != 0) {
         v.push(0);
     }
     v.extend_from_slice(&b);
-    Bytes::from(v)
+    v
 }

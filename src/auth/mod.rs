@@ -9,6 +9,9 @@
 //! - [`Identity`]: `INDEX:HANDLE` of the value holding the identity's key;
 //! - [`SecretKey`] (HS_SECKEY, with the "hashed" form) and [`PrivateKey`] (HS_PUBKEY: RSA or
 //!   DSA, read from the reference library's key file or from PKCS#8): the [`Credentials`];
+//! - key files made and converted ([`PrivateKey::generate`], [`KeyMaterial`] in the
+//!   [`KeyFormat`]s: the reference's files, PKCS#8 and SPKI PEM, JWK), what `hdl-keygen`
+//!   and `hdl-convert-key` do;
 //! - [`Challenge::verify`]: the challenge's request digest is checked against our own request
 //!   before anything is signed;
 //! - [`Authenticator`]: signs the checked challenge with the algorithm the protocol version
@@ -32,6 +35,7 @@
 mod answer;
 mod error;
 mod key_source;
+mod keyfile;
 mod keys;
 mod secret;
 mod session;
@@ -40,6 +44,10 @@ mod verify;
 pub use answer::{answer_message, Authenticator, Challenge, Credentials, Identity, NONCE_LEN};
 pub use error::{AuthError, IdentityError, KeyFileError};
 pub use key_source::{KeySource, KeySourceError};
+pub use keyfile::{
+    KeyFormat, KeyMaterial, KeySpec, ReadKey, UnknownKeyFormat, MAX_PKCS8_PBKDF2_ITERATIONS,
+    PKCS8_PBKDF2_ITERATIONS,
+};
 pub use keys::{PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
 pub use secret::{
     pbkdf2_derive, pbkdf2_password, verify_secret_key_proof, SecretKey, SecretKeyMac,

@@ -54,6 +54,7 @@ pub use data::{
     admin_from_json, admin_to_json, data_format, data_from_json, data_to_json, vlist_from_json,
     vlist_to_json,
 };
+pub(crate) use format::base64_bytes;
 pub use format::DataFormat;
 pub use key::{key_from_json, key_to_json};
 pub(crate) use read::{

@@ -45,7 +45,12 @@ impl Asker {
             kind,
             ..
         } = to;
-        let request = spec.to_message(site, self.request_expiration());
+        // One reading of the wall clock an attempt: the request's expiration and the
+        // answer's expiry check (an answer is checked against the time its request went out,
+        // at most a deadline earlier): callgrind counts 1 `SystemTime::now` per resolution
+        // instead of 2 (about 30 instructions and a vDSO call fewer, BENCHMARKS §12).
+        let unix_now = self.clock.unix_now();
+        let request = spec.to_message(site, expiration_from(unix_now));
         // Administration goes in a session with the server when it can (`peers/session.rs`;
         // the setup, if one is due, comes first); a resolution that clears public-only goes
         // in the server's authenticated session if there is one, else without: if the
@@ -139,8 +144,7 @@ impl Asker {
             lease.authenticated();
         }
         drop(lease);
-        let certified = match check_answer(&request, &response, server, addr, self.clock.unix_now())
-        {
+        let certified = match check_answer(&request, &response, server, addr, unix_now) {
             Ok(c) => c,
             Err(e) => {
                 record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
@@ -206,9 +210,14 @@ impl Asker {
 
     /// Request expiration: now + 12 h (saturating at the largest `u32`).
     pub(super) fn request_expiration(&self) -> u32 {
-        u32::try_from(self.clock.unix_now().saturating_add(REQUEST_LIFETIME_SECS))
-            .unwrap_or(u32::MAX)
+        expiration_from(self.clock.unix_now())
     }
+}
+
+/// The expiration of a request made at `unix_now`: 12 h later (saturating at the largest
+/// `u32`).
+fn expiration_from(unix_now: u64) -> u32 {
+    u32::try_from(unix_now.saturating_add(REQUEST_LIFETIME_SECS)).unwrap_or(u32::MAX)
 }
 
 /// Who an exchange goes to: the server of a site (and its entry in the table), at one

@@ -220,7 +220,15 @@ impl Trace {
             attempt.number = attempt.number.saturating_add(base);
             e.done.push(attempt);
         }
-        out
+        // Shared work that ran out of time (its lifetime, `Trace::share`) names the lookup it
+        // ran; this resolution's error names the handle it is about, as its own deadline would.
+        out.map_err(|e| match e {
+            ResolveError::Timeout { after, .. } => ResolveError::Timeout {
+                handle: self.origin.to_string(),
+                after,
+            },
+            e => e,
+        })
     }
 
     /// The attempts finished so far.

@@ -34,8 +34,11 @@ use crate::wire::limits::Limits;
 use crate::wire::reader::Reader;
 use crate::wire::value::HandleValue;
 
-/// A message body, by layout.
+/// A message body, by layout. Non-exhaustive: a layout gets its own variant when the
+/// library learns an operation (HOME/UNHOME were added so); until then its bytes are
+/// [`Body::Unknown`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Body {
     /// OC_RESOLUTION request.
     ResolutionRequest(ResolutionRequest),

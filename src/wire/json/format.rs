@@ -127,7 +127,7 @@ fn hex_at(v: &Json, at: &At, limits: &Limits) -> Result<Bytes, JsonError> {
 
 /// Base64 as the reference library reads it: standard or URL-safe alphabet, padded or not,
 /// line breaks and spaces ignored.
-fn base64_bytes(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_bytes(s: &str) -> Option<Vec<u8>> {
     let spaced;
     let s = if s.bytes().any(|b| b.is_ascii_whitespace()) {
         spaced = s

@@ -12,6 +12,9 @@
 //! REST values (`{"index": 1, "type": "URL", "data": {"format": "string", "value": ...}}`).
 //! Exit status: 0 done, 1 refused by the server (exists, not found, not permitted,
 //! authentication failed, ...), 2 bad input (nothing sent), 3 no answer.
+//!
+//! `admin batch` runs the reference's batch files (`batch.rs`); `admin keygen` and `admin
+//! convert-key` make and convert key files, offline (`keys.rs`).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -26,6 +29,9 @@ use handle_resolver::wire::{HandleValue, Limits};
 use handle_resolver::AdminError;
 use handle_resolver::Resolver;
 
+mod batch;
+mod keys;
+
 /// Done.
 const OK: u8 = 0;
 /// The server refused the operation.
@@ -39,6 +45,9 @@ const AFTER_HELP: &str = "\
 The identity is --auth INDEX:HANDLE with its key from --secret-file, --key-file or the
 environment variable HANDLE_RESOLVER_SECRET (never from the command line). Requests go to a
 primary site of the handle's prefix (through --root), or to --server alone.
+
+keygen and convert-key work offline; their passphrases come from a file, a variable or the
+terminal, never from the command line.
 
 Exit status: 0 done; 1 refused by the server (already exists, not found, value exists, not
 permitted, authentication failed, ...); 2 bad input (nothing sent); 3 no answer.";
@@ -115,6 +124,14 @@ enum Command {
         /// The prefix.
         prefix: String,
     },
+    /// Generate a key pair in the reference's files, as its `hdl-keygen` (RSA 2048 unless
+    /// told otherwise): PRIVFILE, the private key (encrypted with a passphrase unless
+    /// --no-passphrase), and PUBFILE, the public key as an HS_PUBKEY value holds it.
+    Keygen(keys::KeygenArgs),
+    /// Convert a key file between the reference's format (`hdl-convert-key`), PKCS#8 PEM
+    /// (encrypted or not), SubjectPublicKeyInfo PEM and JWK (for DSA the reference's own
+    /// form); the input's format is detected unless --from is given.
+    ConvertKey(keys::ConvertArgs),
     /// Run a batch file of the reference's `hdl-genericbatch` (CREATE, ADD, MODIFY, REMOVE,
     /// DELETE, HOME, UNHOME, AUTHENTICATE, SESSIONSETUP), independent commands at once.
     ///
@@ -150,8 +167,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Command::Batch { .. } = &args.command {
-        return batch::main(&args);
+    match &args.command {
+        Command::Batch { .. } => return batch::main(&args),
+        Command::Keygen(k) => return keys::keygen(k),
+        Command::ConvertKey(c) => return keys::convert(c),
+        _ => {}
     }
     let resolver = match build(&args) {
         Ok(r) => r,
@@ -172,15 +192,9 @@ fn main() -> ExitCode {
         },
         _ => Vec::new(),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(tokio::runtime::Builder::new_current_thread()) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(NETWORK);
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(run(&resolver, args.command, values)) {
         Ok(lines) => match print(&lines) {
@@ -197,6 +211,14 @@ fn main() -> ExitCode {
             ExitCode::from(exit_status(&e))
         }
     }
+}
+
+/// The async runtime `builder` makes, or the exit status after saying why there is none.
+fn runtime(mut builder: tokio::runtime::Builder) -> Result<tokio::runtime::Runtime, ExitCode> {
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the async runtime: {e}");
+        ExitCode::from(NETWORK)
+    })
 }
 
 /// Writes `lines` on stdout, one a line, through one locked buffer (`println!` would panic
@@ -316,7 +338,7 @@ async fn run(
             vec![format!("deleted {handle}")]
         }
         Command::List { prefix } => admin.list_handles(&prefix).await?,
-        Command::Batch { .. } => Vec::new(),
+        Command::Batch { .. } | Command::Keygen(_) | Command::ConvertKey(_) => Vec::new(),
     })
 }
 
@@ -328,296 +350,5 @@ fn exit_status(e: &AdminError) -> u8 {
         REFUSED
     } else {
         NETWORK
-    }
-}
-
-/// `admin batch`: the reference's batch files run by `handle_resolver::admin::batch`.
-mod batch {
-    use std::collections::BTreeMap;
-    use std::fs::File;
-    use std::io::{BufWriter, IsTerminal, Write};
-    use std::process::ExitCode;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    use std::time::Instant;
-
-    use handle_resolver::admin::batch::{parse, LogLine, Outcome, Report, Runner, Summary};
-    use indicatif::{ProgressBar, ProgressStyle};
-
-    use super::{Args, Command, Target, BAD_INPUT, NETWORK, OK, REFUSED};
-
-    /// Stopped by Ctrl-C (128 + SIGINT).
-    const INTERRUPTED: u8 = 130;
-
-    pub(super) fn main(args: &Args) -> ExitCode {
-        let Command::Batch {
-            file,
-            logfile,
-            concurrency,
-            keep_order,
-            json,
-            check,
-        } = &args.command
-        else {
-            return ExitCode::from(BAD_INPUT);
-        };
-        let shown = file.display();
-        let text = match std::fs::read(file) {
-            // The reference reads UTF-8 and replaces what does not decode.
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                eprintln!("error: {shown}: cannot read it: {e}");
-                return ExitCode::from(BAD_INPUT);
-            }
-        };
-        let batch = parse(&text, &mut |p: &str| std::fs::read(p).ok());
-        let out: Box<dyn Write> = match logfile {
-            None => Box::new(std::io::stdout().lock()),
-            Some(path) => match File::create(path) {
-                Ok(f) => Box::new(f),
-                Err(e) => {
-                    eprintln!("error: {}: cannot write it: {e}", path.display());
-                    return ExitCode::from(BAD_INPUT);
-                }
-            },
-        };
-        let mut log = Log {
-            out: BufWriter::new(out),
-            json: *json,
-            error: None,
-        };
-        if *check {
-            let mut bad = 0;
-            for entry in &batch.entries {
-                if let Err(e) = &entry.command {
-                    bad += 1;
-                    let r = Report::invalid(entry, e.kind.clone());
-                    log.step(&r);
-                }
-            }
-            log.line(&format!("Batch File Lines: {}", batch.lines));
-            return match log.finish() {
-                Err(e) => {
-                    eprintln!("error: cannot write the log: {e}");
-                    ExitCode::from(NETWORK)
-                }
-                Ok(()) if bad == 0 => ExitCode::from(OK),
-                Ok(()) => ExitCode::from(BAD_INPUT),
-            };
-        }
-        let target = match Target::of(args) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(BAD_INPUT);
-            }
-        };
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: cannot start the async runtime: {e}");
-                return ExitCode::from(NETWORK);
-            }
-        };
-        let runner = Runner::new(move |me| {
-            let mut b = target.builder();
-            if let Some(me) = me {
-                b = b.authenticator(me);
-            }
-            b.build()
-        })
-        .concurrency(*concurrency as usize);
-        let steps = batch.entries.len() as u64;
-        let bar = if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::new(steps);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} commands, {per_sec}, {msg} (Ctrl-C stops)",
-            ) {
-                bar.set_style(style);
-            }
-            bar
-        } else {
-            ProgressBar::hidden()
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let started = Instant::now();
-        log.line(&format!("Start Time: {}", java_date()));
-        let (summary, all_ok) = runtime.block_on(async {
-            let on_signal = stop.clone();
-            let bar_for_signal = bar.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    on_signal.store(true, Ordering::SeqCst);
-                    bar_for_signal.println(
-                        "stopping: no command starts any more; waiting for those in flight",
-                    );
-                }
-            });
-            let mut all_ok = true;
-            let mut order = Reorder::default();
-            let (mut failures, mut invalid) = (0u64, 0u64);
-            let summary = runner
-                .run_until(&batch, &stop, |r| {
-                    match r.outcome {
-                        Outcome::Success => {}
-                        Outcome::Invalid(_) => invalid += 1,
-                        _ => failures += 1,
-                    }
-                    all_ok &= r.outcome == Outcome::Success;
-                    bar.inc(1);
-                    bar.set_message(format!("{failures} failed, {invalid} invalid"));
-                    if *keep_order {
-                        for r in order.push(r) {
-                            log.step(&r);
-                        }
-                    } else {
-                        log.step(&r);
-                    }
-                })
-                .await;
-            for r in order.rest() {
-                log.step(&r);
-            }
-            (summary, all_ok)
-        });
-        bar.finish_and_clear();
-        let elapsed = started.elapsed();
-        for line in summary.log_lines() {
-            log.line(&line);
-        }
-        log.line(&format!("Finish Time: {}", java_date()));
-        log.line(&took(&summary, elapsed));
-        if let Err(e) = log.finish() {
-            eprintln!("error: cannot write the log: {e}");
-            return ExitCode::from(NETWORK);
-        }
-        if summary.stopped {
-            eprintln!("stopped: the log holds every command that was sent");
-            ExitCode::from(INTERRUPTED)
-        } else if all_ok {
-            ExitCode::from(OK)
-        } else {
-            ExitCode::from(REFUSED)
-        }
-    }
-
-    /// The log: the reference's lines, or JSON lines with `--json` (the time and count
-    /// lines then go as one closing JSON object, see `line`). Write errors are kept and
-    /// reported once at the end.
-    struct Log {
-        out: BufWriter<Box<dyn Write>>,
-        json: bool,
-        error: Option<std::io::Error>,
-    }
-
-    impl Log {
-        fn write(&mut self, text: &str) {
-            if self.error.is_none() {
-                if let Err(e) = writeln!(self.out, "{text}") {
-                    self.error = Some(e);
-                }
-            }
-        }
-
-        fn step(&mut self, r: &Report) {
-            if self.json {
-                let (outcome, code, message) = match &r.outcome {
-                    Outcome::Success => ("success", None, None),
-                    Outcome::Failure { code, text } => ("failure", *code, Some(text.clone())),
-                    Outcome::Invalid(kind) => ("invalid", None, Some(kind.to_string())),
-                    _ => ("unknown", None, None),
-                };
-                let doc = serde_json::json!({
-                    "line": r.line,
-                    "n": r.n,
-                    "op": r.op,
-                    "handle": r.handle,
-                    "outcome": outcome,
-                    "code": code,
-                    "message": message,
-                });
-                self.write(&doc.to_string());
-            } else {
-                self.write(&LogLine(r).to_string());
-            }
-        }
-
-        /// A line of the reference's log around the steps; with `--json`, a
-        /// `{"log": line}` object.
-        fn line(&mut self, text: &str) {
-            if self.json {
-                self.write(&serde_json::json!({ "log": text }).to_string());
-            } else {
-                self.write(text);
-            }
-        }
-
-        fn finish(mut self) -> std::io::Result<()> {
-            if let Some(e) = self.error.take() {
-                return Err(e);
-            }
-            self.out.flush()
-        }
-    }
-
-    /// Reports back in file order (`--keep-order`): each is let go once every report
-    /// before it is.
-    #[derive(Default)]
-    struct Reorder {
-        next: usize,
-        held: BTreeMap<usize, Report>,
-    }
-
-    impl Reorder {
-        fn push(&mut self, r: Report) -> Vec<Report> {
-            self.held.insert(r.seq, r);
-            let mut ready = Vec::new();
-            while let Some(r) = self.held.remove(&self.next) {
-                self.next += 1;
-                ready.push(r);
-            }
-            ready
-        }
-
-        /// What is held when the run ends (after a stop: reports past a gap).
-        fn rest(&mut self) -> Vec<Report> {
-            std::mem::take(&mut self.held).into_values().collect()
-        }
-    }
-
-    /// `java.util.Date.toString()` in UTC: `Fri Nov 27 19:52:08 UTC 2026`.
-    fn java_date() -> String {
-        let now = time::OffsetDateTime::now_utc();
-        let format = time::macros::format_description!(
-            "[weekday repr:short] [month repr:short] [day] [hour]:[minute]:[second] UTC [year]"
-        );
-        now.format(&format).unwrap_or_default()
-    }
-
-    /// The reference's last line: whole seconds, and the rate as Java prints a double.
-    fn took(summary: &Summary, elapsed: std::time::Duration) -> String {
-        let ms = elapsed.as_millis();
-        let rate = summary.total as f64 / (ms as f64 / 1000.0);
-        format!(
-            "This batch took {} seconds to complete at an average speed of {} operations/second",
-            ms / 1000,
-            java_double(rate)
-        )
-    }
-
-    /// Java's `Double.toString` for the values a rate takes.
-    fn java_double(x: f64) -> String {
-        if x.is_nan() {
-            "NaN".into()
-        } else if x.is_infinite() {
-            "Infinity".into()
-        } else if x.fract() == 0.0 && x.abs() < 1e7 {
-            format!("{x:.1}")
-        } else {
-            format!("{x}")
-        }
     }
 }

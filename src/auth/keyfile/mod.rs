@@ -1,0 +1,305 @@
+//! Key files made and converted: what the reference distribution's `hdl-keygen` and
+//! `hdl-convert-key` do, plus the formats other tools read (`admin keygen`, `admin
+//! convert-key`). Sans-IO: bytes in, bytes out; reading and writing files is the caller's.
+//!
+//! - [`PrivateKey::generate`] with a [`KeySpec`]: RSA (2048, 3072, 4096 bits) or DSA
+//!   (L/N 1024/160, 2048/224, 2048/256, 3072/256);
+//! - [`KeyFormat::Reference`]: the reference library's private-key file (`int4 scheme ‖ key
+//!   encoding`, unencrypted or scheme 4, PBKDF2-HMAC-SHA1 + AES-128-CBC under a passphrase,
+//!   as its `Util.encrypt` writes it) and public-key file (the HS_PUBKEY value data, which
+//!   goes into an HS_PUBKEY value as is);
+//! - [`KeyFormat::Pkcs8Pem`]: `PRIVATE KEY`, or `ENCRYPTED PRIVATE KEY` under a passphrase
+//!   (PBES2: PBKDF2-HMAC-SHA-256, AES-256-CBC);
+//! - [`KeyFormat::SpkiPem`]: `PUBLIC KEY` (SubjectPublicKeyInfo);
+//! - [`KeyFormat::Jwk`]: RSA as RFC 7518 defines it, DSA in the reference library's own form
+//!   (`GsonUtility`: `{"kty": "DSA", "y"|"x", "p", "q", "g"}`; a private key carries no `y`).
+//!
+//! [`KeyMaterial`] is a key read from any of them ([`KeyMaterial::read`], the format
+//! detected when not given) and written to any ([`KeyMaterial::write`]). Reading never
+//! panics, bounds what it allocates and what it computes by the bytes given and the sizes
+//! of real keys, and fails with a [`KeyFileError`]. Private material is zeroized when
+//! dropped.
+//!
+//! ```
+//! use handle_resolver::auth::{KeyFormat, KeyMaterial, PrivateKey, KeySpec};
+//! use handle_resolver::wire::PublicKey;
+//!
+//! // The captures' DSA-1024 test key, as the reference library wrote it.
+//! let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/reference/captures-auth/keys/");
+//! let file = std::fs::read(format!("{dir}dsa1024_privkey.bin"))?;
+//! let read = KeyMaterial::read(&file, None, None)?;
+//! assert_eq!(read.format, KeyFormat::Reference);
+//!
+//! // To PKCS#8 PEM encrypted with a passphrase, and back.
+//! let pem = read.key.write(KeyFormat::Pkcs8Pem, Some(b"correct horse"))?;
+//! assert!(pem.starts_with(b"-----BEGIN ENCRYPTED PRIVATE KEY-----"));
+//! let back = KeyMaterial::read(&pem, None, Some(b"correct horse"))?;
+//! assert_eq!(back.key.public_key(), read.key.public_key());
+//!
+//! // The reference's private file written back is the file read; the public file of its
+//! // public part is the HS_PUBKEY value's data.
+//! assert_eq!(*read.key.write(KeyFormat::Reference, None)?, file);
+//! let public = read.key.to_public().write(KeyFormat::Reference, None)?;
+//! assert_eq!(std::fs::read(format!("{dir}dsa1024_pubkey.bin"))?, *public);
+//! assert_eq!(PublicKey::decode(&public)?, read.key.public_key());
+//!
+//! // A new key: RSA-2048, the reference's default.
+//! let key = KeyMaterial::Private(PrivateKey::generate(KeySpec::DEFAULT_RSA)?);
+//! let jwk = key.write(KeyFormat::Jwk, None)?;
+//! assert!(KeyMaterial::read(&jwk, None, None)?.key.is_private());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod generate;
+mod jwk;
+mod pem;
+mod reference;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::str::FromStr;
+
+use zeroize::Zeroizing;
+
+use super::error::KeyFileError;
+use super::keys::{dsa_q_size, PrivateKey, MAX_COMPONENT, MAX_KEY_FILE};
+use crate::wire::PublicKey;
+
+pub use generate::KeySpec;
+pub(super) use pem::pkcs8_pem;
+pub use pem::{MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS};
+
+/// The key file formats read and written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KeyFormat {
+    /// The reference library's binary files: `*_privkey.bin` (`int4 scheme ‖ key
+    /// encoding`) and `*_pubkey.bin` (HS_PUBKEY value data).
+    Reference,
+    /// PKCS#8 PEM: `PRIVATE KEY` or `ENCRYPTED PRIVATE KEY` (private keys only).
+    Pkcs8Pem,
+    /// SubjectPublicKeyInfo PEM: `PUBLIC KEY` (the public key only).
+    SpkiPem,
+    /// JSON Web Key: RSA per RFC 7518, DSA in the reference library's form.
+    Jwk,
+}
+
+impl KeyFormat {
+    /// Every format, in the order of their names.
+    pub const ALL: [KeyFormat; 4] = [
+        KeyFormat::Reference,
+        KeyFormat::Pkcs8Pem,
+        KeyFormat::SpkiPem,
+        KeyFormat::Jwk,
+    ];
+
+    /// The format's name: `reference`, `pkcs8-pem`, `spki-pem`, `jwk`.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyFormat::Reference => "reference",
+            KeyFormat::Pkcs8Pem => "pkcs8-pem",
+            KeyFormat::SpkiPem => "spki-pem",
+            KeyFormat::Jwk => "jwk",
+        }
+    }
+
+    /// The format `bytes` look like: PEM by its label (`PRIVATE KEY` and `ENCRYPTED PRIVATE
+    /// KEY` are PKCS#8, `PUBLIC KEY` is SPKI), a JSON object is a JWK, and four bytes or more
+    /// that are neither (nor DER, which starts with 0x30) are the reference's. `None` when
+    /// nothing fits.
+    pub fn detect(bytes: &[u8]) -> Option<KeyFormat> {
+        let trimmed = bytes.trim_ascii_start();
+        if let Some(label) = pem::label(trimmed) {
+            return match label {
+                "PRIVATE KEY" | "ENCRYPTED PRIVATE KEY" => Some(KeyFormat::Pkcs8Pem),
+                "PUBLIC KEY" => Some(KeyFormat::SpkiPem),
+                _ => None,
+            };
+        }
+        match trimmed.first() {
+            Some(b'{') => Some(KeyFormat::Jwk),
+            Some(0x30) | None => None,
+            Some(_) if bytes.len() >= 4 => Some(KeyFormat::Reference),
+            Some(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for KeyFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no [`KeyFormat`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown key format {0:?}: reference, pkcs8-pem, spki-pem or jwk")]
+pub struct UnknownKeyFormat(pub String);
+
+impl FromStr for KeyFormat {
+    type Err = UnknownKeyFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        KeyFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownKeyFormat(s.to_string()))
+    }
+}
+
+/// A key: a private key (which has its public key), or a public key alone.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum KeyMaterial {
+    /// A private key.
+    Private(PrivateKey),
+    /// A public key (RSA or DSA, checked usable when read).
+    Public(PublicKey),
+}
+
+/// A key as read from a file: the key, the file's format, and whether it was encrypted.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ReadKey {
+    /// The key.
+    pub key: KeyMaterial,
+    /// The file's format (detected, or the one given).
+    pub format: KeyFormat,
+    /// Whether the file was passphrase-encrypted (a passphrase given for a file that is
+    /// not was not used).
+    pub encrypted: bool,
+}
+
+impl KeyMaterial {
+    /// Reads a key file in `format`, or in the format [`KeyFormat::detect`] finds. A
+    /// passphrase decrypts an encrypted private key (reference scheme 4, encrypted PKCS#8);
+    /// an encrypted file without one is [`KeyFileError::NeedsPassphrase`] or
+    /// [`KeyFileError::Pkcs8NeedsPassphrase`]. Files over 64 KiB are refused unread.
+    pub fn read(
+        bytes: &[u8],
+        format: Option<KeyFormat>,
+        passphrase: Option<&[u8]>,
+    ) -> Result<ReadKey, KeyFileError> {
+        if bytes.len() > MAX_KEY_FILE {
+            return Err(KeyFileError::TooLarge(bytes.len()));
+        }
+        let format = match format {
+            Some(f) => f,
+            None => KeyFormat::detect(bytes).ok_or(KeyFileError::UnknownFormat)?,
+        };
+        let (key, encrypted) = match format {
+            KeyFormat::Reference => reference::read(bytes, passphrase)?,
+            KeyFormat::Pkcs8Pem => {
+                let text = pem::text(bytes, KeyFileError::Pkcs8)?;
+                let encrypted = pem::label(text.as_bytes()) == Some("ENCRYPTED PRIVATE KEY");
+                (
+                    KeyMaterial::Private(pkcs8_pem(text, passphrase)?),
+                    encrypted,
+                )
+            }
+            KeyFormat::SpkiPem => (
+                KeyMaterial::Public(pem::spki_from_pem(pem::text(bytes, KeyFileError::Spki)?)?),
+                false,
+            ),
+            KeyFormat::Jwk => (jwk::read(bytes)?, false),
+        };
+        Ok(ReadKey {
+            key,
+            format,
+            encrypted,
+        })
+    }
+
+    /// Writes the key in `format`, encrypted with `passphrase` where the format encrypts:
+    /// the reference's private file (scheme 4) and PKCS#8 PEM. A public key alone cannot be
+    /// written as PKCS#8 ([`KeyFileError::NotPrivate`]); a passphrase for an output that is
+    /// never encrypted (SPKI, JWK, a public reference file) is
+    /// [`KeyFileError::NotEncryptable`], never silently dropped. A private key written as
+    /// SPKI PEM gives its public key.
+    pub fn write(
+        &self,
+        format: KeyFormat,
+        passphrase: Option<&[u8]>,
+    ) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
+        let encrypts = matches!(
+            (format, self),
+            (
+                KeyFormat::Reference | KeyFormat::Pkcs8Pem,
+                KeyMaterial::Private(_)
+            )
+        );
+        if passphrase.is_some() && !encrypts {
+            return Err(KeyFileError::NotEncryptable(match format {
+                KeyFormat::Reference => "a public key file",
+                other => other.name(),
+            }));
+        }
+        match (format, self) {
+            (KeyFormat::Reference, KeyMaterial::Private(k)) => k.to_reference_file(passphrase),
+            (KeyFormat::Reference, KeyMaterial::Public(k)) => {
+                reference::public_file(k).map(Zeroizing::new)
+            }
+            (KeyFormat::Pkcs8Pem, KeyMaterial::Private(k)) => k
+                .to_pkcs8_pem(passphrase)
+                .map(|pem| Zeroizing::new(pem.as_bytes().to_vec())),
+            (KeyFormat::Pkcs8Pem, KeyMaterial::Public(_)) => {
+                Err(KeyFileError::NotPrivate("pkcs8-pem"))
+            }
+            (KeyFormat::SpkiPem, key) => {
+                pem::spki_to_pem(&key.public_key()).map(|t| Zeroizing::new(t.into_bytes()))
+            }
+            (KeyFormat::Jwk, KeyMaterial::Private(k)) => {
+                Ok(Zeroizing::new(k.to_jwk()?.as_bytes().to_vec()))
+            }
+            (KeyFormat::Jwk, KeyMaterial::Public(k)) => {
+                jwk::public_to_jwk(k).map(|t| Zeroizing::new(t.into_bytes()))
+            }
+        }
+    }
+
+    /// The public key (as an HS_PUBKEY value holds it).
+    pub fn public_key(&self) -> PublicKey {
+        match self {
+            KeyMaterial::Private(k) => k.public_key(),
+            KeyMaterial::Public(k) => k.clone(),
+        }
+    }
+
+    /// The public key alone (a reference file of it is the public-key file).
+    pub fn to_public(&self) -> KeyMaterial {
+        KeyMaterial::Public(self.public_key())
+    }
+
+    /// Whether this is a private key.
+    pub fn is_private(&self) -> bool {
+        matches!(self, KeyMaterial::Private(_))
+    }
+}
+
+/// A public key from a file, checked usable: an RSA or DSA key whose numbers the crypto
+/// libraries accept (a DSA q of a DSA size, checked before any arithmetic).
+fn usable(key: PublicKey) -> Result<PublicKey, KeyFileError> {
+    match &key {
+        PublicKey::Rsa(_) => key
+            .to_rsa()
+            .map(|_| ())
+            .map_err(|_| KeyFileError::InvalidKey("RSA")),
+        PublicKey::Dsa(d) => {
+            let len = |b: &[u8]| b.iter().skip_while(|&&x| x == 0).count();
+            if len(&d.q) > 32
+                || len(&d.p) > MAX_COMPONENT - 1
+                || !dsa_q_size(&dsa::BigUint::from_bytes_be(&d.q))
+            {
+                return Err(KeyFileError::InvalidKey("DSA"));
+            }
+            key.to_dsa()
+                .map(|_| ())
+                .map_err(|_| KeyFileError::InvalidKey("DSA"))
+        }
+        _ => Err(KeyFileError::UnsupportedKeyType(
+            String::from_utf8_lossy(key.key_type()).into_owned(),
+        )),
+    }?;
+    Ok(key)
+}
