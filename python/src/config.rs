@@ -57,9 +57,9 @@ impl IdentitySpec {
     }
 }
 
-/// The private key of `file`: a key file of any kind [`PrivateKey`] reads, or, in a PEM file
-/// that holds a certificate too (pyhandle's `certificate_and_key` file), its `PRIVATE KEY`
-/// block.
+/// The private key of `file`: a key file of any kind [`PrivateKey`] reads (PEM, also
+/// `ENCRYPTED PRIVATE KEY` with `passphrase`, DER, the reference's), or, in a PEM file that
+/// holds a certificate too (pyhandle's `certificate_and_key` file), its `PRIVATE KEY` block.
 fn private_key(file: &Path, passphrase: Option<&[u8]>) -> Result<PrivateKey, KeyFileError> {
     let bytes = std::fs::read(file).map_err(|e| KeyFileError::Io(e.kind().to_string()))?;
     let Some(block) = key_block_beside_certificate(&bytes) else {
@@ -68,7 +68,10 @@ fn private_key(file: &Path, passphrase: Option<&[u8]>) -> Result<PrivateKey, Key
             None => PrivateKey::from_file(file),
         };
     };
-    PrivateKey::from_bytes(block)
+    match passphrase {
+        Some(p) => PrivateKey::from_bytes_with_passphrase(block, p),
+        None => PrivateKey::from_bytes(block),
+    }
 }
 
 /// The `-----BEGIN <label>PRIVATE KEY-----` ... `-----END <label>PRIVATE KEY-----` block of

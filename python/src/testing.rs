@@ -282,11 +282,22 @@ impl TestNetwork {
     /// PEM) and a self-signed certificate for it whose subject's UID is `identity`, what
     /// pyhandle's client-certificate credentials hold (`add_identity(identity,
     /// key_file=...)` registers the key's HS_PUBKEY).
+    ///
+    /// With `passphrase`, the key is an `ENCRYPTED PRIVATE KEY` (PKCS#8, PBES2).
     #[staticmethod]
-    fn client_certificate(identity: &str) -> PyResult<(String, String)> {
-        handle_resolver::testing::TestKey::embedded_2048()
+    #[pyo3(signature = (identity, passphrase=None))]
+    fn client_certificate(identity: &str, passphrase: Option<&str>) -> PyResult<(String, String)> {
+        let failed = |e: &dyn std::fmt::Display| PyRuntimeError::new_err(e.to_string());
+        let (key, cert) = handle_resolver::testing::TestKey::embedded_2048()
             .client_certificate(identity)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+            .map_err(|e| failed(&e))?;
+        let Some(passphrase) = passphrase else {
+            return Ok((key, cert));
+        };
+        let encrypted = PrivateKey::from_pkcs8_pem(&key)
+            .and_then(|k| k.to_pkcs8_pem(Some(passphrase.as_bytes())))
+            .map_err(|e| failed(&e))?;
+        Ok((encrypted.to_string(), cert))
     }
 
     /// With `http=True`: the servers' HTTP sides resolve `urn` (`urn:fdc:...`, `urn-3:...`)

@@ -252,6 +252,22 @@ def test_key_credentials(net: Server, tmp_path: Path) -> None:
     assert from_file.register_handle(f"{P}/by-key-file", "https://k3.example/")
     with pytest.raises(CredentialsFormatError):
         RESTHandleClient(address(net), certificate_and_key=str(tmp_path / "missing.pem"))
+    # The key encrypted (PKCS#8 PEM, PBES2), beside the certificate, with its passphrase:
+    # what pyhandle cannot use.
+    locked_pem, _ = TestNetwork.client_certificate(who, passphrase="open sesame")
+    assert "ENCRYPTED PRIVATE KEY" in locked_pem
+    locked = tmp_path / "locked.pem"
+    locked.write_text(locked_pem + cert_pem)
+    client = RESTHandleClient(
+        address(net), certificate_and_key=str(locked), passphrase="open sesame"
+    )
+    assert client.register_handle(f"{P}/by-locked-key", "https://k4.example/")
+    with pytest.raises(CredentialsFormatError) as wrong_passphrase:
+        RESTHandleClient(
+            address(net), certificate_and_key=str(locked), passphrase="wrong"
+        ).register_handle(f"{P}/by-wrong-passphrase", "https://k5.example/")
+    assert "passphrase" in str(wrong_passphrase.value)
+    assert values(net, f"{P}/by-wrong-passphrase") == []
     # The key as an identity whose key value is not this key (an HS_SECKEY): refused.
     stranger = RESTHandleClient(address(net), private_key=str(key), username=USER)
     with pytest.raises(HandleAuthenticationError):

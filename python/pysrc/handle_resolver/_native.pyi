@@ -400,9 +400,9 @@ class TestNetwork:
         with the public key of ``key_file``, and the prefix handle an HS_ADMIN value naming
         it."""
     @staticmethod
-    def client_certificate(identity: str) -> tuple[str, str]:
-        """``(key_pem, certificate_pem)``: an RSA key and a self-signed certificate for it
-        whose subject's UID is ``identity``."""
+    def client_certificate(identity: str, passphrase: str | None = None) -> tuple[str, str]:
+        """``(key_pem, certificate_pem)``: an RSA key (encrypted PKCS#8 with ``passphrase``)
+        and a self-signed certificate for it whose subject's UID is ``identity``."""
     def add_urn(self, urn: str, urls: list[str]) -> None: ...
     def populate(self, count: int) -> None: ...
     def remove(self, handle: str) -> bool: ...

@@ -35,6 +35,7 @@ from ... import (
     Resolver,
 )
 from ..handleexceptions import (
+    CredentialsFormatError,
     GenericHandleError,
     HandleAlreadyExistsException,
     HandleAuthenticationError,
@@ -134,7 +135,10 @@ class RESTHandleClient:
         if self.__admin_made is not None:
             return self.__admin_made
         if self.__keys is not None:
-            self.__admin_made = self.__resolver.admin(**self.__keys.admin_arguments())
+            try:
+                self.__admin_made = self.__resolver.admin(**self.__keys.admin_arguments())
+            except ValueError as e:  # the key does not read (a wrong passphrase, ...)
+                raise CredentialsFormatError(msg=str(e)) from e
         elif self.__username and self.__password:
             self.__admin_made = self.__resolver.admin(
                 identity=self.__username, secret=self.__password
