@@ -220,3 +220,47 @@ async fn rest_writes_with_basic_credentials_change_what_native_reads_see() {
     let (status, answer) = http(&server, &anonymous, "").await;
     assert_eq!(status, 401, "{answer}");
 }
+
+#[tokio::test]
+async fn over_https_with_the_site_record_admin_goes_in_one_session() {
+    use handle_resolver::testing::TestKey;
+    use handle_resolver::transport::TransportKind;
+    let store = Arc::new(Store::new());
+    let mut config = TestServerConfig::new(store);
+    config.key = TestKey::embedded_2048();
+    config.https = true;
+    let server = TestServer::start(config).await.unwrap();
+    // The server is its own root and the prefix's service, its HS_SITE (with its key) in
+    // 0.NA/PREFIX, beside the identity's key and HS_ADMIN.
+    let prefix_handle = format!("0.NA/{PREFIX}");
+    let mut key = HandleValue::new(300, "HS_SECKEY", SECRET);
+    key.permissions = Permissions(0x0C);
+    let admin = AdminRecord::new(0x0FFF, prefix_handle.as_bytes().to_vec(), 300);
+    server.store().insert(
+        &prefix_handle,
+        vec![
+            server.site_value(1),
+            HandleValue::new(100, "HS_ADMIN", admin.encode().unwrap()),
+            key,
+        ],
+    );
+    let me = Authenticator::secret_key(ME.parse().unwrap(), SecretKey::new(SECRET));
+    let r = Resolver::builder()
+        .root_sites([server.site_info()])
+        .transport_order([TransportKind::Https])
+        .authenticator(me)
+        .cache_size(0)
+        .build()
+        .unwrap();
+    for i in 0..3 {
+        r.admin()
+            .create_handle(&format!("{PREFIX}/tls-{i}"), vec![owner()])
+            .await
+            .unwrap();
+    }
+    // The certificate is pinned to the site record's key, which also checks the session
+    // setup: one session, one challenge for the three creates, nothing over UDP or TCP.
+    assert_eq!((server.session_setups(), server.challenges()), (1, 1));
+    assert_eq!((server.udp_requests(), server.tcp_requests()), (0, 0));
+    assert!(server.store().get(format!("{PREFIX}/tls-2")).is_some());
+}
