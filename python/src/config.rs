@@ -57,41 +57,14 @@ impl IdentitySpec {
     }
 }
 
-/// The private key of `file`: a key file of any kind [`PrivateKey`] reads (PEM, also
-/// `ENCRYPTED PRIVATE KEY` with `passphrase`, DER, the reference's), or, in a PEM file that
-/// holds a certificate too (pyhandle's `certificate_and_key` file), its `PRIVATE KEY` block.
+/// The private key of `file`: any key file [`PrivateKey::from_key_file`] reads (a private
+/// JWK, PEM, also `ENCRYPTED PRIVATE KEY` with `passphrase` and the key block beside a
+/// certificate in pyhandle's `certificate_and_key` file, DER, the reference's).
 fn private_key(file: &Path, passphrase: Option<&[u8]>) -> Result<PrivateKey, KeyFileError> {
-    let bytes = std::fs::read(file).map_err(|e| KeyFileError::Io(e.kind().to_string()))?;
-    let Some(block) = key_block_beside_certificate(&bytes) else {
-        return match passphrase {
-            Some(p) => PrivateKey::from_file_with_passphrase(file, p),
-            None => PrivateKey::from_file(file),
-        };
-    };
-    match passphrase {
-        Some(p) => PrivateKey::from_bytes_with_passphrase(block, p),
-        None => PrivateKey::from_bytes(block),
-    }
-}
-
-/// The `-----BEGIN <label>PRIVATE KEY-----` ... `-----END <label>PRIVATE KEY-----` block of
-/// a PEM file that also holds a `CERTIFICATE` block; `None` for any other file.
-fn key_block_beside_certificate(pem: &[u8]) -> Option<&[u8]> {
-    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
-    find(pem, b"-----BEGIN CERTIFICATE-----")?;
-    let mut at = 0;
-    while let Some(begin) = find(pem.get(at..)?, b"-----BEGIN ").map(|b| b + at) {
-        let label_at = begin + b"-----BEGIN ".len();
-        let label_len = find(pem.get(label_at..)?, b"-----")?;
-        let label = pem.get(label_at..label_at + label_len)?;
-        if label.ends_with(b"PRIVATE KEY") {
-            let end_line = [b"-----END ".as_slice(), label, b"-----"].concat();
-            let end = find(pem.get(label_at..)?, &end_line)? + label_at + end_line.len();
-            return pem.get(begin..end);
-        }
-        at = label_at + label_len;
-    }
-    None
+    let bytes = zeroize::Zeroizing::new(
+        std::fs::read(file).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
+    );
+    PrivateKey::from_key_file(&bytes, passphrase)
 }
 
 /// A server or root: a native address, an HTTP interface (address, `Host`, HTTPS), or (a

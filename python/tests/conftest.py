@@ -35,3 +35,13 @@ def resolve_cli() -> Path:
     path = target / "debug" / "examples" / "resolve"
     assert path.is_file(), f"{path} is missing: run `cargo build --examples --all-features` first"
     return path
+
+
+@pytest.fixture(scope="session")
+def admin_cli() -> Path:
+    """The `admin` CLI (keygen, convert-key), built as `resolve_cli` is; missing, the tests
+    that use it fail."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    path = target / "debug" / "examples" / "admin"
+    assert path.is_file(), f"{path} is missing: run `cargo build --examples --all-features` first"
+    return path

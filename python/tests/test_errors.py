@@ -175,6 +175,42 @@ def test_admin_key_files(net: TestNetwork, tmp_path: object) -> None:
         Resolver(root=net.root).admin(net.admin_identity, secret="a", secret_file=str(secret_file))
 
 
+def test_admin_private_key_files_of_every_kind(
+    net: TestNetwork, tmp_path: object, admin_cli: object
+) -> None:
+    """One key as encrypted PKCS#8, as a JWK (converted by `admin convert-key`) and beside a
+    certificate in one PEM file (pyhandle's `certificate_and_key`): each authenticates."""
+    import subprocess
+    from pathlib import Path
+
+    d = Path(str(tmp_path))
+    who = "300:20.500.1/keyed"
+    key_pem, cert_pem = TestNetwork.client_certificate(who, "pass phrase")
+    pem = d / "key.pem"
+    pem.write_text(key_pem)
+    plain = d / "plain.pem"
+    pass_file = d / "pass"
+    pass_file.write_text("pass phrase")
+    convert = [str(admin_cli), "convert-key", "--in-passphrase-file", str(pass_file)]
+    subprocess.run(
+        [*convert, "--to", "pkcs8-pem", "--no-passphrase", str(pem), str(plain)], check=True
+    )
+    jwk = d / "key.jwk"
+    subprocess.run([*convert, "--to", "jwk", "--no-passphrase", str(pem), str(jwk)], check=True)
+    assert '"kty"' in jwk.read_text()
+    net.add_identity(who, key_file=str(plain))
+    beside = d / "cert_and_key.pem"
+    beside.write_text(cert_pem + plain.read_text())
+    r = Resolver(root=net.root, timeout=5.0)
+    for n, (file, passphrase) in enumerate([(pem, "pass phrase"), (jwk, None), (beside, None)]):
+        admin = r.admin(who, key_file=str(file), key_passphrase=passphrase)
+        handle = f"20.500.1/keyed-{n}"
+        admin.create_handle(handle, [HandleValue(1, "URL", "https://k.example/")])
+        admin.delete_handle(handle)
+    with pytest.raises(ValueError):
+        r.admin(who, key_file=str(jwk), key_passphrase="a JWK is never encrypted")
+
+
 def test_create_handle_overwrite(net: TestNetwork) -> None:
     admin = Resolver(root=net.root, timeout=5.0).admin(net.admin_identity, secret=net.admin_secret)
     r = Resolver(root=net.root, cache=False)

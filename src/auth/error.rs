@@ -103,6 +103,9 @@ pub enum KeyFileError {
     /// A passphrase was given for an output that is never encrypted.
     #[error("{0} is never encrypted: give no passphrase for it")]
     NotEncryptable(&'static str),
+    /// A passphrase was given for a key file that is not encrypted (it is never ignored).
+    #[error("the key file is not encrypted: give no passphrase for it")]
+    NotEncrypted,
     /// The key cannot be written in the format asked (names what is missing).
     #[error("cannot write the key: {0}")]
     Unsupported(&'static str),

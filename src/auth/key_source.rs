@@ -12,7 +12,6 @@ use zeroize::Zeroizing;
 
 use super::answer::Credentials;
 use super::error::KeyFileError;
-use super::keyfile::{KeyFormat, KeyMaterial};
 use super::keys::PrivateKey;
 use super::secret::SecretKey;
 
@@ -167,18 +166,7 @@ fn private_key(path: &Path, passphrase_env: Option<&str>) -> Result<PrivateKey, 
     let bytes = Zeroizing::new(
         std::fs::read(path).map_err(|e| failed(KeyFileError::Io(e.kind().to_string())))?,
     );
-    let key = if KeyFormat::detect(&bytes) == Some(KeyFormat::Jwk) {
-        match KeyMaterial::read(&bytes, Some(KeyFormat::Jwk), None).map(|r| r.key) {
-            Ok(KeyMaterial::Private(key)) => Ok(key),
-            Ok(_) => Err(KeyFileError::NotPrivate("--key-file")),
-            Err(e) => Err(e),
-        }
-    } else {
-        match &passphrase {
-            Some(p) => PrivateKey::from_bytes_with_passphrase(&bytes, p),
-            None => PrivateKey::from_bytes(&bytes),
-        }
-    };
+    let key = PrivateKey::from_key_file(&bytes, passphrase.as_deref().map(|p| &p[..]));
     key.map_err(failed)
 }
 

@@ -120,7 +120,10 @@ fn private_key(jwk: &Jwk) -> Result<PrivateKey, KeyFileError> {
     );
     let primes = match (number(&jwk.p, "p")?, number(&jwk.q, "q")?) {
         (Some(p), Some(q)) => vec![p, q],
-        (None, None) => Vec::new(),
+        // Without them the rsa crate recovers the primes from n, e and d, with arithmetic
+        // that panics on n = 0 or d = 0 (a crafted file): only a plausible triple goes there.
+        (None, None) if n > e && d > rsa::BigUint::default() && d < n => Vec::new(),
+        (None, None) => return Err(KeyFileError::InvalidKey("RSA")),
         _ => return Err(KeyFileError::Jwk("p without q, or q without p".into())),
     };
     let key = rsa::RsaPrivateKey::from_components(n, e, d, primes).map_err(invalid)?;

@@ -63,7 +63,7 @@ use std::str::FromStr;
 use zeroize::Zeroizing;
 
 use super::error::KeyFileError;
-use super::keys::{dsa_q_size, PrivateKey, MAX_COMPONENT, MAX_KEY_FILE};
+use super::keys::{dsa_q_size, PrivateKey, KEY_FILE_NOT_ENCRYPTED, MAX_COMPONENT, MAX_KEY_FILE};
 use crate::wire::PublicKey;
 
 pub use generate::KeySpec;
@@ -302,4 +302,58 @@ fn usable(key: PublicKey) -> Result<PublicKey, KeyFileError> {
         )),
     }?;
     Ok(key)
+}
+
+impl PrivateKey {
+    /// Reads the private key of a file a user names as theirs, whatever its kind: a private
+    /// JWK, PEM (`PRIVATE KEY`, or `ENCRYPTED PRIVATE KEY` with `passphrase`; also one of
+    /// several blocks, as in the file of a certificate and its key that pyhandle's
+    /// `certificate_and_key` credentials name), DER PKCS#8, or the reference library's file
+    /// (encrypted with `passphrase`). The one reader of `--key-file`, `KeySource` and the
+    /// Python package's `key_file=`.
+    ///
+    /// ```
+    /// use handle_resolver::auth::{KeyFormat, KeyMaterial, PrivateKey, KeySpec};
+    ///
+    /// let key = PrivateKey::generate(KeySpec::dsa(1024, None)?)?;
+    /// let jwk = KeyMaterial::Private(key.clone()).write(KeyFormat::Jwk, None)?;
+    /// let pem = KeyMaterial::Private(key.clone()).write(KeyFormat::Pkcs8Pem, None)?;
+    /// let beside = [b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", &pem[..]].concat();
+    /// for file in [&jwk[..], &pem[..], &beside[..]] {
+    ///     assert_eq!(PrivateKey::from_key_file(file, None)?.public_key(), key.public_key());
+    ///     // None of them is encrypted: a passphrase for one is an error, never ignored.
+    ///     assert!(PrivateKey::from_key_file(file, Some(b"passphrase")).is_err());
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// A passphrase given for a file that is not encrypted is [`KeyFileError::NotEncrypted`]
+    /// rather than ignored.
+    pub fn from_key_file(bytes: &[u8], passphrase: Option<&[u8]>) -> Result<Self, KeyFileError> {
+        if KeyFormat::detect(bytes) == Some(KeyFormat::Jwk) {
+            if passphrase.is_some() {
+                return Err(KeyFileError::NotEncrypted);
+            }
+            return match KeyMaterial::read(bytes, Some(KeyFormat::Jwk), None)?.key {
+                KeyMaterial::Private(key) => Ok(key),
+                KeyMaterial::Public(_) => Err(KeyFileError::NotPrivate("a key file")),
+            };
+        }
+        let bytes = pem::private_key_block(bytes).unwrap_or(bytes);
+        let Some(passphrase) = passphrase else {
+            return Self::from_bytes(bytes);
+        };
+        let encrypted = match pem::label(bytes.trim_ascii_start()) {
+            Some(label) => label == "ENCRYPTED PRIVATE KEY",
+            // DER PKCS#8 is read unencrypted only; a reference file says so in its scheme word.
+            None => {
+                bytes.first() != Some(&0x30)
+                    && bytes.get(..4) != Some(&KEY_FILE_NOT_ENCRYPTED.to_be_bytes()[..])
+            }
+        };
+        if !encrypted {
+            return Err(KeyFileError::NotEncrypted);
+        }
+        Self::from_bytes_with_passphrase(bytes, passphrase)
+    }
 }

@@ -32,6 +32,27 @@ const MAX_SCRYPT_MEMORY: u64 = 128 << 20;
 /// The most scrypt parallelism (each lane costs the whole memory's time again).
 const MAX_SCRYPT_LANES: u16 = 16;
 
+/// The first `… PRIVATE KEY` block of a PEM file that may hold other blocks too (a
+/// certificate beside its key, as pyhandle's `certificate_and_key` file), from its `BEGIN`
+/// line to the end of its `END` line; `None` when there is no such whole block.
+pub(super) fn private_key_block(pem: &[u8]) -> Option<&[u8]> {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let mut at = 0;
+    while let Some(begin) = find(pem.get(at..)?, BEGIN).map(|b| b + at) {
+        let label_at = begin + BEGIN.len();
+        let label_len = find(pem.get(label_at..)?, b"-----")?;
+        let label = pem.get(label_at..label_at + label_len)?;
+        if label.ends_with(b"PRIVATE KEY") {
+            let end_line = [b"-----END ".as_slice(), label, b"-----"].concat();
+            let end = find(pem.get(label_at..)?, &end_line)? + label_at + end_line.len();
+            return pem.get(begin..end);
+        }
+        at = label_at + label_len;
+    }
+    None
+}
+
 /// The label of a PEM document (`-----BEGIN <label>-----` on its first line), if `bytes`
 /// start with one.
 pub(super) fn label(bytes: &[u8]) -> Option<&str> {

@@ -159,3 +159,44 @@ fn key_sizes_outside_the_list_are_refused() {
         assert!(PrivateKey::generate(KeySpec::Dsa { l, n }).is_err());
     }
 }
+
+#[test]
+fn an_rsa_jwk_without_primes_and_with_a_zero_is_refused_not_a_panic() {
+    // n = 0 and d = 0, n = 0 alone, d = 0 alone ("AA" is the byte 0; "Dw" is 15; "AQAB" is
+    // 65537): the rsa crate's prime recovery would subtract past zero on each.
+    for (n, d) in [("AA", "AA"), ("AA", "BQ"), ("Dw", "AA")] {
+        let jwk = format!(r#"{{"kty":"RSA","n":"{n}","e":"AQAB","d":"{d}"}}"#);
+        for read in [
+            KeyMaterial::read(jwk.as_bytes(), None, None).map(|_| ()),
+            PrivateKey::from_key_file(jwk.as_bytes(), None).map(|_| ()),
+        ] {
+            assert_eq!(read, Err(KeyFileError::InvalidKey("RSA")), "{jwk}");
+        }
+    }
+}
+
+#[test]
+fn a_passphrase_for_a_key_file_that_is_not_encrypted_is_refused() {
+    let key = private("rsa");
+    let material = KeyMaterial::Private(key.clone());
+    let jwk = material.write(KeyFormat::Jwk, None).unwrap();
+    let pem = material.write(KeyFormat::Pkcs8Pem, None).unwrap();
+    let reference = material.write(KeyFormat::Reference, None).unwrap();
+    for file in [&jwk[..], &pem[..], &reference[..]] {
+        assert_eq!(
+            PrivateKey::from_key_file(file, Some(b"x")).map(|_| ()),
+            Err(KeyFileError::NotEncrypted)
+        );
+        assert_eq!(
+            PrivateKey::from_key_file(file, None).unwrap().public_key(),
+            key.public_key()
+        );
+    }
+    let encrypted = material.write(KeyFormat::Reference, Some(b"x")).unwrap();
+    assert_eq!(
+        PrivateKey::from_key_file(&encrypted, Some(b"x"))
+            .unwrap()
+            .public_key(),
+        key.public_key()
+    );
+}

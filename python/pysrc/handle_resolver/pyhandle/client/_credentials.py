@@ -63,8 +63,11 @@ def _identity_of(certificate: Any) -> str:
             msg="A private key without a username needs a certificate that names the "
             "identity (its subject's UID, e.g. 300:PREFIX/USER)"
         )
-    with open(certificate, "rb") as f:
-        found = certificate_identity(f.read())
+    try:
+        with open(certificate, "rb") as f:
+            found = certificate_identity(f.read())
+    except (OSError, ValueError) as e:  # unreadable, or no certificate in it
+        raise CredentialsFormatError(msg=f"The certificate {certificate}: {e}") from e
     if found is None or ":" not in found:
         raise CredentialsFormatError(
             msg=f"The certificate {certificate} names no identity INDEX:HANDLE in its "

@@ -156,10 +156,14 @@ class RESTHandleClient:
             raise HandleAlreadyExistsException(handle=handle, msg=e.message) from e
         except HandleDoesNotExist as e:
             raise HandleNotFoundException(handle=handle, msg=e.message) from e
-        except (AdminAuthenticationFailed, AdminAuthenticationNeeded, NotPermitted) as e:
+        except (AdminAuthenticationFailed, AdminAuthenticationNeeded) as e:
             raise HandleAuthenticationError(
                 operation=op, handle=handle, username=self.__username, msg=e.message
             ) from e
+        except NotPermitted as e:
+            # Allowed no further: pyhandle 1.5.0 raises GenericHandleError for a REST 403
+            # (only 401 or code 402 is `hsresponses.not_authenticated`).
+            raise GenericHandleError(operation=op, handle=handle, msg=e.message) from e
         except InvalidIdentifier as e:
             raise HandleSyntaxError(msg=e.message, handle=handle) from e
         except ValueError as e:  # a value the native encoding cannot hold
