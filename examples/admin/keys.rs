@@ -18,6 +18,10 @@ use zeroize::Zeroizing;
 
 use super::{BAD_INPUT, OK};
 
+/// How much of a key file is read: one byte more than the library takes (64 KiB), so that
+/// a larger file is refused by its size.
+const KEY_FILE_READ_LIMIT: u64 = 64 * 1024 + 1;
+
 /// Where a passphrase comes from.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(super) struct NewPassphrase {
@@ -188,15 +192,18 @@ fn run_convert(args: &ConvertArgs) -> Result<String, Failure> {
         refuse_existing(&args.output, args.force)?;
     }
     let shown = args.input.display();
-    let bytes = Zeroizing::new(if args.input == Path::new("-") {
-        let mut b = Vec::new();
+    // At most one byte more than the library reads of a key file (64 KiB): a larger one is
+    // refused by it without this reading the rest.
+    let mut bytes = Zeroizing::new(Vec::new());
+    let read = if args.input == Path::new("-") {
         std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| format!("standard input: cannot read it: {e}"))?;
-        b
+            .take(KEY_FILE_READ_LIMIT)
+            .read_to_end(&mut bytes)
     } else {
-        std::fs::read(&args.input).map_err(|e| format!("{shown}: cannot read it: {e}"))?
-    });
+        std::fs::File::open(&args.input)
+            .and_then(|f| f.take(KEY_FILE_READ_LIMIT).read_to_end(&mut bytes))
+    };
+    read.map_err(|e| format!("{shown}: cannot read it: {e}"))?;
     let given = passphrase(
         args.in_passphrase_file.as_deref(),
         args.in_passphrase_env.as_deref(),
@@ -366,15 +373,23 @@ fn refuse_existing(path: &Path, force: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes `bytes` to `path`: readable by its owner only when `private`.
+/// Writes `bytes` to `path`: readable by its owner only when `private`. With `force` an
+/// existing file is replaced by renaming a new one over it, never written in place: whoever
+/// held the old file open (or a link it was) never sees the new key.
 fn write_file(path: &Path, bytes: &[u8], private: bool, force: bool) -> Result<(), Failure> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
+    if force && path.exists() {
+        let name = path
+            .file_name()
+            .map_or_else(Default::default, |n| n.to_string_lossy());
+        let fresh = path.with_file_name(format!(".{name}.new-{}", std::process::id()));
+        write_file(&fresh, bytes, private, false)?;
+        return std::fs::rename(&fresh, path).map_err(|e| {
+            let _ = std::fs::remove_file(&fresh);
+            format!("{}: cannot replace it: {e}", path.display())
+        });
     }
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
     #[cfg(unix)]
     if private {
         use std::os::unix::fs::OpenOptionsExt;
@@ -386,13 +401,6 @@ fn write_file(path: &Path, bytes: &[u8], private: bool, force: bool) -> Result<(
     let mut f = options
         .open(path)
         .map_err(|e| format!("{shown}: cannot write it: {e}"))?;
-    // A file replaced with --force keeps its mode: made private here before anything is in it.
-    #[cfg(unix)]
-    if private {
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| format!("{shown}: cannot make it private: {e}"))?;
-    }
     f.write_all(bytes)
         .and_then(|()| f.sync_all())
         .map_err(|e| format!("{shown}: cannot write it: {e}"))
