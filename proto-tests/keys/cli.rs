@@ -108,6 +108,29 @@ fn keygen_writes_the_reference_files() {
     assert_eq!(status(&o), 2);
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
     assert_eq!(bytes(&dir, "priv.bin"), private);
+    // With --force a world-readable file is replaced by a new private one (renamed over it,
+    // not written in place), and nothing is left beside it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let old = dir.join("old.bin");
+        std::fs::write(&old, b"old").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        ok(
+            "keygen --alg dsa --bits 1024 --no-passphrase --force @old.bin @old.pub",
+            &dir,
+            &[],
+        );
+        assert_eq!(&bytes(&dir, "old.bin")[..4], &[0, 0, 0, 1]);
+        let mode = std::fs::metadata(&old).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".new-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 
     // DSA of the reference's default size, unencrypted.
     ok(
