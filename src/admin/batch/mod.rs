@@ -234,10 +234,13 @@ pub enum ErrorKind {
     /// ADMIN permissions are not 12 characters.
     #[error("error in admin permission string")]
     AdminPermissions,
-    /// A LIST element without a handle.
+    /// A LIST element without a handle, or with one longer than
+    /// [`MAX_HANDLE_LENGTH`](crate::ident::MAX_HANDLE_LENGTH).
     #[error("error admin handle string")]
     ListHandle,
-    /// An ADMIN handle that cannot be encoded.
+    /// An ADMIN handle that cannot be encoded, or longer than
+    /// [`MAX_HANDLE_LENGTH`](crate::ident::MAX_HANDLE_LENGTH): no handle is that long, and
+    /// the wire decoder refuses such a value's data (the reference would send it).
     #[error("error admin handle string")]
     AdminHandle,
     /// A FILE value's file cannot be read (or an HS_SITE JSON file does not convert).

@@ -9,6 +9,7 @@
 
 use bytes::Bytes;
 
+use crate::ident::MAX_HANDLE_LENGTH;
 use crate::wire::{AdminRecord, HandleValue, Permissions, SiteInfo, Ttl, ValueReference};
 
 use super::{
@@ -366,6 +367,10 @@ fn admin_data(rest: &str) -> Result<Bytes, ErrorKind> {
         }
     }
     let handle = jtrim(handle);
+    if handle.len() > MAX_HANDLE_LENGTH {
+        // Longer than a handle can be: the wire decoder would refuse the value's data.
+        return Err(ErrorKind::AdminHandle);
+    }
     AdminRecord::new(bits, handle.as_bytes().to_vec(), idx as u32)
         .encode()
         .map_err(|_| ErrorKind::AdminHandle)
@@ -381,7 +386,7 @@ fn list_data(rest: &str) -> Result<Bytes, ErrorKind> {
         let (idx, handle) = element.split_once(':').ok_or(ErrorKind::AdminIndex)?;
         let idx = parse_int(jtrim(idx)).map_err(|_| ErrorKind::AdminIndex)?;
         let handle = jtrim(handle);
-        if handle.is_empty() {
+        if handle.is_empty() || handle.len() > MAX_HANDLE_LENGTH {
             return Err(ErrorKind::ListHandle);
         }
         refs.push(ValueReference {

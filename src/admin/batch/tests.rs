@@ -112,3 +112,41 @@ fn odd_input_never_panics() {
         matches!(&b.entries[0].command, Ok(Command::Remove { indexes, .. }) if indexes.is_empty())
     );
 }
+
+/// Found by the `batch` fuzz target: an ADMIN or LIST handle longer than a handle can be was
+/// encoded into a value that the wire decoder refuses. It is now the reference's `error admin
+/// handle string` on its line; at the limit, the data decodes to the handle written.
+#[test]
+fn admin_and_list_handles_longer_than_a_handle_are_invalid() {
+    use crate::ident::MAX_HANDLE_LENGTH;
+    use crate::wire::{decode_vlist, AdminRecord, Limits};
+    let long = "x".repeat(MAX_HANDLE_LENGTH + 1);
+    let fits = "x".repeat(MAX_HANDLE_LENGTH);
+    for (data, kind) in [
+        (
+            format!("ADMIN 300:111111111111:{long}"),
+            ErrorKind::AdminHandle,
+        ),
+        (format!("LIST 1:a;300:{long};"), ErrorKind::ListHandle),
+    ] {
+        let text = format!("ADD 20.500.1/x\n100 HS_ADMIN 86400 1110 {data}\n");
+        let batch = parse(&text, &mut |_: &str| None);
+        let Err(e) = &batch.entries[0].command else {
+            panic!("{:?}", batch.entries[0])
+        };
+        assert_eq!((e.line, &e.kind), (2, &kind));
+        assert_eq!(e.kind.to_string(), "error admin handle string");
+    }
+    let text = format!(
+        "ADD 20.500.1/x\n100 HS_ADMIN 86400 1110 ADMIN 300:111111111111:{fits}\n200 HS_VLIST 86400 1110 LIST 1:{fits};\n"
+    );
+    let batch = parse(&text, &mut |_: &str| None);
+    let Ok(Command::Values { values, .. }) = &batch.entries[0].command else {
+        panic!("{:?}", batch.entries[0])
+    };
+    let limits = Limits::default();
+    let admin = AdminRecord::decode(&values[0].data, &limits).unwrap();
+    assert_eq!(&admin.admin.handle[..], fits.as_bytes());
+    let refs = decode_vlist(&values[1].data, &limits).unwrap();
+    assert_eq!(&refs[0].handle[..], fits.as_bytes());
+}
