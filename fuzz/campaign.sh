@@ -24,7 +24,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")"
-ALL=(message value site reassembler ident root_files json uri_list http_answer auth session jws trust batch)
+ALL=(message value site reassembler ident root_files json uri_list http_answer auth session jws trust batch keyfile)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 RUNS=${RUNS:-10000000}

@@ -64,9 +64,9 @@ use handle_resolver::auth::{pbkdf2_derive, Authenticator, SecretKey, SecretKeyMa
 use handle_resolver::root::read_bootstrap_handles;
 use handle_resolver::testing::StoreFile;
 use handle_resolver::transport::HDL_MIME_TYPE;
+use handle_resolver::wire::encode_values;
 use handle_resolver::wire::encrypt_payload;
 use handle_resolver::wire::json::{value_to_json, RestAnswer};
-use handle_resolver::wire::encode_values;
 use handle_resolver::wire::{
     Body, ChallengeBody, DigestAlgorithm, Envelope, HandleValue, Limits, Message, OpFlags,
     PartialMessage, ProtocolVersion, Reader, RequestDigest, ResponseCode, SecretKeyProof,
@@ -526,6 +526,38 @@ fn key_files(corpus: &mut Corpus, auth: &Path, fixtures: &Path) {
     let jdk = fs::read(fixtures.join("auth/dsa1024_privkey_encrypted.bin")).unwrap();
     corpus.add_with("auth", "key", 0, &jdk);
     corpus.add_with("auth", "key", 1, &jdk);
+    keyfile(corpus, &keys);
+}
+
+/// `keyfile`: every key of `keys/` (the reference's files and the JDK's PEM), in every
+/// format the library writes it to (JWK too), read detected (mode 0) and as a user's key
+/// file, without and with a passphrase (modes 1 and 3).
+fn keyfile(corpus: &mut Corpus, keys: &Path) {
+    use handle_resolver::auth::{KeyFormat, KeyMaterial};
+    let mut files: Vec<PathBuf> = fs::read_dir(keys)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bin" || e == "pem"))
+        .collect();
+    files.sort();
+    for f in files {
+        let data = fs::read(&f).unwrap();
+        let Ok(read) = KeyMaterial::read(&data, None, None) else {
+            continue;
+        };
+        for format in [
+            KeyFormat::Reference,
+            KeyFormat::Pkcs8Pem,
+            KeyFormat::SpkiPem,
+            KeyFormat::Jwk,
+        ] {
+            if let Ok(written) = read.key.write(format, None) {
+                for mode in [0, 1, 3] {
+                    corpus.add_with("keyfile", "key", mode, &written);
+                }
+            }
+        }
+    }
 }
 
 /// The `auth` target's stored value (mode 3) for a `clientIdentity` of `auth.json`.

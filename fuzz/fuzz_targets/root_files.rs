@@ -13,8 +13,8 @@
 
 use bytes::{BufMut, BytesMut};
 use handle_resolver::root::{read_bootstrap_handles, read_root_info, root_sites};
-use handle_resolver::wire::json::value_to_json;
 use handle_resolver::wire::encode_values;
+use handle_resolver::wire::json::value_to_json;
 use handle_resolver::wire::{HandleValue, Limits, SiteInfo};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value as Json};

@@ -276,7 +276,10 @@ fn opened(c: Option<&Captured>, input: Bytes, limits: &Limits) {
     };
     let s = &c.session;
     let got = s.open(envelope, payload.clone(), limits);
-    assert_eq!(got, open_message(Some(s), envelope, payload.clone(), limits));
+    assert_eq!(
+        got,
+        open_message(Some(s), envelope, payload.clone(), limits)
+    );
     if !envelope.encrypted {
         assert_eq!(got, none);
     } else {
