@@ -44,8 +44,6 @@ const SAMPLES: [&str; 11] = [
 ///   as well.)
 /// - **RSA exchange keys** (sample 06): the reference's server fails the client RSA exchange
 ///   session (`RSA/EBC/PKCS1`, its own bug); ours keeps the default session, so [3] succeeds.
-/// - **301's message** (sample 07): our resolver reports a 301 without the server's message
-///   text (`That prefix doesn't live here`).
 const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "02-pubkey-auth",
@@ -76,16 +74,6 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
         "06-sessionsetup",
         "Successes/Total Entries: 5/6",
         "Successes/Total Entries: 6/6",
-    ),
-    (
-        "07-home-unhome",
-        "==>FAILURE[6]: create:20.500.12345.HOMED/before-home: Error(301): SERVER NOT RESPONSIBLE FOR HANDLE: That prefix doesn't live here",
-        "==>FAILURE[6]: create:20.500.12345.HOMED/before-home: Error(301): SERVER NOT RESPONSIBLE FOR HANDLE",
-    ),
-    (
-        "07-home-unhome",
-        "==>FAILURE[11]: create:20.500.12345.HOMED/after-unhome: Error(301): SERVER NOT RESPONSIBLE FOR HANDLE: That prefix doesn't live here",
-        "==>FAILURE[11]: create:20.500.12345.HOMED/after-unhome: Error(301): SERVER NOT RESPONSIBLE FOR HANDLE",
     ),
     (
         "10-encrypted-dsa-key-first",

@@ -105,7 +105,7 @@ fn handle_of(e: &ResolveError, asked: &str) -> String {
     match e {
         ResolveError::NotFound { handle }
         | ResolveError::NoMatchingValues { handle }
-        | ResolveError::PrefixNotServed { handle }
+        | ResolveError::PrefixNotServed { handle, .. }
         | ResolveError::AuthenticationNeeded { handle }
         | ResolveError::Timeout { handle, .. } => handle.clone(),
         _ => asked.to_string(),

@@ -114,6 +114,9 @@ pub enum ResolveError {
     PrefixNotServed {
         /// The handle asked for.
         handle: String,
+        /// The server's error message (the first non-empty one of the sites' answers; the
+        /// reference server says `That prefix doesn't live here`), or empty.
+        message: String,
     },
     /// Response code 402: the values asked for need authentication.
     #[error("{handle}: authentication needed (402)")]
@@ -317,7 +320,7 @@ impl ResolveError {
             ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
             ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
             ResponseCode::AuthenticationNeeded => ResolveError::AuthenticationNeeded { handle },
-            ResponseCode::ServerNotResponsible => ResolveError::PrefixNotServed { handle },
+            ResponseCode::ServerNotResponsible => ResolveError::PrefixNotServed { handle, message },
             code => ResolveError::Server {
                 sites_asked: 1,
                 server,
@@ -427,7 +430,13 @@ mod tests {
                 100,
             ),
             (ResolveError::NoMatchingValues { handle: h() }, 200),
-            (ResolveError::PrefixNotServed { handle: h() }, 301),
+            (
+                ResolveError::PrefixNotServed {
+                    handle: h(),
+                    message: String::new(),
+                },
+                301,
+            ),
             (ResolveError::AuthenticationNeeded { handle: h() }, 402),
             (server(ResponseCode::InsufficientPermissions), 401),
             (server(ResponseCode::ServerBusy), 3),
@@ -482,7 +491,10 @@ mod tests {
                 "20.500.1/x: no values match the filter (200)".into(),
             ),
             (
-                ResolveError::PrefixNotServed { handle: h() },
+                ResolveError::PrefixNotServed {
+                    handle: h(),
+                    message: String::new(),
+                },
                 "20.500.1/x: prefix not served by any site of its service (301)".into(),
             ),
             (

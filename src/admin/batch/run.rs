@@ -469,6 +469,10 @@ fn outcome_of(done: Result<(), AdminError>) -> Outcome {
             let code = e.response_code().unwrap_or(ResponseCode::Error);
             format!("{}: {message}", error_text(code))
         }
+        // The reference logs the server's text after the code's name (sample 07).
+        AdminError::Failed(ResolveError::PrefixNotServed { message, .. }) if !message.is_empty() => {
+            format!("{}: {message}", error_text(ResponseCode::ServerNotResponsible))
+        }
         AdminError::Failed(ResolveError::ServiceNotFound { prefix_handle }) => format!(
             "Unable to find service for prefix {prefix_handle}; prefix resolution response: Error(100): HANDLE NOT FOUND"
         ),

@@ -129,8 +129,18 @@ pub(super) fn summarize(handle: &str, errors: Vec<ResolveError>) -> ResolveError
         )
     });
     if all_301 && asked > 0 {
+        let message = errors
+            .iter()
+            .find_map(|e| match e {
+                ResolveError::Server { message, .. } if !message.is_empty() => {
+                    Some(message.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
         return ResolveError::PrefixNotServed {
             handle: handle.to_string(),
+            message,
         };
     }
     match errors.into_iter().min_by_key(telling) {
