@@ -22,7 +22,6 @@
 //! derived as RFC 6979 describes, so a signature is reproducible; any valid `k` verifies.
 
 use std::fmt;
-use std::path::Path;
 
 use bytes::Bytes;
 use md5::Md5;
@@ -81,32 +80,6 @@ fn component(r: &mut Reader, field: &'static str) -> Result<rsa::BigUint, KeyFil
 }
 
 impl PrivateKey {
-    /// Reads a key file: PEM (`-----BEGIN PRIVATE KEY-----`, PKCS#8), DER PKCS#8, or else
-    /// the reference library's binary format (unencrypted; an encrypted one is a typed error
-    /// naming its scheme, an encrypted PKCS#8 PEM is [`KeyFileError::Pkcs8NeedsPassphrase`]).
-    /// The file's bytes are zeroized after reading. JWK files are read by
-    /// [`KeyMaterial::read`](super::KeyMaterial::read).
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, KeyFileError> {
-        let bytes = Zeroizing::new(
-            std::fs::read(path).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
-        );
-        Self::from_bytes(&bytes)
-    }
-
-    /// Reads key file contents (see [`PrivateKey::from_file`]).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, KeyFileError> {
-        let trimmed = bytes.trim_ascii_start();
-        if trimmed.starts_with(b"-----BEGIN") {
-            let text = std::str::from_utf8(trimmed)
-                .map_err(|_| KeyFileError::Pkcs8("PEM is not text".into()))?;
-            Self::from_pkcs8_pem(text)
-        } else if trimmed.first() == Some(&0x30) {
-            Self::from_pkcs8_der(bytes)
-        } else {
-            Self::from_reference_file(bytes)
-        }
-    }
-
     /// Reads the reference library's private-key file: `int4 scheme ‖ …`. Only scheme 1
     /// (not encrypted) is read without a passphrase; an encrypted file is a
     /// [`KeyFileError::NeedsPassphrase`].
@@ -181,38 +154,6 @@ impl PrivateKey {
         }
     }
 
-    /// Reads a key file with a passphrase for an encrypted reference key file (see
-    /// [`PrivateKey::from_reference_file_with_passphrase`]) or an encrypted PKCS#8 PEM (see
-    /// [`PrivateKey::from_pkcs8_pem_with_passphrase`]); other files are read as by
-    /// [`PrivateKey::from_file`].
-    pub fn from_file_with_passphrase(
-        path: impl AsRef<Path>,
-        passphrase: &[u8],
-    ) -> Result<Self, KeyFileError> {
-        let bytes = Zeroizing::new(
-            std::fs::read(path).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
-        );
-        Self::from_bytes_with_passphrase(&bytes, passphrase)
-    }
-
-    /// Reads key file contents with a passphrase (see
-    /// [`PrivateKey::from_file_with_passphrase`]).
-    pub fn from_bytes_with_passphrase(
-        bytes: &[u8],
-        passphrase: &[u8],
-    ) -> Result<Self, KeyFileError> {
-        let trimmed = bytes.trim_ascii_start();
-        match trimmed.first() {
-            Some(b'-') => {
-                let text = std::str::from_utf8(trimmed)
-                    .map_err(|_| KeyFileError::Pkcs8("PEM is not text".into()))?;
-                Self::from_pkcs8_pem_with_passphrase(text, passphrase)
-            }
-            Some(0x30) => Self::from_bytes(bytes),
-            _ => Self::from_reference_file_with_passphrase(bytes, passphrase),
-        }
-    }
-
     /// Reads the reference library's key encoding (`RSA_PRIVCRT_KEY …` or `DSA_PRIV_KEY …`,
     /// without the file's scheme word); every byte must be used.
     pub fn from_reference_encoding(bytes: &[u8]) -> Result<Self, KeyFileError> {
@@ -251,22 +192,6 @@ impl PrivateKey {
         };
         r.finish("private_key")?;
         Ok(key)
-    }
-
-    /// Reads a PKCS#8 PEM private key (RSA or DSA); an encrypted one
-    /// (`ENCRYPTED PRIVATE KEY`) is [`KeyFileError::Pkcs8NeedsPassphrase`].
-    pub fn from_pkcs8_pem(pem: &str) -> Result<Self, KeyFileError> {
-        super::keyfile::pkcs8_pem(pem, None)
-    }
-
-    /// Reads a PKCS#8 PEM private key, decrypting an `ENCRYPTED PRIVATE KEY` (PBES2:
-    /// PBKDF2 with HMAC-SHA-1 or SHA-2, or scrypt; AES-CBC) with `passphrase`; an
-    /// unencrypted one ignores the passphrase.
-    pub fn from_pkcs8_pem_with_passphrase(
-        pem: &str,
-        passphrase: &[u8],
-    ) -> Result<Self, KeyFileError> {
-        super::keyfile::pkcs8_pem(pem, Some(passphrase))
     }
 
     /// Reads a PKCS#8 DER private key (RSA or DSA). A DSA key's sizes are checked before

@@ -58,6 +58,7 @@ mod reference;
 mod tests;
 
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
 
 use zeroize::Zeroizing;
@@ -67,7 +68,6 @@ use super::keys::{dsa_q_size, PrivateKey, KEY_FILE_NOT_ENCRYPTED, MAX_COMPONENT,
 use crate::wire::PublicKey;
 
 pub use generate::KeySpec;
-pub(super) use pem::pkcs8_pem;
 pub use pem::{MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS};
 
 /// The key file formats read and written.
@@ -194,7 +194,7 @@ impl KeyMaterial {
                 let text = pem::text(bytes, KeyFileError::Pkcs8)?;
                 let encrypted = pem::label(text.as_bytes()) == Some("ENCRYPTED PRIVATE KEY");
                 (
-                    KeyMaterial::Private(pkcs8_pem(text, passphrase)?),
+                    KeyMaterial::Private(pem::pkcs8_pem(text, passphrase)?),
                     encrypted,
                 )
             }
@@ -305,6 +305,61 @@ fn usable(key: PublicKey) -> Result<PublicKey, KeyFileError> {
 }
 
 impl PrivateKey {
+    /// Reads a key file: PEM (`-----BEGIN PRIVATE KEY-----`, PKCS#8), DER PKCS#8, or else
+    /// the reference library's binary format (unencrypted; an encrypted one is a typed error
+    /// naming its scheme, an encrypted PKCS#8 PEM is [`KeyFileError::Pkcs8NeedsPassphrase`]).
+    /// The file's bytes are zeroized after reading. JWK files are read by
+    /// [`KeyMaterial::read`] and [`PrivateKey::from_key_file`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, KeyFileError> {
+        Self::from_bytes(&read_file(path.as_ref())?)
+    }
+
+    /// Reads key file contents (see [`PrivateKey::from_file`]).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, KeyFileError> {
+        Self::from_pkcs8_or_reference(bytes, None)
+    }
+
+    /// Reads a key file with a passphrase for an encrypted reference key file (see
+    /// [`PrivateKey::from_reference_file_with_passphrase`]) or an encrypted PKCS#8 PEM (see
+    /// [`PrivateKey::from_pkcs8_pem_with_passphrase`]); other files are read as by
+    /// [`PrivateKey::from_file`].
+    pub fn from_file_with_passphrase(
+        path: impl AsRef<Path>,
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        Self::from_bytes_with_passphrase(&read_file(path.as_ref())?, passphrase)
+    }
+
+    /// Reads key file contents with a passphrase (see
+    /// [`PrivateKey::from_file_with_passphrase`]).
+    pub fn from_bytes_with_passphrase(
+        bytes: &[u8],
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        Self::from_pkcs8_or_reference(bytes, Some(passphrase))
+    }
+
+    /// PEM (PKCS#8, decrypted with `passphrase` when encrypted), DER PKCS#8, or else the
+    /// reference library's file (decrypted with `passphrase` when encrypted).
+    fn from_pkcs8_or_reference(
+        bytes: &[u8],
+        passphrase: Option<&[u8]>,
+    ) -> Result<Self, KeyFileError> {
+        let trimmed = bytes.trim_ascii_start();
+        if trimmed.starts_with(b"-----BEGIN") {
+            let text = std::str::from_utf8(trimmed)
+                .map_err(|_| KeyFileError::Pkcs8("PEM is not text".into()))?;
+            pem::pkcs8_pem(text, passphrase)
+        } else if trimmed.first() == Some(&0x30) {
+            Self::from_pkcs8_der(bytes)
+        } else {
+            match passphrase {
+                Some(p) => Self::from_reference_file_with_passphrase(bytes, p),
+                None => Self::from_reference_file(bytes),
+            }
+        }
+    }
+
     /// Reads the private key of a file a user names as theirs, whatever its kind: a private
     /// JWK, PEM (`PRIVATE KEY`, or `ENCRYPTED PRIVATE KEY` with `passphrase`; also one of
     /// several blocks, as in the file of a certificate and its key that pyhandle's
@@ -341,7 +396,7 @@ impl PrivateKey {
         }
         let bytes = pem::private_key_block(bytes).unwrap_or(bytes);
         let Some(passphrase) = passphrase else {
-            return Self::from_bytes(bytes);
+            return Self::from_pkcs8_or_reference(bytes, None);
         };
         let encrypted = match pem::label(bytes.trim_ascii_start()) {
             Some(label) => label == "ENCRYPTED PRIVATE KEY",
@@ -354,6 +409,13 @@ impl PrivateKey {
         if !encrypted {
             return Err(KeyFileError::NotEncrypted);
         }
-        Self::from_bytes_with_passphrase(bytes, passphrase)
+        Self::from_pkcs8_or_reference(bytes, Some(passphrase))
     }
+}
+
+/// A key file's bytes, zeroized when dropped.
+fn read_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
+    std::fs::read(path)
+        .map(Zeroizing::new)
+        .map_err(|e| KeyFileError::Io(e.kind().to_string()))
 }

@@ -69,8 +69,26 @@ pub(super) fn text(bytes: &[u8], error: fn(String) -> KeyFileError) -> Result<&s
     std::str::from_utf8(bytes.trim_ascii_start()).map_err(|_| error("PEM is not text".into()))
 }
 
+impl PrivateKey {
+    /// Reads a PKCS#8 PEM private key (RSA or DSA); an encrypted one
+    /// (`ENCRYPTED PRIVATE KEY`) is [`KeyFileError::Pkcs8NeedsPassphrase`].
+    pub fn from_pkcs8_pem(pem: &str) -> Result<Self, KeyFileError> {
+        pkcs8_pem(pem, None)
+    }
+
+    /// Reads a PKCS#8 PEM private key, decrypting an `ENCRYPTED PRIVATE KEY` (PBES2:
+    /// PBKDF2 with HMAC-SHA-1 or SHA-2, or scrypt; AES-CBC) with `passphrase`; an
+    /// unencrypted one ignores the passphrase.
+    pub fn from_pkcs8_pem_with_passphrase(
+        pem: &str,
+        passphrase: &[u8],
+    ) -> Result<Self, KeyFileError> {
+        pkcs8_pem(pem, Some(passphrase))
+    }
+}
+
 /// Reads a PKCS#8 PEM, encrypted or not.
-pub(crate) fn pkcs8_pem(pem: &str, passphrase: Option<&[u8]>) -> Result<PrivateKey, KeyFileError> {
+pub(super) fn pkcs8_pem(pem: &str, passphrase: Option<&[u8]>) -> Result<PrivateKey, KeyFileError> {
     let pem = pem.trim_start();
     match label(pem.as_bytes()) {
         Some("PRIVATE KEY") => {
