@@ -495,16 +495,21 @@ fn encrypted_key_file(key: &[u8], key_bits: u32) -> Vec<u8> {
     out.to_vec()
 }
 
-/// `auth` modes 0 and 1: the key files.
-fn key_files(corpus: &mut Corpus, auth: &Path, fixtures: &Path) {
-    let keys = auth.join("keys");
-    let mut files: Vec<PathBuf> = fs::read_dir(&keys)
+/// The key files of a captures-auth `keys/` folder (`.bin` and `.pem`), in name order.
+fn key_paths(keys: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(keys)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "bin" || e == "pem"))
         .collect();
     files.sort();
-    for f in files {
+    files
+}
+
+/// `auth` modes 0 and 1: the key files.
+fn key_files(corpus: &mut Corpus, auth: &Path, fixtures: &Path) {
+    let keys = auth.join("keys");
+    for f in key_paths(&keys) {
         let data = fs::read(&f).unwrap();
         corpus.add_with("auth", "key", 0, &data);
         if f.to_string_lossy().ends_with("_privkey.bin") {
@@ -534,13 +539,7 @@ fn key_files(corpus: &mut Corpus, auth: &Path, fixtures: &Path) {
 /// file, without and with a passphrase (modes 1 and 3).
 fn keyfile(corpus: &mut Corpus, keys: &Path) {
     use handle_resolver::auth::{KeyFormat, KeyMaterial};
-    let mut files: Vec<PathBuf> = fs::read_dir(keys)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bin" || e == "pem"))
-        .collect();
-    files.sort();
-    for f in files {
+    for f in key_paths(keys) {
         let data = fs::read(&f).unwrap();
         let Ok(read) = KeyMaterial::read(&data, None, None) else {
             continue;

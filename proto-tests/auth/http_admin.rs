@@ -8,7 +8,9 @@ use std::sync::Arc;
 use handle_resolver::auth::{Authenticator, SecretKey};
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::wire::{AdminRecord, HandleValue, Permissions};
-use handle_resolver::{AdminError, CreateOptions, Query, Resolver};
+use handle_resolver::{AdminError, CreateOptions, Resolver};
+
+use super::loopback::urls;
 
 const PREFIX: &str = "20.500.77";
 const ME: &str = "300:0.NA/20.500.77";
@@ -47,18 +49,6 @@ fn over_http(server: &TestServer, secret: &str) -> Resolver {
 fn owner() -> HandleValue {
     let rec = AdminRecord::new(0x0FFF, format!("0.NA/{PREFIX}").into_bytes(), 300);
     HandleValue::new(100, "HS_ADMIN", rec.encode().unwrap())
-}
-
-async fn urls(r: &Resolver, handle: &str) -> Vec<String> {
-    let rec = r
-        .resolve_with(handle, &Query::new().public_only(false))
-        .await
-        .unwrap();
-    rec.values
-        .iter()
-        .filter(|v| v.is_type("URL"))
-        .map(|v| String::from_utf8_lossy(&v.data).into_owned())
-        .collect()
 }
 
 #[tokio::test]

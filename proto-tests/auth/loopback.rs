@@ -818,3 +818,17 @@ async fn concurrent_requests_share_one_session() {
     assert!(last.session.is_some_and(|id| id > 0), "{last}");
     assert!(last.to_string().contains(" in session "), "{last}");
 }
+
+/// The URL values of `handle` as `r` resolves them (not public-only: what an administrator
+/// sees).
+pub(super) async fn urls(r: &handle_resolver::Resolver, handle: &str) -> Vec<String> {
+    let rec = r
+        .resolve_with(handle, &handle_resolver::Query::new().public_only(false))
+        .await
+        .unwrap();
+    rec.values
+        .iter()
+        .filter(|v| v.is_type("URL"))
+        .map(|v| String::from_utf8_lossy(&v.data).into_owned())
+        .collect()
+}

@@ -5,10 +5,10 @@
 use handle_resolver::auth::{Authenticator, Identity, PrivateKey, SecretKey};
 use handle_resolver::testing::TestServer;
 use handle_resolver::wire::{AdminRecord, HandleValue};
-use handle_resolver::{AdminError, CreateOptions, Query, Resolver};
+use handle_resolver::{AdminError, CreateOptions, Resolver};
 
 use super::captures::auth_dir;
-use super::loopback::server;
+use super::loopback::{server, urls};
 
 fn admin_value(index: u32, who: &str, who_index: u32) -> HandleValue {
     let rec = AdminRecord::new(0x0FFF, who.as_bytes().to_vec(), who_index);
@@ -38,18 +38,6 @@ fn prefix_admin() -> Authenticator {
         "300:0.NA/20.500.12345".parse::<Identity>().unwrap(),
         PrivateKey::from_file(auth_dir().join("keys/prefixadmin_privkey.bin")).unwrap(),
     )
-}
-
-async fn urls(r: &Resolver, handle: &str) -> Vec<String> {
-    let rec = r
-        .resolve_with(handle, &Query::new().public_only(false))
-        .await
-        .unwrap();
-    rec.values
-        .iter()
-        .filter(|v| v.is_type("URL"))
-        .map(|v| String::from_utf8_lossy(&v.data).into_owned())
-        .collect()
 }
 
 #[tokio::test]

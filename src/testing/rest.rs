@@ -27,23 +27,30 @@ pub(crate) const JSON: &str = "application/json";
 /// The query parameters, decoded (`+` is a space, `%XX` a byte, invalid UTF-8 replaced).
 struct Params(Vec<(String, String)>);
 
+/// The `name=value` pairs of a query, percent-decoded; a `+` is a space when `plus_is_space`
+/// (reads), and kept (the REST API's writes, as the reference's `decodeURLIgnorePlus`).
+pub(super) fn query_params(query: &str, plus_is_space: bool) -> Vec<(String, String)> {
+    let decode = |s: &str| {
+        let s = if plus_is_space {
+            std::borrow::Cow::Owned(s.replace('+', " "))
+        } else {
+            std::borrow::Cow::Borrowed(s)
+        };
+        percent_decode_str(&s).decode_utf8_lossy().into_owned()
+    };
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
 impl Params {
     fn parse(query: &str) -> Params {
-        let decode = |s: &str| {
-            percent_decode_str(&s.replace('+', " "))
-                .decode_utf8_lossy()
-                .into_owned()
-        };
-        Params(
-            query
-                .split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                    (decode(k), decode(v))
-                })
-                .collect(),
-        )
+        Params(query_params(query, true))
     }
 
     fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {

@@ -63,24 +63,6 @@ pub(crate) struct RestWrite<'a> {
     pub(crate) credentials_allowed: bool,
 }
 
-/// The query parameters, percent-decoded (`+` kept, as the reference's
-/// `decodeURLIgnorePlus`).
-fn params(query: &str) -> Vec<(String, String)> {
-    let decode = |s: &str| {
-        percent_decode(s.as_bytes())
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
 /// Java's `Boolean.parseBoolean`: true only for `true`, any case.
 fn java_bool(v: &str) -> bool {
     v.eq_ignore_ascii_case("true")
@@ -131,7 +113,8 @@ pub(crate) fn respond(store: &Store, limits: &Limits, w: &RestWrite<'_>) -> Http
     let handle = percent_decode(encoded.as_bytes())
         .decode_utf8_lossy()
         .into_owned();
-    let params = params(query);
+    // `+` kept, as the reference's `decodeURLIgnorePlus`.
+    let params = super::rest::query_params(query, false);
     let request = match w.method {
         "PUT" => put_request(&handle, &params, w, limits),
         _ => delete_request(&handle, &params),
