@@ -25,6 +25,7 @@
 
 pub mod addr;
 mod codec;
+mod continued;
 mod error;
 mod exchange;
 pub(crate) mod http;
@@ -36,6 +37,7 @@ mod udp_loss;
 mod udp_sys;
 
 pub use codec::{CodecError, HandleCodec};
+pub use continued::MAX_CONTINUED;
 pub use error::TransportError;
 pub use exchange::{
     media_type, Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind,
@@ -47,6 +49,5 @@ pub use http::{HttpTarget, HDL_MIME_TYPE};
 pub use net::{
     NetTransport, NetTransportBuilder, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_REASSEMBLY_BYTES,
 };
-pub use tcp::MAX_CONTINUED;
 pub use udp::MAX_UDP_REQUEST_FRAGMENTS;
 pub use udp_loss::LOSS_TIMEOUT_FLOOR;

@@ -12,13 +12,11 @@ use tokio_util::codec::{Decoder, Encoder, Framed};
 use tracing::debug;
 
 use super::codec::{CodecError, HandleCodec};
+use super::continued::Continued;
 use super::error::TransportError;
 use super::exchange::ExchangeOptions;
 use super::request_id::{encode_with_request_id, random_request_id};
-use crate::wire::{DecodeError, DecodeErrorKind, Message, OpFlags, ENVELOPE_LEN};
-
-/// Most messages that may follow a continued (CN) answer on one connection.
-pub const MAX_CONTINUED: usize = 100_000;
+use crate::wire::{DecodeError, DecodeErrorKind, Message, ENVELOPE_LEN};
 
 /// One TCP exchange: connect, write the request, read one answer (and the messages that
 /// follow it while they are marked continued), close.
@@ -51,36 +49,20 @@ pub(crate) async fn exchange(
     );
     let answer = tokio::time::timeout(options.tcp_read_timeout, async {
         framed.send(encoded).await.map_err(codec_error)?;
-        let first = match framed.next().await {
-            None => return Err(TransportError::Closed),
-            Some(Err(e)) => return Err(codec_error(e)),
-            Some(Ok(m)) => m,
-        };
-        // A continued answer (a handle list): the rest, on the same connection, until one
-        // without CN; each of them must be for this request.
-        let mut continued = Vec::new();
-        let mut more = first.header.flags.contains(OpFlags::CN);
-        while more {
-            if continued.len() >= MAX_CONTINUED {
-                return Err(TransportError::TooManyMessages {
-                    limit: MAX_CONTINUED,
-                });
-            }
+        // The answer, and for a continued one (a handle list) the rest, on the same
+        // connection, until one without CN (`Continued`).
+        let mut answer = Continued::default();
+        loop {
             let next = match framed.next().await {
                 None => return Err(TransportError::Closed),
                 Some(Err(e)) => return Err(codec_error(e)),
                 Some(Ok(m)) => m,
             };
-            if next.request_id() != first.request_id() {
-                return Err(TransportError::RequestIdMismatch {
-                    expected: first.request_id(),
-                    got: next.request_id(),
-                });
+            if answer.push(next)? {
+                break;
             }
-            more = next.header.flags.contains(OpFlags::CN);
-            continued.push(next);
         }
-        Ok((first, continued))
+        answer.into_whole().ok_or(TransportError::Closed)
     })
     .await;
     let answer = match answer {

@@ -17,14 +17,14 @@ use tokio_util::codec::Decoder;
 use tracing::debug;
 
 use super::super::codec::{CodecError, HandleCodec};
+use super::super::continued::Continued;
 use super::super::error::TransportError;
 use super::super::exchange::{media_type, ExchangeOptions, Exchanged};
 use super::super::request_id::{encode_with_request_id, random_request_id};
-use super::super::tcp::MAX_CONTINUED;
 use super::target::{HttpTarget, HDL_MIME_TYPE};
 use super::tls;
 use crate::ident::chars::HANDLE_PATH;
-use crate::wire::{Body, Message, OpFlags};
+use crate::wire::{Body, Message};
 
 /// The `User-Agent` sent with native requests.
 const AGENT: &str = concat!("handle-resolver/", env!("CARGO_PKG_VERSION"));
@@ -186,14 +186,14 @@ fn check_content_type(status: u16, content_type: Option<&str>) -> Result<(), Tra
 
 /// The messages of an HTTP answer body, decoded as its bytes come: the answer, then (as over
 /// TCP) the messages that follow it while the one before is marked continued (CN), each for
-/// the same request, at most [`MAX_CONTINUED`] of them.
+/// the same request, at most [`MAX_CONTINUED`](super::super::MAX_CONTINUED) of them
+/// ([`Continued`]).
 struct BodyAnswers {
     codec: HandleCodec,
     buf: BytesMut,
     status: u16,
     received: bool,
-    first: Option<Message>,
-    continued: Vec<Message>,
+    answer: Continued,
 }
 
 impl BodyAnswers {
@@ -203,8 +203,7 @@ impl BodyAnswers {
             buf: BytesMut::new(),
             status,
             received: false,
-            first: None,
-            continued: Vec::new(),
+            answer: Continued::default(),
         }
     }
 
@@ -213,7 +212,7 @@ impl BodyAnswers {
     fn push(&mut self, data: &[u8]) -> Result<bool, TransportError> {
         self.received |= !data.is_empty();
         self.buf.extend_from_slice(data);
-        while !self.is_whole() {
+        while !self.answer.is_whole() {
             match self.codec.decode(&mut self.buf) {
                 Ok(Some(message)) => self.take(message)?,
                 Ok(None) => return Ok(false),
@@ -237,30 +236,7 @@ impl BodyAnswers {
                 self.status
             )));
         }
-        let Some(first) = &self.first else {
-            self.first = Some(message);
-            return Ok(());
-        };
-        if self.continued.len() >= MAX_CONTINUED {
-            return Err(TransportError::TooManyMessages {
-                limit: MAX_CONTINUED,
-            });
-        }
-        if message.request_id() != first.request_id() {
-            return Err(TransportError::RequestIdMismatch {
-                expected: first.request_id(),
-                got: message.request_id(),
-            });
-        }
-        self.continued.push(message);
-        Ok(())
-    }
-
-    fn is_whole(&self) -> bool {
-        match self.continued.last().or(self.first.as_ref()) {
-            Some(last) => !last.header.flags.contains(OpFlags::CN),
-            None => false,
-        }
+        self.answer.push(message).map(drop)
     }
 
     /// The answer and the messages continuing it, once the body has ended (or is not needed
@@ -272,14 +248,8 @@ impl BodyAnswers {
                 self.status
             )));
         }
-        if !self.is_whole() {
-            // The body ended in the middle of a message, or before the last of a list.
-            return Err(TransportError::Closed);
-        }
-        match self.first {
-            Some(first) => Ok((first, self.continued)),
-            None => Err(TransportError::Closed),
-        }
+        // None: the body ended in the middle of a message, or before the last of a list.
+        self.answer.into_whole().ok_or(TransportError::Closed)
     }
 }
 
@@ -325,7 +295,7 @@ pub fn decode_native_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::ResponseCode;
+    use crate::wire::{OpFlags, ResponseCode};
 
     fn options() -> ExchangeOptions {
         ExchangeOptions::default()
