@@ -3,6 +3,7 @@
 //! first of each in the order RFC 2253 writes the subject (the last RDN first); for pyhandle's
 //! client-certificate credentials (`handle_resolver.pyhandle`).
 
+use handle_resolver::auth::pem_block;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use x509_cert::der::asn1::ObjectIdentifier;
@@ -13,25 +14,16 @@ const UID: ObjectIdentifier = ObjectIdentifier::new_unwrap("0.9.2342.19200300.10
 const CN: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.3");
 const O: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.10");
 
-const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
-const END: &str = "-----END CERTIFICATE-----";
-
 /// The certificate of a file: its `CERTIFICATE` PEM block (other blocks, such as the private
 /// key of a `certificate_and_key` file, are passed over), or DER.
 fn certificate(file: &[u8]) -> Result<Certificate, String> {
-    let Some(start) = find(file, BEGIN.as_bytes()) else {
+    const BEGIN: &[u8] = b"-----BEGIN CERTIFICATE-----";
+    if !file.windows(BEGIN.len()).any(|w| w == BEGIN) {
         return Certificate::from_der(file).map_err(|e| format!("not a certificate: {e}"));
-    };
-    let rest = &file[start..];
-    let end = find(rest, END.as_bytes())
-        .map(|e| e + END.len())
-        .ok_or("the CERTIFICATE block has no end line")?;
-    let block = std::str::from_utf8(&rest[..end]).map_err(|_| "the PEM block is not text")?;
+    }
+    let block = pem_block(file, "CERTIFICATE").ok_or("the CERTIFICATE block has no end line")?;
+    let block = std::str::from_utf8(block).map_err(|_| "the PEM block is not text")?;
     Certificate::from_pem(block).map_err(|e| format!("not a certificate: {e}"))
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The identity text the certificate's subject names (`"300:20.500.1/USER"`, or a handle

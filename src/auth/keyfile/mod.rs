@@ -68,7 +68,7 @@ use super::keys::{dsa_q_size, PrivateKey, KEY_FILE_NOT_ENCRYPTED, MAX_COMPONENT,
 use crate::wire::PublicKey;
 
 pub use generate::KeySpec;
-pub use pem::{MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS};
+pub use pem::{pem_block, MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS};
 
 /// The key file formats read and written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

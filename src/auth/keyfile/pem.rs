@@ -33,9 +33,29 @@ const MAX_SCRYPT_MEMORY: u64 = 128 << 20;
 const MAX_SCRYPT_LANES: u16 = 16;
 
 /// The first `… PRIVATE KEY` block of a PEM file that may hold other blocks too (a
-/// certificate beside its key, as pyhandle's `certificate_and_key` file), from its `BEGIN`
-/// line to the end of its `END` line; `None` when there is no such whole block.
+/// certificate beside its key, as pyhandle's `certificate_and_key` file).
 pub(super) fn private_key_block(pem: &[u8]) -> Option<&[u8]> {
+    block_where(pem, |label| label.ends_with(b"PRIVATE KEY"))
+}
+
+/// The first block labelled `label` (`"CERTIFICATE"`, `"PRIVATE KEY"`, ...) of a PEM file
+/// that may hold other blocks too, from its `BEGIN` line to the end of its `END` line;
+/// `None` when there is no such whole block.
+///
+/// ```
+/// use handle_resolver::auth::pem_block;
+///
+/// let file = b"-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n\
+///              -----BEGIN CERTIFICATE-----\nAQ==\n-----END CERTIFICATE-----\n";
+/// let cert = pem_block(file, "CERTIFICATE").unwrap();
+/// assert_eq!(cert, b"-----BEGIN CERTIFICATE-----\nAQ==\n-----END CERTIFICATE-----");
+/// assert_eq!(pem_block(file, "PUBLIC KEY"), None);
+/// ```
+pub fn pem_block<'a>(pem: &'a [u8], label: &str) -> Option<&'a [u8]> {
+    block_where(pem, |l| l == label.as_bytes())
+}
+
+fn block_where(pem: &[u8], wanted: impl Fn(&[u8]) -> bool) -> Option<&[u8]> {
     const BEGIN: &[u8] = b"-----BEGIN ";
     let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
     let mut at = 0;
@@ -43,7 +63,7 @@ pub(super) fn private_key_block(pem: &[u8]) -> Option<&[u8]> {
         let label_at = begin + BEGIN.len();
         let label_len = find(pem.get(label_at..)?, b"-----")?;
         let label = pem.get(label_at..label_at + label_len)?;
-        if label.ends_with(b"PRIVATE KEY") {
+        if wanted(label) {
             let end_line = [b"-----END ".as_slice(), label, b"-----"].concat();
             let end = find(pem.get(label_at..)?, &end_line)? + label_at + end_line.len();
             return pem.get(begin..end);
