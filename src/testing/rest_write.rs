@@ -40,6 +40,7 @@ use super::http_reply::HttpReply;
 use super::rest::JSON;
 use super::store::Store;
 use crate::auth::{verify_answer, Authenticator, Challenge, SecretKey};
+use crate::transport::media_type;
 use crate::wire::json::{rest_http_status, value_from_json, values_from_json};
 use crate::wire::{
     Body, ChallengeAnswer, DigestAlgorithm, HandleValue, Limits, Message, OpCode, OpFlags,
@@ -116,7 +117,7 @@ pub(crate) fn respond(store: &Store, limits: &Limits, w: &RestWrite<'_>) -> Http
     // `+` kept, as the reference's `decodeURLIgnorePlus`.
     let params = super::rest::query_params(query, false);
     let request = match w.method {
-        "PUT" => put_request(&handle, &params, w, limits),
+        "PUT" => put_request(store, &handle, &params, w, limits),
         _ => delete_request(&handle, &params),
     };
     let request = match request {
@@ -148,17 +149,15 @@ fn unauthorized(reply: HttpReply) -> HttpReply {
 
 /// CREATE_HANDLE or ADD_VALUE from a PUT.
 fn put_request(
+    store: &Store,
     handle: &str,
     params: &[(String, String)],
     w: &RestWrite<'_>,
     limits: &Limits,
 ) -> Result<Message, HttpReply> {
-    let json_type = w.content_type.is_some_and(|t| {
-        let t = t.trim().to_ascii_lowercase();
-        t == "application/json"
-            || t.strip_prefix("application/json")
-                .is_some_and(|rest| rest.trim_start().starts_with(';'))
-    });
+    let json_type = w
+        .content_type
+        .is_some_and(|t| media_type(t).eq_ignore_ascii_case("application/json"));
     if !json_type {
         return Err(unreadable(format!(
             "Unsupported media type {}",
@@ -168,7 +167,7 @@ fn put_request(
     let various = params.iter().any(|(k, v)| k == "index" && v == "various");
     let indexes = if various { None } else { indexes(params)? };
     let doc: Json = serde_json::from_slice(w.body).map_err(|e| unreadable(e.to_string()))?;
-    let values = put_values(handle, &doc, limits)?;
+    let values = put_values(store, handle, &doc, limits)?;
     let add = various || indexes.is_some();
     if let Some(wanted) = &indexes {
         let mut a: Vec<u32> = wanted.clone();
@@ -208,8 +207,13 @@ fn put_request(
 }
 
 /// The values of a PUT body: an array, `{"values": [...]}` (its `handle`, if any, the
-/// path's), or one value.
-fn put_values(handle: &str, doc: &Json, limits: &Limits) -> Result<Vec<HandleValue>, HttpReply> {
+/// path's, compared as the store compares handles: the prefix in any case), or one value.
+fn put_values(
+    store: &Store,
+    handle: &str,
+    doc: &Json,
+    limits: &Limits,
+) -> Result<Vec<HandleValue>, HttpReply> {
     let invalid = || unreadable("Invalid JSON in PUT request");
     let bad_value = |e: crate::wire::json::JsonError| unreadable(e.to_string());
     match doc {
@@ -217,7 +221,7 @@ fn put_values(handle: &str, doc: &Json, limits: &Limits) -> Result<Vec<HandleVal
         Json::Object(o) if o.contains_key("values") => {
             if let Some(named) = o.get("handle") {
                 let named = named.as_str().ok_or_else(invalid)?;
-                if !same_handle(handle, named) {
+                if store.normalize(handle.as_bytes()) != store.normalize(named.as_bytes()) {
                     return Err(unreadable("Mismatched handle in PUT request"));
                 }
             }
@@ -231,14 +235,6 @@ fn put_values(handle: &str, doc: &Json, limits: &Limits) -> Result<Vec<HandleVal
         }
         _ => Err(invalid()),
     }
-}
-
-/// The reference's check of a case-sensitive server: the prefix in any case, the rest
-/// exactly.
-fn same_handle(a: &str, b: &str) -> bool {
-    let (pa, sa) = a.split_once('/').unwrap_or((a, ""));
-    let (pb, sb) = b.split_once('/').unwrap_or((b, ""));
-    pa.eq_ignore_ascii_case(pb) && sa == sb
 }
 
 /// The `index` parameters (Java ints); `None` without any.
