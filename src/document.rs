@@ -46,15 +46,14 @@ pub fn attempt_json(a: &Attempt) -> Json {
         _ => Json::Null,
     };
     let outcome = match &a.outcome {
-        AttemptOutcome::Response(c) => c.to_string(),
-        AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
-        AttemptOutcome::Failed(why) => format!("failed: {why}"),
         AttemptOutcome::Cancelled => "cancelled".to_string(),
+        other => other.to_string(),
     };
     json!({
         "attempt": a.number,
         "handle": a.handle.as_str(),
-        "server": a.server.to_string(),
+        // null for a proxy named by a host name (its URL is the attempt's `url`).
+        "server": a.server.map(|s| s.to_string()),
         "transport": a.transport.as_str(),
         "rttMs": (a.rtt.as_secs_f64() * 1e4).round() / 10.0,
         "transmissions": a.transmissions,

@@ -45,8 +45,9 @@ pub use admin::client::{Admin, AdminError, CreateOptions};
 pub use ident::{Handle, Identifier};
 pub use resolver::{
     server_record, Attempt, AttemptOutcome, BuildError, Clock, FixedClock, HandleRecord,
-    ProtocolViolation, Query, Resolvable, ResolveError, ResolveMany, Resolver, ResolverBuilder,
-    SignatureFailure, Site, SiteAnswer, Source, SystemClock, Target, TransportPreference,
+    ProtocolViolation, Query, Rejection, Resolvable, ResolveError, ResolveErrorKind, ResolveMany,
+    Resolver, ResolverBuilder, SignatureFailure, Site, SiteAnswer, Source, SystemClock, Target,
+    TransportPreference, UnknownTransport,
 };
 pub use urn::{AsUrn, UrnAnswer, UrnError, UrnService};
 

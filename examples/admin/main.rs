@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use handle_resolver::cli::AuthArgs;
-use handle_resolver::transport::addr::resolve_host_port;
+use handle_resolver::transport::addr::{Endpoint, RootEndpoint};
 use handle_resolver::wire::json::values_from_json;
 use handle_resolver::wire::{HandleValue, Limits};
 use handle_resolver::AdminError;
@@ -59,8 +59,8 @@ struct Args {
     #[command(subcommand)]
     command: Command,
 
-    /// Send every request to this server (HOST[:PORT], port 2641 unless given), without
-    /// service lookup.
+    /// Send every request to this server (HOST[:PORT], port 2641 unless given; or its HTTP
+    /// interface, http(s)://HOST[:PORT]), without service lookup.
     #[arg(
         long,
         global = true,
@@ -68,8 +68,8 @@ struct Args {
         conflicts_with = "root"
     )]
     server: Option<String>,
-    /// The root to find the prefix's primary site from (HOST[:PORT]) [default: the global
-    /// root servers].
+    /// The root to find the prefix's primary site from (HOST[:PORT], http(s)://HOST[:PORT], or
+    /// a root file) [default: the global root servers].
     #[arg(long, global = true, value_name = "HOST[:PORT]")]
     root: Option<String>,
     /// Deadline of each request, in seconds.
@@ -242,10 +242,10 @@ fn build(args: &Args) -> Result<Resolver, String> {
 }
 
 /// Where requests go and their deadline: the options every resolver of a run shares.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Target {
-    server: Option<std::net::SocketAddr>,
-    root: Option<std::net::SocketAddr>,
+    server: Option<Endpoint>,
+    root: Option<RootEndpoint>,
     timeout: Duration,
 }
 
@@ -258,11 +258,11 @@ impl Target {
             ));
         }
         let server = match &args.server {
-            Some(s) => Some(resolve_host_port(s).map_err(|e| format!("--server {s}: {e}"))?),
+            Some(s) => Some(Endpoint::parse(s).map_err(|e| format!("--server {s}: {e}"))?),
             None => None,
         };
         let root = match &args.root {
-            Some(r) => Some(resolve_host_port(r).map_err(|e| format!("--root {r}: {e}"))?),
+            Some(r) => Some(RootEndpoint::parse(r).map_err(|e| format!("--root {r}: {e}"))?),
             None => None,
         };
         Ok(Target {
@@ -274,11 +274,11 @@ impl Target {
 
     fn builder(&self) -> handle_resolver::ResolverBuilder {
         let mut b = Resolver::builder().timeout(self.timeout);
-        if let Some(addr) = self.server {
-            b = b.server(addr);
+        if let Some(server) = &self.server {
+            b = b.server_at(server);
         }
-        if let Some(addr) = self.root {
-            b = b.root_server(addr);
+        if let Some(root) = &self.root {
+            b = b.root_at(root);
         }
         b
     }

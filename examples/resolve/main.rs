@@ -33,7 +33,6 @@ mod report;
 mod tsv;
 mod urn;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,8 +41,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use handle_resolver::cli::AuthArgs;
 use handle_resolver::ident::ParseOptions;
-use handle_resolver::transport::addr::BaseUrl;
-use handle_resolver::transport::addr::{resolve_host_port, AddrError};
+use handle_resolver::transport::addr::{Endpoint, RootEndpoint};
 use handle_resolver::wire::{HandleValue, ResponseCode};
 use handle_resolver::{BuildError, Query, ResolveError, Resolver, ResolverBuilder};
 use handle_resolver::{SiteAnswer, TransportPreference};
@@ -168,8 +166,8 @@ struct Args {
     /// Transports: `udp` tries UDP, then TCP, then HTTP(S) on each server, moving on when one
     /// gets no answer or a refused connection; `tcp` only TCP; `http` only the native
     /// protocol over HTTP(S).
-    #[arg(long, value_enum, default_value_t = Transport::Udp, help_heading = "Network")]
-    transport: Transport,
+    #[arg(long, default_value = "udp", value_parser = transport_parser(), help_heading = "Network")]
+    transport: TransportPreference,
     /// Overall deadline per identifier, in seconds.
     #[arg(long, default_value = "10", value_name = "SECONDS", value_parser = seconds, help_heading = "Network")]
     timeout: Duration,
@@ -215,14 +213,20 @@ enum Format {
     Tsv,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Transport {
-    /// UDP, then TCP, then the native protocol over HTTP(S), each when the server offers it.
-    Udp,
-    /// TCP only.
-    Tcp,
-    /// The native protocol over HTTP, then HTTPS, only.
-    Http,
+/// `--transport`: the library's names (`TransportPreference`'s `FromStr`), each with its
+/// help line.
+fn transport_parser() -> impl clap::builder::TypedValueParser<Value = TransportPreference> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = [
+        PossibleValue::new(TransportPreference::Udp.as_str()).help(
+            "UDP, then TCP, then the native protocol over HTTP(S), each when the server offers it",
+        ),
+        PossibleValue::new(TransportPreference::Tcp.as_str()).help("TCP only"),
+        PossibleValue::new(TransportPreference::Http.as_str())
+            .help("The native protocol over HTTP, then HTTPS, only"),
+    ];
+    // Only the names above get through the parser, and each reads.
+    PossibleValuesParser::new(values).map(|name| name.parse().unwrap_or_default())
 }
 
 impl Args {
@@ -372,40 +376,9 @@ fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
-/// An address option: `HOST[:PORT]`.
-fn address(option: &str, text: &str) -> Result<SocketAddr, String> {
-    resolve_host_port(text).map_err(|e| format!("{option} {text}: {e}"))
-}
-
-/// True when `text` starts with `http://` or `https://` (any case).
-fn has_http_scheme(text: &str) -> bool {
-    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
-    scheme.starts_with("http://") || scheme.starts_with("https://")
-}
-
-/// `--server` or `--root` `http://HOST[:PORT][/]` or `https://...`: the address, the host name to send
-/// as `Host` (when it is a name, not an address), and whether it is HTTPS. `None` when the
-/// text has no such scheme.
-fn http_server(text: &str) -> Result<Option<(SocketAddr, Option<String>, bool)>, String> {
-    if !has_http_scheme(text) {
-        return Ok(None);
-    }
-    let url = BaseUrl::parse(text).map_err(|e| e.to_string())?;
-    if !url.path().is_empty() {
-        return Err(format!(
-            "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
-        ));
-    }
-    // An IP literal is the address; a host name is looked up, and is the HTTP Host.
-    let (addr, name) = match url.literal_addr() {
-        Some(addr) => (addr, None),
-        None => {
-            let addr = resolve_host_port(&format!("{}:{}", url.host(), url.port()))
-                .map_err(|e| format!("{text:?}: {e}"))?;
-            (addr, Some(url.host().to_string()))
-        }
-    };
-    Ok(Some((addr, name, url.is_tls())))
+/// True when `text` names an HTTP(S) interface (for the message of [`no_transport`]).
+fn is_http(text: &str) -> bool {
+    Endpoint::parse_with(text, |_, _| Ok(Vec::new())).is_ok_and(|e| e.is_http())
 }
 
 /// Why `--transport` cannot reach the first hop (the resolver refused to build: nothing
@@ -417,14 +390,10 @@ fn no_transport(args: &Args, server: bool) -> String {
         ("--root", args.root.as_deref())
     };
     let given = given.unwrap_or("");
-    let transport = match args.transport {
-        Transport::Udp => "udp",
-        Transport::Tcp => "tcp",
-        Transport::Http => "http",
-    };
+    let transport = args.transport.as_str();
     if Path::new(given).is_file() {
         format!("{option} {given}: no root server in the file offers --transport {transport}")
-    } else if has_http_scheme(given) {
+    } else if is_http(given) {
         format!(
             "{option} {given}: an http(s):// address is asked over HTTP only, which \
              --transport {transport} leaves out: give {option} HOST:PORT, or --transport http"
@@ -440,11 +409,7 @@ fn no_transport(args: &Args, server: bool) -> String {
 
 fn builder(args: &Args) -> Result<ResolverBuilder, String> {
     let mut b = Resolver::builder()
-        .transport(match args.transport {
-            Transport::Udp => TransportPreference::Udp,
-            Transport::Tcp => TransportPreference::Tcp,
-            Transport::Http => TransportPreference::Http,
-        })
+        .transport(args.transport)
         .certify(args.certify)
         .authoritative(args.authoritative)
         .follow_aliases(args.follow_aliases)
@@ -454,29 +419,15 @@ fn builder(args: &Args) -> Result<ResolverBuilder, String> {
         b = b.authenticator(me).sessions(!args.auth.no_session);
     }
     if let Some(server) = &args.server {
-        b = match http_server(server)? {
-            Some((addr, host, tls)) => b.server_http(addr, host.as_deref(), tls),
-            None => b.server(address("--server", server)?),
-        };
+        let server = Endpoint::parse(server).map_err(|e| format!("--server {server}: {e}"))?;
+        b = b.server_at(&server);
     }
     if let Some(proxy) = &args.proxy {
         b = b.proxy(proxy.as_str());
     }
     if let Some(root) = &args.root {
-        let path = Path::new(root);
-        if path.is_file() {
-            b = b.root_file(path);
-        } else if let Some((addr, host, tls)) = http_server(root)? {
-            b = b.root_server_http(addr, host.as_deref(), tls);
-        } else {
-            let addr = resolve_host_port(root).map_err(|e| match e {
-                AddrError::Syntax(_) => {
-                    format!("--root {root}: neither a readable file nor a HOST[:PORT] address: {e}")
-                }
-                _ => format!("--root {root}: {e}"),
-            })?;
-            b = b.root_server(addr);
-        }
+        let root = RootEndpoint::parse(root).map_err(|e| format!("--root {root}: {e}"))?;
+        b = b.root_at(&root);
     }
     Ok(b)
 }
@@ -614,7 +565,7 @@ async fn all_sites(
         if args.format() == Format::Json {
             let mut doc = json!({
                 "site": a.site,
-                "server": a.server.to_string(),
+                "server": a.server.map(|s| s.to_string()),
                 "responsible": a.responsible,
                 "responseCode": code,
                 "values": a.result.as_ref().map(|v| v.iter().map(|v| render::value_json(v, args.raw)).collect::<Vec<_>>()).unwrap_or_default(),
@@ -637,7 +588,7 @@ async fn all_sites(
             rows.push(SiteRow {
                 responsible: a.responsible,
                 site: a.site.clone(),
-                server: a.server,
+                server: a.server.map_or("-".to_string(), |s| s.to_string()),
                 answer: format!("{what}{mark}"),
             });
         }

@@ -1,13 +1,11 @@
 //! What `resolve` prints: the text view, the JSON documents (handle.net REST API shape) and
 //! the reasons of failures, which name the identifier, the server and what went wrong.
 
-use std::net::SocketAddr;
-
 use handle_resolver::document::attempt_json;
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::json::RestAnswer;
-use handle_resolver::wire::{HandleValue, ResponseCode};
-use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError};
+use handle_resolver::wire::HandleValue;
+use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError, ResolveErrorKind};
 use serde_json::Value as Json;
 
 /// Exit statuses, most severe last (with several identifiers the highest wins).
@@ -175,24 +173,15 @@ const _: () = {
 impl Outcome {
     /// The outcome of a failed resolution.
     pub fn of(e: &ResolveError) -> Outcome {
-        match e {
-            _ if e.is_input_error() => Outcome::Invalid,
-            ResolveError::NotFound { .. } => Outcome::NotFound,
-            ResolveError::NoMatchingValues { .. } => Outcome::NoValues,
-            ResolveError::ServiceNotFound { .. } => Outcome::UnknownPrefix,
-            ResolveError::PrefixNotServed { .. } => Outcome::NotServed,
-            ResolveError::AuthenticationNeeded { .. } => Outcome::AuthenticationNeeded,
-            ResolveError::Server { code, .. } => match code {
-                ResponseCode::AuthenticationFailed
-                | ResponseCode::InvalidCredential
-                | ResponseCode::InvalidAdmin
-                | ResponseCode::InsufficientPermissions => Outcome::AuthenticationFailed,
-                ResponseCode::HandleNotFound => Outcome::NotFound,
-                ResponseCode::ValuesNotFound => Outcome::NoValues,
-                ResponseCode::ServerNotResponsible => Outcome::NotServed,
-                ResponseCode::AuthenticationNeeded => Outcome::AuthenticationNeeded,
-                _ => Outcome::OtherCode,
-            },
+        match e.kind() {
+            ResolveErrorKind::InvalidInput => Outcome::Invalid,
+            ResolveErrorKind::NotFound => Outcome::NotFound,
+            ResolveErrorKind::NoMatchingValues => Outcome::NoValues,
+            ResolveErrorKind::UnknownPrefix => Outcome::UnknownPrefix,
+            ResolveErrorKind::PrefixNotServed => Outcome::NotServed,
+            ResolveErrorKind::AuthenticationNeeded => Outcome::AuthenticationNeeded,
+            ResolveErrorKind::AuthenticationFailed => Outcome::AuthenticationFailed,
+            ResolveErrorKind::Server => Outcome::OtherCode,
             _ => Outcome::Failed,
         }
     }
@@ -252,7 +241,7 @@ fn answered_by(attempts: &[Attempt]) -> String {
         .iter()
         .rev()
         .find(|h| matches!(h.outcome, AttemptOutcome::Response(_)))
-        .map(|h| format!(" at {} {}", h.server, transport_name(h.transport)))
+        .map(|h| format!(" at {} {}", h.peer(), transport_name(h.transport)))
         .unwrap_or_default()
 }
 
@@ -260,40 +249,38 @@ fn answered_by(attempts: &[Attempt]) -> String {
 /// caller puts it in front).
 pub fn reason(e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
     let from = answered_by(attempts);
-    match e {
-        ResolveError::InvalidIdentifier(ie) => format!("invalid identifier: {ie}"),
-        ResolveError::NotFound { .. } => format!("handle not found (100){from}"),
-        ResolveError::NoMatchingValues { .. } if ctx.filtered => {
+    match e.kind() {
+        ResolveErrorKind::NotFound => format!("handle not found (100){from}"),
+        ResolveErrorKind::NoMatchingValues if ctx.filtered => {
             format!("no values of the --type/--index asked for (200){from}")
         }
-        ResolveError::NoMatchingValues { .. } => format!("no public values (200){from}"),
-        ResolveError::PrefixNotServed { .. } if ctx.one_server => {
+        ResolveErrorKind::NoMatchingValues => format!("no public values (200){from}"),
+        ResolveErrorKind::PrefixNotServed if ctx.one_server => {
             format!("prefix not served by this server (301){from}")
         }
-        ResolveError::PrefixNotServed { .. } => {
+        ResolveErrorKind::PrefixNotServed => {
             format!("prefix not served by any site of its service (301){from}")
         }
-        ResolveError::AuthenticationNeeded { .. } => {
+        ResolveErrorKind::AuthenticationNeeded => {
             format!("values need authentication (402){from}")
         }
-        ResolveError::ServiceNotFound { prefix_handle } => {
+        ResolveErrorKind::UnknownPrefix => {
+            let prefix_handle = e.handle().map_or("its prefix handle", |h| h.as_str());
             format!(
                 "unknown prefix: {prefix_handle} not found or without service information{from}"
             )
         }
-        ResolveError::ReferralLoop { at, .. } => {
-            format!("referral loop: {at} reached twice (last answer{from})")
+        ResolveErrorKind::Referral if !from.is_empty() => {
+            format!("{} (last answer{from})", e.reason())
         }
-        ResolveError::TooManyReferrals { limit, .. } => {
-            format!("more than {limit} referrals or service hops (last answer{from})")
-        }
-        ResolveError::Timeout { after: d, .. } => {
+        ResolveErrorKind::Timeout => {
+            let after = e.deadline().unwrap_or_default();
             let last = attempts.last().map_or(String::new(), |h| {
-                format!(" (last request: {} to {})", h.handle, h.server)
+                format!(" (last request: {} to {})", h.handle, h.peer())
             });
             format!(
                 "no answer within {} s from {}{last}",
-                d.as_secs_f64(),
+                after.as_secs_f64(),
                 if attempts.is_empty() {
                     ctx.first_hop.as_str()
                 } else {
@@ -301,16 +288,16 @@ pub fn reason(e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
                 }
             )
         }
-        other => other.to_string(),
+        _ => e.reason(),
     }
 }
 
 /// The `error: ...` line for one identifier.
 pub fn error_line(input: &str, e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
-    match e {
+    match e.ident_error() {
         // Same shape as `--check`: the input quoted, the reason with its byte offset.
-        ResolveError::InvalidIdentifier(ie) => format!("{input:?}: {ie}"),
-        _ => format!("{input}: {}", reason(e, attempts, ctx)),
+        Some(ie) => format!("{input:?}: {ie}"),
+        None => format!("{input}: {}", reason(e, attempts, ctx)),
     }
 }
 
@@ -327,20 +314,13 @@ pub fn attempts_text(attempts: &[Attempt]) -> Vec<String> {
         .map(|h| h.handle.as_str().chars().count())
         .max()
         .unwrap_or(0);
-    // Where each went: the server, or for a proxy's REST API the URL asked.
-    let to = |h: &Attempt| h.url.clone().unwrap_or_else(|| h.server.to_string());
+    let to = Attempt::peer;
     let server_w = attempts.iter().map(|h| to(h).len()).max().unwrap_or(0);
     let rtt = |h: &Attempt| format!("{:.1}", h.rtt.as_secs_f64() * 1000.0);
     let rtt_w = attempts.iter().map(|h| rtt(h).len()).max().unwrap_or(0);
     attempts.iter()
         .map(|h| {
-            let outcome = match &h.outcome {
-                AttemptOutcome::Response(code) => code.to_string(),
-                AttemptOutcome::Rejected(why) => format!("rejected: {why}"),
-                AttemptOutcome::Failed(why) => format!("failed: {why}"),
-                AttemptOutcome::Cancelled => "cancelled (another answer won)".to_string(),
-                other => format!("{other:?}"),
-            };
+            let outcome = &h.outcome;
             let sent = if h.transmissions > 1 {
                 format!(" ({} transmissions)", h.transmissions)
             } else {
@@ -390,7 +370,7 @@ pub fn record_text(rec: &HandleRecord, raw: bool) -> Vec<String> {
     let mut lines = vec![format!(
         "{}  (from {} {}{}{}{})",
         rec.handle,
-        s.server,
+        s.peer(),
         transport_name(s.transport),
         s.site_description()
             .map(|d| format!(", site {d:?}"))
@@ -486,8 +466,8 @@ pub struct SiteRow {
     pub responsible: bool,
     /// Site label.
     pub site: String,
-    /// Server address.
-    pub server: SocketAddr,
+    /// Server address (`-` for a server with no interface that takes queries).
+    pub server: String,
     /// `3 values`, `handle not found (100)`, ...
     pub answer: String,
 }
@@ -502,7 +482,7 @@ pub fn sites_table(rows: &[SiteRow]) -> Vec<String> {
         .unwrap_or(4);
     let server_w = rows
         .iter()
-        .map(|r| r.server.to_string().len())
+        .map(|r| r.server.len())
         .chain([6])
         .max()
         .unwrap_or(6);
@@ -515,7 +495,7 @@ pub fn sites_table(rows: &[SiteRow]) -> Vec<String> {
             "{} {:<site_w$}  {:<server_w$}  {}",
             if r.responsible { "*" } else { " " },
             r.site,
-            r.server.to_string(),
+            r.server,
             r.answer
         ));
     }

@@ -46,7 +46,7 @@ async fn a_second_resolution_sends_no_packet_until_the_ttl_runs_out() {
 async fn an_unknown_prefix_is_cached_as_briefly_as_a_negative_answer() {
     let w = World::new(None);
     let r = w.resolver();
-    let unknown = |e: &ResolveError| matches!(e, ResolveError::ServiceNotFound { prefix_handle } if prefix_handle == "0.NA/99.999");
+    let unknown = |e: &ResolveError| matches!(e, ResolveError::ServiceNotFound { prefix_handle } if prefix_handle.as_str() == "0.NA/99.999");
     let e = r.resolve("99.999/a").await.unwrap_err();
     assert!(unknown(&e), "{e}");
     let sent = w.net.total();

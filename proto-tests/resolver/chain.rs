@@ -67,7 +67,7 @@ async fn full_chain_root_to_prefix_through_hs_serv_to_the_hashed_server() {
     assert_eq!(log[2].request.header.site_info_serial, 7);
     assert_eq!(log[2].request.envelope.version, ProtocolVersion::V2_11);
     assert_eq!(log[2].request.envelope.suggested, ProtocolVersion::V2_11);
-    assert_eq!(rec.source.server, chosen);
+    assert_eq!(rec.source.server, Some(chosen));
     assert_eq!(rec.source.transport, TransportKind::Udp);
     assert_eq!(rec.attempts.len(), 3);
     assert!(rec
@@ -88,12 +88,12 @@ async fn every_handle_goes_to_its_hashed_server_and_tcp_only_uses_tcp() {
         let h = format!("{PREFIX}/h{i}");
         w.store.insert(&h, urls(&h, 2));
         let rec = r.resolve(h.as_str()).await.unwrap();
-        let s = if w.servers(0).contains(&rec.source.server) {
+        let s = if w.servers(0).contains(&rec.source.server.unwrap()) {
             0
         } else {
             1
         };
-        assert_eq!(rec.source.server, w.hashed(s, &h));
+        assert_eq!(rec.source.server, Some(w.hashed(s, &h)));
         assert_eq!(rec.source.transport, TransportKind::Tcp);
     }
     assert!(w.net.log().iter().all(|s| s.kind == TransportKind::Tcp));
@@ -106,7 +106,7 @@ async fn handles_under_0_go_to_the_root_directly() {
     let w = World::new(None);
     w.root_store.insert("0.TEST/x", urls("0.TEST/x", 1));
     let rec = w.resolver().resolve("0.TEST/x").await.unwrap();
-    assert_eq!(rec.source.server, w.root);
+    assert_eq!(rec.source.server, Some(w.root));
     assert_eq!(w.net.total(), 1);
 }
 
@@ -138,7 +138,7 @@ async fn typed_outcomes() {
     let before = w.net.total();
     let e = r.resolve("99.999/x").await.unwrap_err();
     assert!(
-        matches!(&e, ResolveError::ServiceNotFound { prefix_handle } if prefix_handle == "0.NA/99.999"),
+        matches!(&e, ResolveError::ServiceNotFound { prefix_handle } if prefix_handle.as_str() == "0.NA/99.999"),
         "{e}"
     );
     let lookups: Vec<_> = w.net.log().into_iter().skip(before).collect();
@@ -198,7 +198,7 @@ async fn busy_and_error_answers_move_to_the_next_site() {
         );
     }
     let rec = w.resolver().resolve(h).await.unwrap();
-    assert_eq!(rec.source.server, w.hashed(1, h));
+    assert_eq!(rec.source.server, Some(w.hashed(1, h)));
     // Site B is a mirror: its answer is not authoritative, though it has AT set as every
     // server's answer does.
     assert!(!rec.source.authoritative);
@@ -210,7 +210,7 @@ async fn busy_and_error_answers_move_to_the_next_site() {
     let primary = w.builder().cache_size(0).build().unwrap();
     let at = Query::new().authoritative(true);
     let rec = primary.resolve_with(h, &at).await.unwrap();
-    assert_eq!(rec.source.server, w.hashed(0, h));
+    assert_eq!(rec.source.server, Some(w.hashed(0, h)));
     assert!(rec.source.authoritative);
 }
 
@@ -249,6 +249,7 @@ async fn aliases_are_followed_with_loop_and_depth_checks() {
     let e = r.resolve("20.500.1/a").await.unwrap_err();
     match e {
         ResolveError::AliasLoop { chain } => {
+            let chain: Vec<&str> = chain.iter().map(|h| h.as_str()).collect();
             assert_eq!(chain, ["20.500.1/a", "20.500.1/b", "20.500.1/a"])
         }
         other => panic!("{other}"),
@@ -294,12 +295,15 @@ async fn expired_answers_are_rejected_and_the_next_site_answers() {
     let (res, hops) = w.resolver().resolve_traced(h, &Query::default()).await;
     let rec = res.unwrap();
     assert_eq!(rec.values, urls(h, 1));
-    assert_eq!(rec.source.server, w.hashed(1, h));
+    assert_eq!(rec.source.server, Some(w.hashed(1, h)));
     // If site A was asked first, its answer shows up as rejected.
-    if hops.iter().any(|x| x.server == w.hashed(0, h)) {
-        assert!(hops.iter().any(
-            |x| matches!(&x.outcome, AttemptOutcome::Rejected(why) if why.contains("expired"))
-        ));
+    if hops.iter().any(|x| x.server == Some(w.hashed(0, h))) {
+        assert!(hops.iter().any(|x| matches!(
+            &x.outcome,
+            AttemptOutcome::Rejected(handle_resolver::Rejection::Protocol(
+                handle_resolver::ProtocolViolation::Expired { .. }
+            ))
+        )));
     }
     // Expiration 0 means "never" and is accepted.
     for a in w.servers(0).into_iter().chain(w.servers(1)) {
@@ -404,7 +408,7 @@ async fn fixed_server_mode_skips_the_service_lookup() {
     w.net
         .serve(addr(10), store_server(w.store.clone(), None, None));
     let rec = r.resolve(h).await.unwrap();
-    assert_eq!(rec.source.server, addr(10));
+    assert_eq!(rec.source.server, Some(addr(10)));
     assert_eq!(w.net.total(), 1);
 }
 
@@ -465,7 +469,7 @@ async fn all_sites_shows_mirror_drift() {
     let from = |addr| {
         answers
             .iter()
-            .find(|a| a.server == addr)
+            .find(|a| a.server == Some(addr))
             .unwrap()
             .result
             .clone()

@@ -64,7 +64,7 @@ async fn the_cordra_profile_sends_the_cordra_form() {
     let strict = resolver(&server, true);
     // The lower-case handle goes out upper-cased: this server does not know that one...
     match strict.resolve(LOWER).await {
-        Err(ResolveError::NotFound { handle }) => assert_eq!(handle, UPPER),
+        Err(ResolveError::NotFound { handle }) => assert_eq!(handle.as_str(), UPPER),
         other => panic!("{other:?}"),
     }
     // ... until it does.

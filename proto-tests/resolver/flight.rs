@@ -356,12 +356,12 @@ async fn a_follower_s_error_names_the_handle_it_asked_for() {
     );
     let e = r.resolve(far.as_str()).await.unwrap_err();
     assert!(
-        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if *handle == far),
+        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if handle.as_str() == far),
         "{e:?}"
     );
     let e = leader.await.unwrap().unwrap_err();
     assert!(
-        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if *handle == far),
+        matches!(&e, ResolveError::TooManyReferrals { handle, .. } if handle.as_str() == far),
         "{e:?}"
     );
     // One referral walk for both.

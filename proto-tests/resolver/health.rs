@@ -126,7 +126,13 @@ async fn udp_refused_while_tcp_answers_moves_on_at_once_and_is_learned() {
     assert!(!udp.is_empty());
     for a in &udp {
         assert!(
-            matches!(&a.outcome, AttemptOutcome::Failed(e) if e.contains("refused")),
+            matches!(
+                &a.outcome,
+                AttemptOutcome::Failed(TransportError::Io(
+                    std::io::ErrorKind::ConnectionRefused,
+                    _
+                ))
+            ),
             "{a}"
         );
     }
@@ -221,7 +227,7 @@ async fn a_silent_ipv6_address_costs_the_race_delay_once() {
     let t0 = Instant::now();
     let rec = r.resolve("0.NA/0.NA").await.unwrap();
     let took = t0.elapsed();
-    assert_eq!(rec.source.server, w.root);
+    assert_eq!(rec.source.server, Some(w.root));
     assert!(took >= HAPPY_EYEBALLS_DELAY, "{took:?}");
     assert!(
         took <= HAPPY_EYEBALLS_DELAY + super::mock::RTT * 2,
@@ -270,7 +276,7 @@ async fn a_black_holed_root_ends_every_identifier_within_its_deadline() {
             // Most of the first round joined the service lookup another call started and
             // timed out with it: the error still names the handle each call asked for.
             ResolveError::Timeout { handle, .. } => {
-                assert_eq!(handle, asked);
+                assert_eq!(handle.as_ref().map(|h| h.as_str()), Some(asked.as_str()));
                 timeouts += 1
             }
             ResolveError::ServerUnavailable { .. } => {}

@@ -143,7 +143,7 @@ async fn full_resolution_from_the_captures_gives_the_decoded_values() {
             "20.500.12345/F58FB49EB1F848F0A606E84CEF294BE5"
         ]
     );
-    assert_eq!(rec.source.server, capture_root());
+    assert_eq!(rec.source.server, Some(capture_root()));
 }
 
 #[tokio::test]

@@ -127,7 +127,7 @@ async fn misbehaving_http_servers_give_typed_errors() {
     let addr = fake(|_| Some(http_response("200 OK", "text/html", b"<html>login</html>"))).await;
     let e = post(addr).await.unwrap_err();
     assert!(
-        matches!(e, TransportError::Http(ref t) if t.contains("text/html")),
+        matches!(e, TransportError::Http(handle_resolver::transport::HttpError::ContentType { got: Some(ref t), .. }) if t == "text/html"),
         "{e}"
     );
     // An answer with another request id.

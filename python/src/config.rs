@@ -7,12 +7,11 @@ use std::time::Duration;
 use handle_resolver::auth::{
     Authenticator, Credentials, Identity, KeyFileError, KeySource, PrivateKey, SecretKey,
 };
-use handle_resolver::transport::addr::{resolve_host_port, BaseUrl};
-use handle_resolver::{Query, Resolver, ResolverBuilder, TransportPreference};
+use handle_resolver::transport::addr::{Endpoint, EndpointError, RootEndpoint};
+use handle_resolver::{Query, Resolver, ResolverBuilder, TransportPreference, UnknownTransport};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
-use std::net::SocketAddr;
 
 use crate::ident::Identifier;
 
@@ -67,20 +66,11 @@ fn private_key(file: &Path, passphrase: Option<&[u8]>) -> Result<PrivateKey, Key
     PrivateKey::from_key_file(&bytes, passphrase)
 }
 
-/// A server or root: a native address, an HTTP interface (address, `Host`, HTTPS), or (a
-/// root) a file.
-#[derive(Clone, Debug)]
-pub(crate) enum Endpoint {
-    Native(SocketAddr),
-    Http(SocketAddr, Option<String>, bool),
-    File(PathBuf),
-}
-
 /// The fixed server and the root of a [`Config`], read.
 #[derive(Clone, Debug)]
 pub(crate) struct Endpoints {
     server: Option<Endpoint>,
-    root: Option<Endpoint>,
+    root: Option<RootEndpoint>,
 }
 
 /// Everything a resolver is built from (kept, so that a forked child builds its own).
@@ -117,16 +107,9 @@ impl Config {
         concurrency: usize,
         public_only: Option<bool>,
     ) -> PyResult<Config> {
-        let transport = match transport {
-            "udp" => TransportPreference::Udp,
-            "tcp" => TransportPreference::Tcp,
-            "http" => TransportPreference::Http,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "transport {other:?}: \"udp\" (then TCP, then HTTP), \"tcp\" or \"http\""
-                )))
-            }
-        };
+        let transport: TransportPreference = transport
+            .parse()
+            .map_err(|e: UnknownTransport| PyValueError::new_err(e.to_string()))?;
         if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
             return Err(PyValueError::new_err(
                 "timeout: a number of seconds above 0, at most 86400",
@@ -178,20 +161,16 @@ impl Config {
     /// Where requests go: the fixed server and the root read (addresses resolved, the
     /// root file found), once, so that resolvers are then made without a failure.
     pub(crate) fn endpoints(&self) -> PyResult<Endpoints> {
+        let invalid = |option: &str, text: &str, e: EndpointError| {
+            PyValueError::new_err(format!("{option} {text:?}: {e}"))
+        };
         let server = match &self.server {
             None => None,
-            Some(server) => Some(match http_server(server)? {
-                Some((addr, host, tls)) => Endpoint::Http(addr, host, tls),
-                None => Endpoint::Native(address("server", server)?),
-            }),
+            Some(text) => Some(Endpoint::parse(text).map_err(|e| invalid("server", text, e))?),
         };
         let root = match &self.root {
             None => None,
-            Some(root) if Path::new(root).is_file() => Some(Endpoint::File(PathBuf::from(root))),
-            Some(root) => Some(match http_server(root)? {
-                Some((addr, host, tls)) => Endpoint::Http(addr, host, tls),
-                None => Endpoint::Native(address("root", root)?),
-            }),
+            Some(text) => Some(RootEndpoint::parse(text).map_err(|e| invalid("root", text, e))?),
         };
         Ok(Endpoints { server, root })
     }
@@ -217,12 +196,8 @@ impl Config {
             b = b.authenticator(identity);
         }
         b = b.public_only(public_only);
-        match &endpoints.server {
-            Some(Endpoint::Http(addr, host, tls)) => {
-                b = b.server_http(*addr, host.as_deref(), *tls)
-            }
-            Some(Endpoint::Native(addr)) => b = b.server(*addr),
-            Some(Endpoint::File(_)) | None => {}
+        if let Some(server) = &endpoints.server {
+            b = b.server_at(server);
         }
         if let Some(proxy) = &self.proxy {
             b = b.proxy(proxy.as_str());
@@ -230,13 +205,8 @@ impl Config {
         if let Some(url) = &self.urn_resolver {
             b = b.urn_resolver(url.as_str());
         }
-        match &endpoints.root {
-            Some(Endpoint::File(path)) => b = b.root_file(path),
-            Some(Endpoint::Http(addr, host, tls)) => {
-                b = b.root_server_http(*addr, host.as_deref(), *tls)
-            }
-            Some(Endpoint::Native(addr)) => b = b.root_server(*addr),
-            None => {}
+        if let Some(root) = &endpoints.root {
+            b = b.root_at(root);
         }
         b
     }
@@ -248,38 +218,6 @@ impl Config {
             ..self.clone()
         }
     }
-}
-
-fn address(option: &str, text: &str) -> PyResult<SocketAddr> {
-    resolve_host_port(text).map_err(|e| {
-        PyValueError::new_err(format!(
-            "{option} {text:?}: neither a readable file nor a HOST[:PORT] address: {e}"
-        ))
-    })
-}
-
-/// `http://HOST[:PORT]` or `https://...`: the address, the `Host` to send when it is a name,
-/// and whether it is HTTPS; `None` without such a scheme.
-fn http_server(text: &str) -> PyResult<Option<(SocketAddr, Option<String>, bool)>> {
-    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
-    if !scheme.starts_with("http://") && !scheme.starts_with("https://") {
-        return Ok(None);
-    }
-    let url = BaseUrl::parse(text).map_err(|e| PyValueError::new_err(format!("{text:?}: {e}")))?;
-    if !url.path().is_empty() {
-        return Err(PyValueError::new_err(format!(
-            "{text:?}: give the HTTP interface as http://HOST:PORT (no path)"
-        )));
-    }
-    let (addr, name) = match url.literal_addr() {
-        Some(addr) => (addr, None),
-        None => {
-            let addr = resolve_host_port(&format!("{}:{}", url.host(), url.port()))
-                .map_err(|e| PyValueError::new_err(format!("{text:?}: {e}")))?;
-            (addr, Some(url.host().to_string()))
-        }
-    };
-    Ok(Some((addr, name, url.is_tls())))
 }
 
 /// The identity arguments of `admin(...)` (and of the resolvers).

@@ -1,10 +1,10 @@
 //! The library's typed failures as the Python exceptions of `handle_resolver._errors`, each
 //! with the `response_code` `resolve --json` prints and the server and transport involved.
 
-use std::net::SocketAddr;
-
 use handle_resolver::wire::ResponseCode;
-use handle_resolver::{AdminError, Attempt, AttemptOutcome, ResolveError, UrnError};
+use handle_resolver::{
+    AdminError, Attempt, AttemptOutcome, ResolveError, ResolveErrorKind, UrnError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
@@ -48,67 +48,23 @@ pub(crate) fn instance<'py>(
     class(py, name)?.call((message,), Some(&kwargs))
 }
 
-/// The exception class of a failed resolution.
+/// The exception class of a failed resolution: one per kind of failure.
 fn class_of(e: &ResolveError) -> &'static str {
-    match e {
-        ResolveError::NotFound { .. } => "HandleNotFound",
-        ResolveError::ServiceNotFound { .. } => "UnknownPrefix",
-        ResolveError::NoMatchingValues { .. } => "NoMatchingValues",
-        ResolveError::PrefixNotServed { .. } => "PrefixNotServed",
-        ResolveError::AuthenticationNeeded { .. } => "AuthenticationNeeded",
-        ResolveError::Authentication { .. } => "AuthenticationFailed",
-        ResolveError::Server { code, .. } => match code {
-            ResponseCode::AuthenticationFailed
-            | ResponseCode::InvalidCredential
-            | ResponseCode::InvalidAdmin
-            | ResponseCode::InsufficientPermissions => "AuthenticationFailed",
-            ResponseCode::HandleNotFound => "HandleNotFound",
-            ResponseCode::ValuesNotFound => "NoMatchingValues",
-            ResponseCode::ServerNotResponsible => "PrefixNotServed",
-            ResponseCode::AuthenticationNeeded => "AuthenticationNeeded",
-            _ => "ServerError",
-        },
-        ResolveError::Timeout { .. } => "Timeout",
-        ResolveError::Transport { .. }
-        | ResolveError::Proxy { .. }
-        | ResolveError::ServerUnavailable { .. } => "NetworkError",
-        ResolveError::Protocol { .. } => "ProtocolError",
-        ResolveError::Signature { .. } | ResolveError::UntrustedRoot { .. } => "SignatureError",
-        ResolveError::ReferralLoop { .. }
-        | ResolveError::AliasLoop { .. }
-        | ResolveError::InvalidAlias { .. }
-        | ResolveError::TooManyAliases { .. }
-        | ResolveError::TooManyReferrals { .. } => "ReferralError",
-        ResolveError::InvalidIdentifier(_) | ResolveError::NotCordra { .. } => "InvalidIdentifier",
+    match e.kind() {
+        ResolveErrorKind::NotFound => "HandleNotFound",
+        ResolveErrorKind::UnknownPrefix => "UnknownPrefix",
+        ResolveErrorKind::NoMatchingValues => "NoMatchingValues",
+        ResolveErrorKind::PrefixNotServed => "PrefixNotServed",
+        ResolveErrorKind::AuthenticationNeeded => "AuthenticationNeeded",
+        ResolveErrorKind::AuthenticationFailed => "AuthenticationFailed",
+        ResolveErrorKind::Server => "ServerError",
+        ResolveErrorKind::Timeout => "Timeout",
+        ResolveErrorKind::Network => "NetworkError",
+        ResolveErrorKind::Protocol => "ProtocolError",
+        ResolveErrorKind::Signature => "SignatureError",
+        ResolveErrorKind::Referral => "ReferralError",
+        ResolveErrorKind::InvalidInput => "InvalidIdentifier",
         _ => "ResolveError",
-    }
-}
-
-/// The server a failure names, with its transport when the failure says.
-fn server_of(e: &ResolveError) -> (Option<SocketAddr>, Option<&'static str>) {
-    match e {
-        ResolveError::Transport { server, kind, .. } => {
-            (Some(*server), Some(transport_name(*kind)))
-        }
-        ResolveError::Signature { server, .. }
-        | ResolveError::ServerUnavailable { server, .. }
-        | ResolveError::Authentication { server, .. } => (Some(*server), None),
-        ResolveError::Protocol { server, .. } | ResolveError::Server { server, .. } => {
-            (*server, None)
-        }
-        _ => (None, None),
-    }
-}
-
-/// The handle a failure is about, when it names one.
-fn handle_of(e: &ResolveError, asked: &str) -> String {
-    match e {
-        ResolveError::NotFound { handle }
-        | ResolveError::NoMatchingValues { handle }
-        | ResolveError::PrefixNotServed { handle, .. }
-        | ResolveError::AuthenticationNeeded { handle }
-        | ResolveError::Timeout { handle, .. } => handle.clone(),
-        _ => asked.to_string(),
     }
 }
 
@@ -121,20 +77,21 @@ pub(crate) fn resolve_error<'py>(
     asked: &str,
     attempts: &[Attempt],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (mut server, mut transport) = server_of(e);
+    let (mut server, mut transport) = (e.server(), e.transport().map(transport_name));
     let answered = attempts
         .iter()
         .rev()
         .find(|a| matches!(a.outcome, AttemptOutcome::Response(_)));
     if let Some(a) = answered {
-        if server.is_none() || server == Some(a.server) {
-            server = Some(a.server);
+        if a.server.is_some() && (server.is_none() || server == a.server) {
+            server = a.server;
             transport = transport.or(Some(transport_name(a.transport)));
         }
     }
+    let handle = e.handle().map_or(asked, |h| h.as_str());
     let details = Details {
         response_code: Some(e.rest_response_code()),
-        handle: Some(handle_of(e, asked)),
+        handle: Some(handle.to_string()),
         server: server.map(|s| s.to_string()),
         transport,
         attempts: attempts.iter().map(attempt_json).collect(),
@@ -157,18 +114,20 @@ pub(crate) fn raise_resolve(
 
 /// The exception of a failed administration request.
 pub(crate) fn raise_admin(py: Python<'_>, e: &AdminError, handle: &str) -> PyErr {
-    let (name, code) = match e {
+    let name = match e {
         AdminError::Failed(inner) => return raise_resolve(py, inner, handle, &[]),
-        AdminError::AlreadyExists { .. } => ("HandleAlreadyExists", 101),
-        AdminError::NotFound { .. } => ("HandleDoesNotExist", 100),
-        AdminError::ValueExists { .. } => ("ValueAlreadyExists", 201),
-        AdminError::NoSuchValues { .. } => ("NoSuchValues", 200),
-        AdminError::NotPermitted { code, .. } => ("NotPermitted", code.code()),
-        AdminError::AuthenticationFailed { code, .. } => ("AdminAuthenticationFailed", code.code()),
-        AdminError::AuthenticationNeeded { .. } => ("AdminAuthenticationNeeded", 402),
-        AdminError::Refused { code, .. } => ("AdminRefused", code.code()),
-        _ => ("AdminError", 2),
+        AdminError::AlreadyExists { .. } => "HandleAlreadyExists",
+        AdminError::NotFound { .. } => "HandleDoesNotExist",
+        AdminError::ValueExists { .. } => "ValueAlreadyExists",
+        AdminError::NoSuchValues { .. } => "NoSuchValues",
+        AdminError::NotPermitted { .. } => "NotPermitted",
+        AdminError::AuthenticationFailed { .. } => "AdminAuthenticationFailed",
+        AdminError::AuthenticationNeeded { .. } => "AdminAuthenticationNeeded",
+        AdminError::Refused { .. } => "AdminRefused",
+        _ => "AdminError",
     };
+    // The server's code, else 2 (ERROR) as for every failure without one.
+    let code = e.response_code().unwrap_or(ResponseCode::Error).code();
     let details = Details {
         response_code: Some(code),
         handle: Some(handle.to_string()),

@@ -281,19 +281,19 @@ pub(crate) fn transport_name(kind: TransportKind) -> &'static str {
 /// One attempt as a dict: what `resolve --json --trace` prints per attempt, and its URL.
 pub(crate) fn attempt_json(a: &Attempt) -> Json {
     let mut j = handle_resolver::document::attempt_json(a);
-    j["url"] = json!(a.url);
+    j["url"] = json!(a.url.as_ref().map(|u| u.to_string()));
     j
 }
 
 fn source_json(s: &Source, from_cache: bool) -> Json {
     json!({
-        "server": s.server.to_string(),
+        "server": s.server.map(|s| s.to_string()),
         "transport": transport_name(s.transport),
         "site": s.site_description(),
         "siteSerial": s.site_serial,
         "certified": s.certified,
         "authoritative": s.authoritative,
-        "url": s.url,
+        "url": s.url.as_ref().map(|u| u.to_string()),
         "fromCache": from_cache,
     })
 }

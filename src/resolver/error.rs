@@ -9,7 +9,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::auth::AuthError;
-use crate::ident::IdentError;
+use crate::ident::{Handle, IdentError};
 use crate::transport::{TransportError, TransportKind};
 use crate::trust::TrustError;
 use crate::wire::{DecodeError, ResponseCode, SignatureError};
@@ -101,19 +101,19 @@ pub enum ResolveError {
     #[error("{handle}: handle not found (100)")]
     NotFound {
         /// The handle asked for.
-        handle: String,
+        handle: Handle,
     },
     /// Response code 200: the handle exists, but no value matches the type/index filter.
     #[error("{handle}: no values match the filter (200)")]
     NoMatchingValues {
         /// The handle asked for.
-        handle: String,
+        handle: Handle,
     },
     /// Every site of the responsible service answered 301 (server not responsible).
     #[error("{handle}: prefix not served by any site of its service (301)")]
     PrefixNotServed {
         /// The handle asked for.
-        handle: String,
+        handle: Handle,
         /// The server's error message (the first non-empty one of the sites' answers; the
         /// reference server says `That prefix doesn't live here`), or empty.
         message: String,
@@ -122,14 +122,18 @@ pub enum ResolveError {
     #[error("{handle}: authentication needed (402)")]
     AuthenticationNeeded {
         /// The handle asked for.
-        handle: String,
+        handle: Handle,
     },
     /// The overall deadline passed (the attempts made are in the trace,
     /// [`crate::Resolver::resolve_traced`]).
-    #[error("{handle}: no answer within {} s", after.as_secs_f64())]
+    #[error("{}no answer within {} s", timeout_subject(handle.as_ref(), server.as_ref()), after.as_secs_f64())]
     Timeout {
-        /// The handle being resolved (or asked for, in [`crate::Resolver::send_message`]).
-        handle: String,
+        /// The handle being resolved (or asked for, in [`crate::Resolver::send_message`]);
+        /// `None` for a message that asks for no handle.
+        handle: Option<Handle>,
+        /// The one server asked, when the call named one ([`crate::Resolver::send_message`]);
+        /// the servers a resolution asked are in its trace.
+        server: Option<SocketAddr>,
         /// The deadline.
         after: Duration,
     },
@@ -157,41 +161,42 @@ pub enum ResolveError {
         sites_asked: usize,
     },
     /// The same referral was met twice, or a service handle chain came back to itself.
-    #[error("referral loop while resolving {handle} (at {at})")]
+    #[error("referral loop while resolving {handle} (at {})", at.as_ref().map_or("the referral's sites".to_string(), Handle::to_string))]
     ReferralLoop {
         /// The handle being resolved.
-        handle: String,
-        /// The referral or service handle met again.
-        at: String,
+        handle: Handle,
+        /// The referral or service handle met again; `None` when the referral named its
+        /// sites, not a handle.
+        at: Option<Handle>,
     },
     /// An HS_ALIAS chain came back to a handle already visited.
-    #[error("alias loop: {}", chain.join(" -> "))]
+    #[error("alias loop: {}", chain_text(chain))]
     AliasLoop {
         /// The handles of the chain, in order, ending with the repeated one.
-        chain: Vec<String>,
+        chain: Vec<Handle>,
     },
     /// An HS_ALIAS value does not name a handle.
     #[error("{handle}: HS_ALIAS value is not a handle: {error}")]
     InvalidAlias {
         /// The handle whose HS_ALIAS value it is.
-        handle: String,
+        handle: Handle,
         /// Why the value is not a handle.
         error: IdentError,
     },
     /// An HS_ALIAS chain is longer than the limit.
-    #[error("alias chain longer than {limit}: {}", chain.join(" -> "))]
+    #[error("alias chain longer than {limit}: {}", chain_text(chain))]
     TooManyAliases {
         /// The limit.
         limit: usize,
         /// The chain followed so far.
-        chain: Vec<String>,
+        chain: Vec<Handle>,
     },
     /// More referrals (302/303 and HS_SERV hops) than the limit, or an HS_SERV chain deeper
     /// than its limit.
     #[error("{handle}: more than {limit} referrals or service hops")]
     TooManyReferrals {
         /// The handle being resolved.
-        handle: String,
+        handle: Handle,
         /// The limit that was hit.
         limit: u32,
     },
@@ -223,8 +228,9 @@ pub enum ResolveError {
     /// JSON, still busy after the retries `Retry-After` allowed).
     #[error("proxy {url}: {error}")]
     Proxy {
-        /// The URL asked.
-        url: String,
+        /// The URL asked (boxed: a URI is large, and every result of a resolution carries
+        /// room for its error).
+        url: Box<http::Uri>,
         /// What failed.
         error: TransportError,
     },
@@ -260,8 +266,18 @@ pub enum ResolveError {
     /// No service information was found for the handle's prefix.
     #[error("no service information for {prefix_handle}")]
     ServiceNotFound {
-        /// The prefix handle looked up (`0.NA/<prefix>`).
-        prefix_handle: String,
+        /// The prefix handle looked up (`0.NA/<prefix>`), or the service handle (an HS_SERV
+        /// value, a referral's handle) that gave no sites.
+        prefix_handle: Handle,
+    },
+    /// An HS_SERV value or a referral's handle, which names the service of a prefix, is
+    /// not a handle: the service cannot be found.
+    #[error("service handle {} is not a handle: {error}", value.escape_debug())]
+    InvalidServiceHandle {
+        /// The value as the server sent it (lossy UTF-8).
+        value: String,
+        /// Why it is not a handle.
+        error: IdentError,
     },
     /// Any other response code (a server error, out-of-date site info after a refresh, ...).
     #[error("{} answered {}{}{}", server.map_or("the proxy".to_string(), |s| s.to_string()), code_text(*code), if message.is_empty() { String::new() } else { format!(": {message}") }, asked(*sites_asked))]
@@ -277,6 +293,21 @@ pub enum ResolveError {
         /// several (the most telling; every attempt is in the trace); 1 otherwise.
         sites_asked: usize,
     },
+}
+
+/// `handle: `, `request to <server>: ` or nothing: what a timeout names.
+fn timeout_subject(handle: Option<&Handle>, server: Option<&SocketAddr>) -> String {
+    match (handle, server) {
+        (Some(h), _) => format!("{h}: "),
+        (None, Some(s)) => format!("request to {s}: "),
+        (None, None) => String::new(),
+    }
+}
+
+/// `a -> b -> c`.
+fn chain_text(chain: &[Handle]) -> String {
+    let texts: Vec<&str> = chain.iter().map(Handle::as_str).collect();
+    texts.join(" -> ")
 }
 
 /// ` from <server>`, or nothing when no server is known.
@@ -313,9 +344,9 @@ impl ResolveError {
         code: ResponseCode,
         message: String,
         server: Option<SocketAddr>,
-        handle: &str,
+        handle: &Handle,
     ) -> Self {
-        let handle = handle.to_string();
+        let handle = handle.clone();
         match code {
             ResponseCode::HandleNotFound => ResolveError::NotFound { handle },
             ResponseCode::ValuesNotFound => ResolveError::NoMatchingValues { handle },
@@ -333,17 +364,26 @@ impl ResolveError {
     /// The same error, naming `step` instead of `origin` as the handle being resolved (for
     /// the variants that name it from the resolution's bookkeeping): what a step of an alias
     /// chain reports, also to the callers sharing it, is about the handle of that step.
-    pub(crate) fn for_step(mut self, origin: &str, step: &str) -> Self {
+    pub(crate) fn for_step(mut self, origin: &Handle, step: &Handle) -> Self {
         if origin != step {
             if let ResolveError::TooManyReferrals { handle, .. }
             | ResolveError::ReferralLoop { handle, .. } = &mut self
             {
                 if handle == origin {
-                    *handle = step.to_string();
+                    *handle = step.clone();
                 }
             }
         }
         self
+    }
+
+    /// A timeout of the resolution of `handle` after `after`.
+    pub(crate) fn timeout(handle: &Handle, after: Duration) -> Self {
+        ResolveError::Timeout {
+            handle: Some(handle.clone()),
+            server: None,
+            after,
+        }
     }
 
     /// The same error, noting that it is the one reported for `sites` sites asked (for the
@@ -360,7 +400,65 @@ impl ResolveError {
         self
     }
 
+    /// What kind of failure this is, for a program that maps failures to its own answers
+    /// (an exception class, an exit status, an HTTP status): one lookup instead of a `match`
+    /// over the variants. A server's answer counts by its code (a 401 is an authentication
+    /// failure whichever variant carries it).
+    ///
+    /// ```
+    /// use handle_resolver::{Handle, ResolveError, ResolveErrorKind};
+    ///
+    /// let e = ResolveError::NotFound { handle: Handle::parse("20.500.1/x")? };
+    /// assert_eq!(e.kind(), ResolveErrorKind::NotFound);
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn kind(&self) -> ResolveErrorKind {
+        use ResolveErrorKind as K;
+        match self {
+            ResolveError::NotFound { .. } => K::NotFound,
+            ResolveError::NoMatchingValues { .. } => K::NoMatchingValues,
+            ResolveError::ServiceNotFound { .. } => K::UnknownPrefix,
+            ResolveError::PrefixNotServed { .. } => K::PrefixNotServed,
+            ResolveError::AuthenticationNeeded { .. } => K::AuthenticationNeeded,
+            ResolveError::Authentication { .. } => K::AuthenticationFailed,
+            ResolveError::Server { code, .. } => match code {
+                ResponseCode::AuthenticationFailed
+                | ResponseCode::InvalidCredential
+                | ResponseCode::InvalidAdmin
+                | ResponseCode::InsufficientPermissions => K::AuthenticationFailed,
+                ResponseCode::HandleNotFound => K::NotFound,
+                ResponseCode::ValuesNotFound => K::NoMatchingValues,
+                ResponseCode::ServerNotResponsible => K::PrefixNotServed,
+                ResponseCode::AuthenticationNeeded => K::AuthenticationNeeded,
+                _ => K::Server,
+            },
+            ResolveError::Timeout { .. } => K::Timeout,
+            ResolveError::Transport { .. }
+            | ResolveError::Proxy { .. }
+            | ResolveError::ServerUnavailable { .. } => K::Network,
+            ResolveError::Protocol { .. } | ResolveError::InvalidServiceHandle { .. } => {
+                K::Protocol
+            }
+            ResolveError::Signature { .. } | ResolveError::UntrustedRoot { .. } => K::Signature,
+            ResolveError::ReferralLoop { .. }
+            | ResolveError::AliasLoop { .. }
+            | ResolveError::InvalidAlias { .. }
+            | ResolveError::TooManyAliases { .. }
+            | ResolveError::TooManyReferrals { .. } => K::Referral,
+            ResolveError::InvalidIdentifier(_) | ResolveError::NotCordra { .. } => K::InvalidInput,
+        }
+    }
+
     /// True for the outcomes that mean "the identifier has no (matching) values": 100, 200.
+    ///
+    /// ```
+    /// use handle_resolver::{Handle, ResolveError};
+    ///
+    /// let handle = Handle::parse("20.500.1/x")?;
+    /// assert!(ResolveError::NoMatchingValues { handle: handle.clone() }.is_not_found());
+    /// assert!(!ResolveError::AuthenticationNeeded { handle }.is_not_found());
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
     pub fn is_not_found(&self) -> bool {
         matches!(
             self,
@@ -369,11 +467,207 @@ impl ResolveError {
     }
 
     /// True for errors detected before anything was sent (bad input).
+    ///
+    /// ```
+    /// use handle_resolver::{Identifier, ResolveError};
+    ///
+    /// let bad = Identifier::parse("hdl:").unwrap_err();
+    /// assert!(ResolveError::InvalidIdentifier(bad).is_input_error());
+    /// ```
     pub fn is_input_error(&self) -> bool {
-        matches!(
-            self,
-            ResolveError::InvalidIdentifier(_) | ResolveError::NotCordra { .. }
-        )
+        self.kind() == ResolveErrorKind::InvalidInput
+    }
+
+    /// True when the call's deadline passed ([`ResolveError::Timeout`]). A server that was
+    /// silent while others answered is not a timeout of the call: see [`Self::is_network`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use handle_resolver::{Handle, ResolveError};
+    ///
+    /// let e = ResolveError::Timeout {
+    ///     handle: Some(Handle::parse("20.500.1/x")?),
+    ///     server: None,
+    ///     after: Duration::from_secs(8),
+    /// };
+    /// assert!(e.is_timeout());
+    /// assert_eq!(e.deadline(), Some(Duration::from_secs(8)));
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn is_timeout(&self) -> bool {
+        self.kind() == ResolveErrorKind::Timeout
+    }
+
+    /// True when no usable answer came back from the network: every server tried failed at
+    /// the transport (silence, a refused or broken connection, an unreadable answer), a
+    /// handle proxy could not be asked, or the server was not asked as it has been silent
+    /// lately. The transport's own error is [`Self::transport_error`].
+    ///
+    /// ```
+    /// use handle_resolver::transport::{TransportError, TransportKind};
+    /// use handle_resolver::ResolveError;
+    ///
+    /// let e = ResolveError::Transport {
+    ///     server: "127.0.0.1:2641".parse().unwrap(),
+    ///     kind: TransportKind::Tcp,
+    ///     error: TransportError::Closed,
+    ///     sites_asked: 1,
+    /// };
+    /// assert!(e.is_network());
+    /// assert_eq!(e.transport(), Some(TransportKind::Tcp));
+    /// assert_eq!(e.transport_error(), Some(&TransportError::Closed));
+    /// ```
+    pub fn is_network(&self) -> bool {
+        self.kind() == ResolveErrorKind::Network
+    }
+
+    /// The handle the failure is about, when it names one: the handle asked for (of the
+    /// step of an alias chain that failed), the prefix handle whose service was not found,
+    /// the handle whose HS_ALIAS value is bad, the first handle of an alias chain.
+    ///
+    /// ```
+    /// use handle_resolver::{Handle, ResolveError};
+    ///
+    /// let handle = Handle::parse("20.500.1/x")?;
+    /// let e = ResolveError::NotFound { handle: handle.clone() };
+    /// assert_eq!(e.handle(), Some(&handle));
+    /// let e = ResolveError::ServiceNotFound { prefix_handle: handle.prefix_handle() };
+    /// assert_eq!(e.handle().map(Handle::as_str), Some("0.NA/20.500.1"));
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn handle(&self) -> Option<&Handle> {
+        match self {
+            ResolveError::NotFound { handle }
+            | ResolveError::NoMatchingValues { handle }
+            | ResolveError::PrefixNotServed { handle, .. }
+            | ResolveError::AuthenticationNeeded { handle }
+            | ResolveError::ReferralLoop { handle, .. }
+            | ResolveError::InvalidAlias { handle, .. }
+            | ResolveError::TooManyReferrals { handle, .. }
+            | ResolveError::ServiceNotFound {
+                prefix_handle: handle,
+            } => Some(handle),
+            ResolveError::Timeout { handle, .. } => handle.as_ref(),
+            ResolveError::AliasLoop { chain } | ResolveError::TooManyAliases { chain, .. } => {
+                chain.first()
+            }
+            _ => None,
+        }
+    }
+
+    /// The server the failure names: the one whose answer or silence it reports, the one
+    /// that challenged, the one not asked as it has been silent, or the one
+    /// [`crate::Resolver::send_message`] asked. `None` when the failure names no server, or
+    /// a handle proxy named by a host name (see [`Self::url`]).
+    ///
+    /// ```
+    /// use handle_resolver::wire::ResponseCode;
+    /// use handle_resolver::ResolveError;
+    ///
+    /// let server = "127.0.0.1:2641".parse().unwrap();
+    /// let e = ResolveError::Server {
+    ///     server: Some(server),
+    ///     code: ResponseCode::ServerBusy,
+    ///     message: String::new(),
+    ///     sites_asked: 1,
+    /// };
+    /// assert_eq!(e.server(), Some(server));
+    /// assert_eq!(e.response_code(), Some(ResponseCode::ServerBusy));
+    /// ```
+    pub fn server(&self) -> Option<SocketAddr> {
+        match self {
+            ResolveError::Transport { server, .. }
+            | ResolveError::Signature { server, .. }
+            | ResolveError::ServerUnavailable { server, .. }
+            | ResolveError::Authentication { server, .. } => Some(*server),
+            ResolveError::Protocol { server, .. }
+            | ResolveError::Server { server, .. }
+            | ResolveError::Timeout { server, .. } => *server,
+            _ => None,
+        }
+    }
+
+    /// The transport of the exchange that failed, when the failure is of one exchange
+    /// ([`TransportKind::Rest`] for a handle proxy's REST API).
+    pub fn transport(&self) -> Option<TransportKind> {
+        match self {
+            ResolveError::Transport { kind, .. } => Some(*kind),
+            ResolveError::Proxy { .. } => Some(TransportKind::Rest),
+            _ => None,
+        }
+    }
+
+    /// The transport's own error, for a failure at the transport (an exchange with a server
+    /// or a handle proxy).
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match self {
+            ResolveError::Transport { error, .. } | ResolveError::Proxy { error, .. } => {
+                Some(error)
+            }
+            _ => None,
+        }
+    }
+
+    /// The URL asked, for a failure of a handle proxy's REST API.
+    ///
+    /// ```
+    /// use handle_resolver::transport::{HttpError, TransportError};
+    /// use handle_resolver::ResolveError;
+    ///
+    /// let url: http::Uri = "http://127.0.0.1:8000/api/handles/20.500.1/x".parse().unwrap();
+    /// let e = ResolveError::Proxy {
+    ///     url: Box::new(url.clone()),
+    ///     error: TransportError::Http(HttpError::EmptyBody { status: 200 }),
+    /// };
+    /// assert_eq!(e.url(), Some(&url));
+    /// assert_eq!(e.transport_error().and_then(|t| t.http_status()), Some(200));
+    /// ```
+    pub fn url(&self) -> Option<&http::Uri> {
+        match self {
+            ResolveError::Proxy { url, .. } => Some(&**url),
+            _ => None,
+        }
+    }
+
+    /// The message without the handle in front, for a caller that names the identifier
+    /// itself (`20.500.1/x: handle not found (100)` is `handle not found (100)`); the
+    /// message itself for the failures that do not start with their handle.
+    ///
+    /// ```
+    /// use handle_resolver::{Handle, ResolveError};
+    ///
+    /// let e = ResolveError::NotFound { handle: Handle::parse("20.500.1/x")? };
+    /// assert_eq!(e.to_string(), "20.500.1/x: handle not found (100)");
+    /// assert_eq!(e.reason(), "handle not found (100)");
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn reason(&self) -> String {
+        let text = self.to_string();
+        let without = self.handle().and_then(|h| {
+            text.strip_prefix(h.as_str())
+                .and_then(|rest| rest.strip_prefix(": "))
+        });
+        match without {
+            Some(rest) => rest.to_string(),
+            None => text,
+        }
+    }
+
+    /// Why the identifier is not valid, for [`ResolveError::InvalidIdentifier`] (the input
+    /// and the byte offset at fault are in it).
+    pub fn ident_error(&self) -> Option<&IdentError> {
+        match self {
+            ResolveError::InvalidIdentifier(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The deadline that passed, for a [`ResolveError::Timeout`].
+    pub fn deadline(&self) -> Option<Duration> {
+        match self {
+            ResolveError::Timeout { after, .. } => Some(*after),
+            _ => None,
+        }
     }
 
     /// The `responseCode` a handle proxy's REST API gives for this outcome, as `resolve
@@ -381,6 +675,15 @@ impl ResolveError {
     /// without service information, 200 for no matching values, 301, 402, the server's own
     /// code for any other answer, and 2 (ERROR) for every failure without one (invalid input,
     /// silence, a bad answer, a loop).
+    ///
+    /// ```
+    /// use handle_resolver::{Handle, ResolveError};
+    ///
+    /// let e = ResolveError::ServiceNotFound { prefix_handle: Handle::parse("0.NA/20.500.1")? };
+    /// assert_eq!(e.rest_response_code(), 100);
+    /// assert_eq!(e.response_code(), None);
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
     pub fn rest_response_code(&self) -> u32 {
         match (self.response_code(), self) {
             (Some(code), _) => code.code(),
@@ -389,7 +692,8 @@ impl ResolveError {
         }
     }
 
-    /// The response code this outcome stands for, when it stands for one.
+    /// The response code a server answered that this outcome stands for, when it stands
+    /// for one (100, 200, 301, 402, or any other code of [`ResolveError::Server`]).
     pub fn response_code(&self) -> Option<ResponseCode> {
         Some(match self {
             ResolveError::NotFound { .. } => ResponseCode::HandleNotFound,
@@ -402,11 +706,51 @@ impl ResolveError {
     }
 }
 
+/// What kind of failure a [`ResolveError`] is ([`ResolveError::kind`]): the classes a
+/// program answers differently (an exception class, an exit status, an HTTP status). New
+/// kinds may come, so a `match` needs a catch-all arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResolveErrorKind {
+    /// The handle does not exist (100).
+    NotFound,
+    /// The handle exists, but no value matches the filter, or none is public (200).
+    NoMatchingValues,
+    /// No service information for the handle's prefix (its prefix handle not found, or
+    /// without HS_SITE/HS_SERV values).
+    UnknownPrefix,
+    /// Every site of the service answered that it does not serve the prefix (301).
+    PrefixNotServed,
+    /// The values asked for need authentication (402).
+    AuthenticationNeeded,
+    /// The server refused our answer to its challenge (400, 401, 403, 404), or it could not
+    /// be answered.
+    AuthenticationFailed,
+    /// The identifier is not valid (or not a CORDRA id in strict mode): nothing was sent.
+    InvalidInput,
+    /// The call's deadline passed.
+    Timeout,
+    /// No usable answer from the network (see [`ResolveError::is_network`]).
+    Network,
+    /// A server answered something that is not an acceptable response.
+    Protocol,
+    /// A certified answer, or the root information, failed verification.
+    Signature,
+    /// A referral or alias loop, or a chain longer than its limit.
+    Referral,
+    /// A server answered another error code (2 ERROR, 3 SERVER_TOO_BUSY, ...).
+    Server,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire::{DecodeErrorKind, EncodeError};
     use std::io::ErrorKind;
+
+    fn hd(text: &str) -> Handle {
+        Handle::parse(text).unwrap()
+    }
 
     fn addr() -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], 2641))
@@ -414,7 +758,7 @@ mod tests {
 
     #[test]
     fn rest_response_codes() {
-        let h = || "20.500.1/x".to_string();
+        let h = || hd("20.500.1/x");
         let server = |code| ResolveError::Server {
             server: None,
             code,
@@ -425,7 +769,7 @@ mod tests {
             (ResolveError::NotFound { handle: h() }, 100),
             (
                 ResolveError::ServiceNotFound {
-                    prefix_handle: "0.NA/20.500.1".into(),
+                    prefix_handle: hd("0.NA/20.500.1"),
                 },
                 100,
             ),
@@ -442,12 +786,13 @@ mod tests {
             (server(ResponseCode::ServerBusy), 3),
             (
                 ResolveError::Timeout {
-                    handle: h(),
+                    handle: Some(h()),
+                    server: None,
                     after: Duration::from_secs(1),
                 },
                 2,
             ),
-            (ResolveError::NotCordra { input: h() }, 2),
+            (ResolveError::NotCordra { input: "x".into() }, 2),
         ];
         for (e, code) in cases {
             assert_eq!(e.rest_response_code(), code, "{e}");
@@ -457,7 +802,7 @@ mod tests {
     /// Every message names what failed, the handle or the server, with no Debug formatting.
     #[test]
     fn every_message_is_readable() {
-        let h = || "20.500.1/x".to_string();
+        let h = || hd("20.500.1/x");
         let decode = DecodeError {
             field: "values",
             offset: 24,
@@ -503,14 +848,16 @@ mod tests {
             ),
             (
                 ResolveError::Timeout {
-                    handle: h(),
+                    handle: Some(h()),
+                    server: None,
                     after: Duration::from_secs(8),
                 },
                 "20.500.1/x: no answer within 8 s".into(),
             ),
             (
                 ResolveError::Timeout {
-                    handle: h(),
+                    handle: Some(h()),
+                    server: None,
                     after: Duration::from_millis(2500),
                 },
                 "20.500.1/x: no answer within 2.5 s".into(),
@@ -597,20 +944,20 @@ mod tests {
             (
                 ResolveError::ReferralLoop {
                     handle: h(),
-                    at: "0.SERV/1".into(),
+                    at: Some(hd("0.SERV/1")),
                 },
                 "referral loop while resolving 20.500.1/x (at 0.SERV/1)".into(),
             ),
             (
                 ResolveError::AliasLoop {
-                    chain: vec!["1/a".into(), "1/b".into(), "1/a".into()],
+                    chain: vec![hd("1/a"), hd("1/b"), hd("1/a")],
                 },
                 "alias loop: 1/a -> 1/b -> 1/a".into(),
             ),
             (
                 ResolveError::TooManyAliases {
                     limit: 1,
-                    chain: vec!["1/a".into(), "1/b".into(), "1/c".into()],
+                    chain: vec![hd("1/a"), hd("1/b"), hd("1/c")],
                 },
                 "alias chain longer than 1: 1/a -> 1/b -> 1/c".into(),
             ),
@@ -696,7 +1043,7 @@ mod tests {
             ),
             (
                 ResolveError::ServiceNotFound {
-                    prefix_handle: "0.NA/20.500.1".into(),
+                    prefix_handle: hd("0.NA/20.500.1"),
                 },
                 "no service information for 0.NA/20.500.1".into(),
             ),

@@ -66,11 +66,11 @@ mod target;
 
 pub use build_error::BuildError;
 pub use builder::ResolverBuilder;
-pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
+pub use error::{ProtocolViolation, ResolveError, ResolveErrorKind, SignatureFailure};
 pub use query::Query;
-pub use record::{Attempt, AttemptOutcome, HandleRecord, Source};
+pub use record::{Attempt, AttemptOutcome, HandleRecord, Rejection, Source};
 pub use resolver::{ResolveMany, Resolver, SiteAnswer};
-pub use settings::TransportPreference;
+pub use settings::{TransportPreference, UnknownTransport};
 pub use site::{server_record, Site};
 pub use support::clock::{Clock, FixedClock, SystemClock};
 pub use target::{Resolvable, Target};

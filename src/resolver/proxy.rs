@@ -15,13 +15,13 @@ use crate::ident::chars::HANDLE_PATH;
 use tokio::time::Instant;
 
 use crate::transport::addr::{BaseUrl, BaseUrlError};
-use crate::transport::{Exchange, Fetched, HttpGet, TransportError, TransportKind};
+use crate::transport::{Exchange, Fetched, HttpError, HttpGet, TransportError, TransportKind};
 use crate::wire::json::RestAnswer;
 use crate::wire::{HandleValue, Limits, ProtocolVersion, ResponseCode};
 
 use super::ask::RequestSpec;
 use super::error::ResolveError;
-use super::record::{Attempt, AttemptOutcome, Source};
+use super::record::{Attempt, AttemptOutcome, Rejection, Source};
 use super::support::trace::{Recorded, Trace};
 
 /// Most retries after a 429 or 503.
@@ -42,11 +42,11 @@ const QUERY: &AsciiSet = &HANDLE_PATH.add(b'&').add(b'=').add(b'+').add(b'/');
 pub(crate) struct Proxy {
     /// `http(s)://host[:port][/path]`, without a trailing `/`.
     base: String,
+    /// The same, as a URI: what an error names when a request's URL could not be made.
+    base_uri: http::Uri,
     /// The proxy's address when the URL names one by an IP literal (for the trace and
     /// errors).
     addr: Option<SocketAddr>,
-    /// Its port (the one in the URL, else the scheme's).
-    port: u16,
     exchange: Arc<dyn Exchange>,
     /// Bounds on what one answer may hold.
     limits: Limits,
@@ -66,19 +66,35 @@ impl Proxy {
         exchange: Arc<dyn Exchange>,
         limits: Limits,
     ) -> Result<Self, BaseUrlError> {
-        let url = BaseUrl::parse(url)?;
-        let (base, addr, port) = (url.as_str().to_string(), url.literal_addr(), url.port());
+        let checked = BaseUrl::parse(url)?;
+        let base_uri = checked.as_str().parse().map_err(|_| BaseUrlError {
+            url: url.to_string(),
+            reason: "it is not a URI",
+        })?;
         Ok(Self {
-            base,
-            addr,
-            port,
+            base: checked.as_str().to_string(),
+            base_uri,
+            addr: checked.literal_addr(),
             exchange,
             limits,
         })
     }
 
-    /// The URL asked for `spec`.
-    fn url(&self, spec: &RequestSpec) -> String {
+    /// The URL asked for `spec`, or why it cannot be made (a URI's parser refuses it).
+    fn url(&self, spec: &RequestSpec) -> Result<http::Uri, ResolveError> {
+        let text = self.url_text(spec);
+        http::Uri::try_from(text.as_str()).map_err(|e| ResolveError::Proxy {
+            url: Box::new(self.base_uri.clone()),
+            error: HttpError::Url {
+                url: text,
+                reason: e.to_string(),
+            }
+            .into(),
+        })
+    }
+
+    /// The text of the URL asked for `spec`: the handle and the query percent-encoded.
+    fn url_text(&self, spec: &RequestSpec) -> String {
         let mut url = format!(
             "{}/api/handles/{}",
             self.base,
@@ -112,9 +128,9 @@ impl Proxy {
         spec: &RequestSpec,
         trace: &Trace,
     ) -> Result<(String, Vec<HandleValue>, Source), ResolveError> {
-        let url = self.url(spec);
+        let url = self.url(spec)?;
         let get = HttpGet {
-            url: url.clone(),
+            url: url.to_string(),
             accept: "application/json",
             max_body: MAX_REST_BODY,
         };
@@ -124,7 +140,7 @@ impl Proxy {
                 trace,
                 Attempt {
                     handle: spec.handle.clone(),
-                    server: self.trace_addr(),
+                    server: self.addr,
                     transport: TransportKind::Rest,
                     number: 0,
                     rtt: Duration::ZERO,
@@ -139,27 +155,25 @@ impl Proxy {
             let fetched = match fetched {
                 Ok(f) => f,
                 Err(error) => {
-                    record.finish(AttemptOutcome::Failed(error.to_string()), rtt, 1);
+                    record.finish(AttemptOutcome::Failed(error.clone()), rtt, 1);
                     return Err(self.failure(&url, error));
                 }
             };
             if matches!(fetched.status, 429 | 503) {
                 let wait = retry_after(&fetched, SystemTime::now());
-                let text = format!("status {}", fetched.status);
-                record.finish(AttemptOutcome::Failed(text.clone()), rtt, 1);
+                let busy = HttpError::Busy {
+                    status: fetched.status,
+                    retries,
+                    retry_after: fetched.retry_after.clone(),
+                };
+                record.finish(AttemptOutcome::Failed(busy.clone().into()), rtt, 1);
                 match wait {
                     Some(wait) if retries < MAX_RETRIES && wait <= MAX_RETRY_WAIT => {
                         retries += 1;
                         tokio::time::sleep(wait).await;
                         continue;
                     }
-                    _ => {
-                        let why = format!(
-                            "{text} (busy; {retries} retries, Retry-After {})",
-                            fetched.retry_after.as_deref().unwrap_or("absent")
-                        );
-                        return Err(self.failure(&url, TransportError::Http(why)));
-                    }
+                    _ => return Err(self.failure(&url, busy.into())),
                 }
             }
             return match self.read(spec, &url, fetched) {
@@ -167,9 +181,13 @@ impl Proxy {
                     record.finish(AttemptOutcome::Response(code), rtt, 1);
                     outcome
                 }
-                Err(e) => {
-                    record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, 1);
-                    Err(e)
+                Err(error) => {
+                    record.finish(
+                        AttemptOutcome::Rejected(Rejection::Http(error.clone())),
+                        rtt,
+                        1,
+                    );
+                    Err(self.failure(&url, error.into()))
                 }
             };
         }
@@ -181,33 +199,30 @@ impl Proxy {
     fn read(
         &self,
         spec: &RequestSpec,
-        url: &str,
+        url: &http::Uri,
         fetched: Fetched,
     ) -> Result<
         (
             ResponseCode,
             Result<(String, Vec<HandleValue>, Source), ResolveError>,
         ),
-        ResolveError,
+        HttpError,
     > {
         let json = fetched.has_media_type("application/json");
         if !json {
-            return Err(self.failure(
-                url,
-                TransportError::Http(format!(
-                    "status {}, content-type {:?}, not application/json",
-                    fetched.status,
-                    fetched.content_type.as_deref().unwrap_or("absent")
-                )),
-            ));
+            return Err(HttpError::ContentType {
+                status: fetched.status,
+                got: fetched.content_type,
+                expected: "application/json",
+            });
         }
         // The values as the native answer carries them; the proxy's own cap on the body
         // (`MAX_REST_BODY`) is below the codec's.
-        let answer = RestAnswer::from_slice(&fetched.body, &self.limits).map_err(|e| {
-            self.failure(
-                url,
-                TransportError::Http(format!("status {}, body: {e}", fetched.status)),
-            )
+        let answer = RestAnswer::from_slice(&fetched.body, &self.limits).map_err(|error| {
+            HttpError::Json {
+                status: fetched.status,
+                error,
+            }
         })?;
         let code = ResponseCode::from_code(answer.response_code);
         let asked = spec.handle.as_str();
@@ -215,7 +230,12 @@ impl Proxy {
             let message = answer.message.unwrap_or_default();
             return Ok((
                 code,
-                Err(ResolveError::from_response(code, message, self.addr, asked)),
+                Err(ResolveError::from_response(
+                    code,
+                    message,
+                    self.addr,
+                    &spec.handle,
+                )),
             ));
         }
         let handle = match answer.handle {
@@ -223,28 +243,21 @@ impl Proxy {
             _ => asked.to_string(),
         };
         let source = Source {
-            server: self.trace_addr(),
+            server: self.addr,
             transport: TransportKind::Rest,
             site_serial: 0,
             site: None,
             certified: false,
             authoritative: false,
             protocol_version: ProtocolVersion::V2_11,
-            url: Some(url.to_string()),
+            url: Some(url.clone()),
         };
         Ok((code, Ok((handle, answer.values, source))))
     }
 
-    /// The proxy's address as attempts and sources name it: the unspecified address with the
-    /// proxy's port when the URL names a host (the record's `url` says which).
-    fn trace_addr(&self) -> SocketAddr {
-        self.addr
-            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], self.port)))
-    }
-
-    fn failure(&self, url: &str, error: TransportError) -> ResolveError {
+    fn failure(&self, url: &http::Uri, error: TransportError) -> ResolveError {
         ResolveError::Proxy {
-            url: url.to_string(),
+            url: Box::new(url.clone()),
             error,
         }
     }

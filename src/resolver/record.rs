@@ -4,17 +4,21 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use super::error::{ProtocolViolation, ResolveError, SignatureFailure};
 use super::site::Site;
+use crate::auth::AuthError;
 use crate::ident::Handle;
-use crate::transport::TransportKind;
+use crate::transport::{HttpError, TransportError, TransportKind};
 use crate::wire::{HandleValue, LocationRequest, LocationSet, ProtocolVersion, ResponseCode};
 
 /// Where an answer came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Source {
-    /// The server that answered (address and port of the transport used).
-    pub server: SocketAddr,
+    /// The server that answered (address and port of the transport used); `None` for a
+    /// proxy's REST API named by a host name (its address is the HTTP client's business:
+    /// `url` names it).
+    pub server: Option<SocketAddr>,
     /// The transport of the answer.
     pub transport: TransportKind,
     /// The site serial number the server put in its response header.
@@ -31,11 +35,17 @@ pub struct Source {
     /// resolver speaks, as the JSON names none).
     pub protocol_version: ProtocolVersion,
     /// For an answer from a proxy's REST API: the URL asked (`server` is then the proxy's
-    /// address when the URL names one, else unspecified).
-    pub url: Option<String>,
+    /// address when the URL names one by an IP literal, else `None`).
+    pub url: Option<http::Uri>,
 }
 
 impl Source {
+    /// Who answered, as text: the server's address, else (a proxy's REST API named by a
+    /// host name) the host and port of the URL asked.
+    pub fn peer(&self) -> String {
+        peer_text(self.server, self.url.as_ref(), false)
+    }
+
     /// The `desc` attribute of the answering site, when it has one (read when asked: most
     /// answers are never asked where they came from).
     pub fn site_description(&self) -> Option<String> {
@@ -50,9 +60,11 @@ pub enum AttemptOutcome {
     /// The server answered with this code.
     Response(ResponseCode),
     /// The server answered, but the answer was rejected (expired, bad signature, ...).
-    Rejected(String),
+    Rejected(Rejection),
     /// No usable answer (timeout, connection refused, ...).
-    Failed(String),
+    Failed(TransportError),
+    /// The attempt was still running when the call's deadline passed.
+    DeadlinePassed,
     /// The attempt was still running when another one won (it was cancelled).
     Cancelled,
 }
@@ -64,8 +76,9 @@ pub enum AttemptOutcome {
 pub struct Attempt {
     /// The handle in the request (`0.NA/<prefix>` for service lookups).
     pub handle: Handle,
-    /// The server asked.
-    pub server: SocketAddr,
+    /// The server asked; `None` for a proxy's REST API named by a host name (`url` names
+    /// it).
+    pub server: Option<SocketAddr>,
     /// UDP or TCP.
     pub transport: TransportKind,
     /// 1 for the first attempt of the resolution, counting every attempt in the order they
@@ -84,19 +97,36 @@ pub struct Attempt {
     /// What happened.
     pub outcome: AttemptOutcome,
     /// For a request to a proxy's REST API: the URL asked (`server` is then the proxy's
-    /// address when the URL names one, else unspecified).
-    pub url: Option<String>,
+    /// address when the URL names one by an IP literal, else `None`).
+    pub url: Option<http::Uri>,
     /// The session the request went in (the server's session id), when it went in one.
     pub session: Option<u32>,
+}
+
+/// A server's address, else a URL (whole, or its host and port), else `-`.
+fn peer_text(server: Option<SocketAddr>, url: Option<&http::Uri>, whole_url: bool) -> String {
+    match (url, server) {
+        (Some(url), _) if whole_url => url.to_string(),
+        (_, Some(server)) => server.to_string(),
+        (Some(url), None) => url
+            .authority()
+            .map_or_else(|| url.to_string(), ToString::to_string),
+        (None, None) => "-".to_string(),
+    }
+}
+
+impl Attempt {
+    /// Where the request went, as text: the URL asked for a proxy's REST API, else the
+    /// server's address.
+    pub fn peer(&self) -> String {
+        peer_text(self.server, self.url.as_ref(), true)
+    }
 }
 
 impl std::fmt::Display for Attempt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let t = self.transport.as_str();
-        let to: &dyn std::fmt::Display = match &self.url {
-            Some(url) => url,
-            None => &self.server,
-        };
+        let to = self.peer();
         write!(
             f,
             "#{} {} {} {} {:.1} ms",
@@ -113,11 +143,64 @@ impl std::fmt::Display for Attempt {
             write!(f, " in session {id}")?;
         }
         f.write_str(": ")?;
-        match &self.outcome {
+        write!(f, "{}", self.outcome)
+    }
+}
+
+impl std::fmt::Display for AttemptOutcome {
+    /// `SUCCESS (1)`, `rejected: ...`, `failed: ...`, as `resolve --trace` prints them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
             AttemptOutcome::Response(code) => write!(f, "{code}"),
             AttemptOutcome::Rejected(why) => write!(f, "rejected: {why}"),
             AttemptOutcome::Failed(why) => write!(f, "failed: {why}"),
+            AttemptOutcome::DeadlinePassed => {
+                write!(f, "failed: no answer yet when the overall deadline passed")
+            }
             AttemptOutcome::Cancelled => write!(f, "cancelled (another answer won)"),
+        }
+    }
+}
+
+/// Why an answer that came was not taken ([`AttemptOutcome::Rejected`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// It is not an acceptable response (expired, another op code, a bad body, ...).
+    #[error("protocol error: {0}")]
+    Protocol(ProtocolViolation),
+    /// A certified answer failed verification.
+    #[error("signature check failed: {0}")]
+    Signature(SignatureFailure),
+    /// The server's challenge could not be answered.
+    #[error("cannot answer the challenge: {0}")]
+    Authentication(AuthError),
+    /// A handle proxy's answer is not its REST API's JSON.
+    #[error("http: {0}")]
+    Http(HttpError),
+}
+
+impl Rejection {
+    /// The failure a rejected answer of `server` over `kind` is, as a resolution reports it.
+    pub(crate) fn into_error(self, server: SocketAddr, kind: TransportKind) -> ResolveError {
+        match self {
+            Rejection::Protocol(violation) => ResolveError::Protocol {
+                server: Some(server),
+                violation,
+                sites_asked: 1,
+            },
+            Rejection::Signature(failure) => ResolveError::Signature {
+                server,
+                failure,
+                sites_asked: 1,
+            },
+            Rejection::Authentication(error) => ResolveError::Authentication { server, error },
+            Rejection::Http(error) => ResolveError::Transport {
+                server,
+                kind,
+                error: TransportError::Http(error),
+                sites_asked: 1,
+            },
         }
     }
 }
@@ -139,7 +222,7 @@ impl std::fmt::Display for Attempt {
 /// }
 /// println!(
 ///     "from {} over {}{}",
-///     record.source.server,
+///     record.source.peer(),
 ///     record.source.transport,
 ///     if record.source.certified { ", certified" } else { "" }
 /// );

@@ -108,10 +108,7 @@ impl<'a> Resolution<'a> {
         let mut work = std::pin::pin!(self.follow_aliases().instrument(span));
         let work = async { work.as_mut().await.map_err(|e| (e, None)) };
         let timed_out = |after| {
-            let e = ResolveError::Timeout {
-                handle: self.trace.origin().to_string(),
-                after,
-            };
+            let e = ResolveError::timeout(self.trace.origin(), after);
             (e, Some(self.trace.at_deadline()))
         };
         match within(self.shared.settings.timeout, work, timed_out).await {
@@ -157,24 +154,25 @@ impl<'a> Resolution<'a> {
             if chain.is_empty() {
                 chain.push(origin.clone());
             }
-            let texts = |chain: &[Handle]| {
-                let mut texts: Vec<String> = chain.iter().map(Handle::to_string).collect();
-                texts.push(next.clone());
-                texts
-            };
             let parsed = Handle::parse(&next).map_err(|error| ResolveError::InvalidAlias {
-                handle: current.to_string(),
+                handle: current.clone().into_owned(),
                 error,
             })?;
+            // The chain with the next handle, as a loop or an overlong chain reports it.
+            let with_next = |chain: &[Handle]| {
+                let mut chain = chain.to_vec();
+                chain.push(parsed.clone());
+                chain
+            };
             if chain.contains(&parsed) {
                 return Err(ResolveError::AliasLoop {
-                    chain: texts(&chain),
+                    chain: with_next(&chain),
                 });
             }
             if chain.len() > MAX_ALIAS_DEPTH {
                 return Err(ResolveError::TooManyAliases {
                     limit: MAX_ALIAS_DEPTH,
-                    chain: texts(&chain),
+                    chain: with_next(&chain),
                 });
             }
             chain.push(parsed.clone());
@@ -203,7 +201,7 @@ impl<'a> Resolution<'a> {
             key => {
                 return resolve_one(shared, handle, asked, key, &self.trace)
                     .await
-                    .map_err(|e| e.for_step(self.trace.origin().as_str(), handle.as_str()));
+                    .map_err(|e| e.for_step(self.trace.origin(), handle));
             }
         };
         if let Some(found) = cached(&shared.answers, &key, handle) {
@@ -246,7 +244,7 @@ fn cached(
             source,
         } => Some(Ok(record(handle, values, source, true))),
         CachedAnswer::NotFound => Some(Err(ResolveError::NotFound {
-            handle: handle.to_string(),
+            handle: handle.clone(),
         })),
     }
 }
@@ -289,7 +287,7 @@ async fn native(
 ) -> Result<(String, Vec<HandleValue>, Source), ResolveError> {
     let answer = locator.request(&spec, trace, &Path::default()).await?;
     let source = Source {
-        server: answer.server,
+        server: Some(answer.server),
         transport: answer.kind,
         site_serial: answer.msg.header.site_info_serial,
         site: Some(answer.site.clone()),

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use futures::stream::{self, BoxStream, Stream, StreamExt};
 
-use crate::root::{root_handle, ROOT_HANDLE};
+use crate::ident::Handle;
+use crate::root::root_handle;
 use crate::transport::{Exchange, TransportKind};
 use crate::wire::{Body, HandleValue, Message};
 
@@ -21,7 +22,7 @@ use super::query::Query;
 use super::record::{Attempt, HandleRecord};
 use super::resolution::{Resolution, Shared};
 use super::settings::Settings;
-use super::site::{query_addr, text_of, Site};
+use super::site::{query_addr, Site};
 use super::support::deadline::within;
 use super::support::trace::Trace;
 use super::target::{Resolvable, Target};
@@ -62,8 +63,9 @@ pub struct Resolver {
 pub struct SiteAnswer {
     /// The site's description (or first address).
     pub site: String,
-    /// The server asked.
-    pub server: SocketAddr,
+    /// The server asked: its UDP query address, else its TCP one, else its HTTP one; `None`
+    /// for a server with no interface that takes queries (it cannot be asked).
+    pub server: Option<SocketAddr>,
     /// True when the site's hash picks this server for the handle.
     pub responsible: bool,
     /// The values, or why there are none.
@@ -94,7 +96,7 @@ impl Resolver {
         let trace = Trace::new(spec.handle.clone());
         let path = Path::default();
         let work = self.shared.locator.request(spec, &trace, &path);
-        self.within_deadline(spec.handle.as_str(), work).await
+        self.within_deadline(Some(&spec.handle), None, work).await
     }
 
     /// Sends one request to `sites` (not to the sites of its handle's prefix), under the
@@ -107,7 +109,7 @@ impl Resolver {
         let trace = Trace::new(spec.handle.clone());
         let path = Path::default();
         let work = self.shared.locator.from_sites(spec, sites, &trace, &path);
-        self.within_deadline(spec.handle.as_str(), work).await
+        self.within_deadline(Some(&spec.handle), None, work).await
     }
 
     /// Resolves every value of `id` (a handle, any identifier text, or a parsed identifier),
@@ -216,9 +218,9 @@ impl Resolver {
                 for server in &site.info.servers {
                     let (spec, trace) = (&spec, &trace);
                     asks.push(async move {
-                        let addr = query_addr(server, TransportKind::Udp)
-                            .or_else(|| query_addr(server, TransportKind::Tcp))
-                            .unwrap_or_else(|| SocketAddr::new(server.address, 0));
+                        let addr = [TransportKind::Udp, TransportKind::Tcp, TransportKind::Http]
+                            .into_iter()
+                            .find_map(|kind| query_addr(server, kind));
                         let result = locator
                             .asker()
                             .ask_server(site, server, spec, trace)
@@ -235,7 +237,7 @@ impl Resolver {
             }
             Ok(futures::future::join_all(asks).await)
         };
-        self.within_deadline(target.handle.as_str(), work).await
+        self.within_deadline(Some(&target.handle), None, work).await
     }
 
     /// Low-level: sends the message `request` to `server` as it is (UDP then TCP, as
@@ -247,11 +249,12 @@ impl Resolver {
         request: &Message,
     ) -> Result<Message, ResolveError> {
         let asked = match &request.body {
-            Body::ResolutionRequest(r) => text_of(&r.handle),
-            _ => format!("request to {server}"),
+            Body::ResolutionRequest(r) => Handle::parse_bytes(&r.handle).ok(),
+            _ => None,
         };
         let work = self.shared.locator.asker().exchange_raw(server, request);
-        self.within_deadline(&asked, work).await
+        self.within_deadline(asked.as_ref(), Some(server), work)
+            .await
     }
 
     /// Re-reads the root service information: the HS_SITE / HS_SERV values of `0.NA/0.NA` at
@@ -264,7 +267,8 @@ impl Resolver {
         let trace = Trace::new(root_handle().clone());
         let locator = &self.shared.locator;
         let work = async { locator.refresh_root(certify, &trace).await };
-        self.within_deadline(ROOT_HANDLE, work).await?;
+        self.within_deadline(Some(root_handle()), None, work)
+            .await?;
         Ok(locator.root_sites().len())
     }
 
@@ -286,14 +290,17 @@ impl Resolver {
         self.shared.locator.clear_cache();
     }
 
-    /// `work` under the resolver's deadline; past it, a timeout naming `handle`.
+    /// `work` under the resolver's deadline; past it, a timeout naming `handle` and the one
+    /// `server` asked, when there is one.
     async fn within_deadline<R>(
         &self,
-        handle: &str,
+        handle: Option<&Handle>,
+        server: Option<SocketAddr>,
         work: impl std::future::Future<Output = Result<R, ResolveError>>,
     ) -> Result<R, ResolveError> {
         let timed_out = |after| ResolveError::Timeout {
-            handle: handle.to_string(),
+            handle: handle.cloned(),
+            server,
             after,
         };
         within(self.shared.settings.timeout, work, timed_out).await

@@ -25,6 +25,15 @@ pub enum TransportPreference {
 }
 
 impl TransportPreference {
+    /// Its name, as [`FromStr`](std::str::FromStr) reads it: `udp`, `tcp` or `http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportPreference::Udp => "udp",
+            TransportPreference::Tcp => "tcp",
+            TransportPreference::Http => "http",
+        }
+    }
+
     /// The transports to try on one server, in order.
     pub(crate) fn kinds(self) -> &'static [TransportKind] {
         use TransportKind::{Http, Https, Tcp, Udp};
@@ -33,6 +42,35 @@ impl TransportPreference {
             TransportPreference::Tcp => &[Tcp],
             TransportPreference::Http => &[Http, Https],
         }
+    }
+}
+
+/// A name that is not `udp`, `tcp` or `http`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("transport {0:?}: \"udp\" (then TCP, then HTTP), \"tcp\" or \"http\"")]
+pub struct UnknownTransport(pub String);
+
+impl std::str::FromStr for TransportPreference {
+    type Err = UnknownTransport;
+
+    /// `udp`, `tcp` or `http` (ASCII case ignored), as `resolve --transport` and Python's
+    /// `transport=` take them.
+    ///
+    /// ```
+    /// use handle_resolver::TransportPreference;
+    ///
+    /// assert_eq!("tcp".parse(), Ok(TransportPreference::Tcp));
+    /// assert!("quic".parse::<TransportPreference>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            TransportPreference::Udp,
+            TransportPreference::Tcp,
+            TransportPreference::Http,
+        ]
+        .into_iter()
+        .find(|t| t.as_str().eq_ignore_ascii_case(s))
+        .ok_or_else(|| UnknownTransport(s.to_string()))
     }
 }
 

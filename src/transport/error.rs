@@ -2,6 +2,7 @@
 
 use thiserror::Error;
 
+use crate::wire::json::JsonError;
 use crate::wire::{DecodeError, EncodeError};
 
 /// Why one exchange with one server failed. Cheap to clone, so a resolver can keep it per
@@ -53,10 +54,10 @@ pub enum TransportError {
     /// feature, or a test double that only speaks UDP and TCP).
     #[error("not supported by this transport: {0}")]
     Unsupported(&'static str),
-    /// HTTP: the answer was not what the exchange expects (status, content type, length);
-    /// the text says which header or field and what it held.
+    /// HTTP: the answer was not what the exchange expects (status, content type, body), or
+    /// the HTTP client failed; [`HttpError`] says which.
     #[error("http: {0}")]
-    Http(String),
+    Http(HttpError),
     /// TCP: more continued (CN) messages followed an answer than a client takes.
     #[error("more than {limit} continued messages")]
     TooManyMessages {
@@ -77,6 +78,120 @@ pub enum TransportError {
     /// HS_SITE record names.
     #[error("tls: {0}")]
     Tls(String),
+}
+
+impl TransportError {
+    /// True when the exchange ran out of time (every retransmission waited out, or presumed
+    /// lost).
+    ///
+    /// ```
+    /// use handle_resolver::transport::TransportError;
+    ///
+    /// assert!(TransportError::Timeout.is_timeout());
+    /// assert!(!TransportError::Closed.is_timeout());
+    /// ```
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, TransportError::Timeout | TransportError::PresumedLost)
+    }
+
+    /// The HTTP status of the answer, for an HTTP failure that had one.
+    ///
+    /// ```
+    /// use handle_resolver::transport::{HttpError, TransportError};
+    ///
+    /// let e = TransportError::Http(HttpError::ContentType {
+    ///     status: 502,
+    ///     got: Some("text/html".into()),
+    ///     expected: "application/json",
+    /// });
+    /// assert_eq!(e.http_status(), Some(502));
+    /// assert_eq!(TransportError::Timeout.http_status(), None);
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            TransportError::Http(e) => e.status(),
+            _ => None,
+        }
+    }
+}
+
+/// Why an HTTP exchange (the native protocol over HTTP, a handle proxy's REST API) failed
+/// above the connection: what the answer held instead of what was asked, each field typed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The HTTP client failed (a malformed response, a protocol error): its own text.
+    #[error("{0}")]
+    Client(String),
+    /// The URL cannot be asked: not an `http://` or `https://` URI.
+    #[error("url {url:?}: {reason}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The answer has another content type than the one the exchange reads (a status page).
+    #[error("status {status}, content-type {}, not {expected}", got.as_deref().map_or("absent".to_string(), |t| format!("{t:?}")))]
+    ContentType {
+        /// The HTTP status.
+        status: u16,
+        /// The media type sent, if any.
+        got: Option<String>,
+        /// The media type expected.
+        expected: &'static str,
+    },
+    /// The body is empty where an answer was expected.
+    #[error("status {status}, empty body")]
+    EmptyBody {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The body holds a native request where an answer was expected.
+    #[error("status {status}, the body holds a request, not an answer")]
+    NotAnAnswer {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The body is not the documented JSON (a handle proxy's REST API).
+    #[error("status {status}, body: {error}")]
+    Json {
+        /// The HTTP status.
+        status: u16,
+        /// Where in the document and why.
+        error: JsonError,
+    },
+    /// The server stayed busy (HTTP 429 or 503) through the retries its `Retry-After`
+    /// allowed, or asked for a longer wait than a retry waits.
+    #[error("status {status} (busy; {retries} retries, Retry-After {})", retry_after.as_deref().unwrap_or("absent"))]
+    Busy {
+        /// The last HTTP status (429 or 503).
+        status: u16,
+        /// The retries made.
+        retries: u32,
+        /// The last `Retry-After` header, as sent.
+        retry_after: Option<String>,
+    },
+}
+
+impl HttpError {
+    /// The HTTP status of the answer, when one came.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            HttpError::ContentType { status, .. }
+            | HttpError::EmptyBody { status }
+            | HttpError::NotAnAnswer { status }
+            | HttpError::Json { status, .. }
+            | HttpError::Busy { status, .. } => Some(*status),
+            HttpError::Client(_) | HttpError::Url { .. } => None,
+        }
+    }
+}
+
+impl From<HttpError> for TransportError {
+    fn from(e: HttpError) -> Self {
+        TransportError::Http(e)
+    }
 }
 
 /// The readable text of an I/O error: the OS text without `(os error N)`, starting in lower

@@ -38,7 +38,7 @@ mod udp_sys;
 
 pub use codec::{CodecError, HandleCodec};
 pub use continued::MAX_CONTINUED;
-pub use error::TransportError;
+pub use error::{HttpError, TransportError};
 pub use exchange::{
     media_type, Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind,
 };

@@ -19,7 +19,7 @@ Types: TypeAlias = str | Sequence[str] | None
 ValueLike: TypeAlias = HandleValue | dict[str, Any]
 
 class Source(TypedDict):
-    server: str
+    server: str | None
     transport: str
     site: str | None
     siteSerial: int
@@ -31,7 +31,7 @@ class Source(TypedDict):
 class Attempt(TypedDict):
     attempt: int
     handle: str
-    server: str
+    server: str | None
     transport: str
     url: str | None
     rttMs: float

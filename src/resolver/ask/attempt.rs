@@ -19,7 +19,7 @@ use crate::wire::{
 
 use super::super::error::ResolveError;
 use super::super::peers::{Lease, Peer};
-use super::super::record::{Attempt, AttemptOutcome};
+use super::super::record::{Attempt, AttemptOutcome, Rejection};
 use super::super::settings::REQUEST_LIFETIME_SECS;
 use super::super::site::Site;
 use super::super::support::trace::{Recorded, Trace};
@@ -74,7 +74,7 @@ impl Asker {
             trace,
             Attempt {
                 handle: spec.handle.clone(),
-                server: addr,
+                server: Some(addr),
                 transport: kind,
                 number: 0,
                 rtt: Duration::ZERO,
@@ -112,7 +112,7 @@ impl Asker {
         let answered = match result {
             Ok(r) => r,
             Err(SendFailure::Transport(error)) => {
-                record.finish(AttemptOutcome::Failed(error.to_string()), rtt, 0);
+                record.finish(AttemptOutcome::Failed(error.clone()), rtt, 0);
                 peer.rtt.record_failure();
                 return Err(ResolveError::Transport {
                     sites_asked: 1,
@@ -122,12 +122,9 @@ impl Asker {
                 });
             }
             Err(SendFailure::Authentication(error)) => {
-                let e = ResolveError::Authentication {
-                    server: addr,
-                    error,
-                };
-                record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, 0);
-                return Err(e);
+                let rejection = Rejection::Authentication(error);
+                record.finish(AttemptOutcome::Rejected(rejection.clone()), rtt, 0);
+                return Err(rejection.into_error(addr, kind));
             }
         };
         let transmissions = answered.transmissions;
@@ -146,10 +143,11 @@ impl Asker {
         drop(lease);
         let certified = match check_answer(&request, &response, server, addr, unix_now) {
             Ok(c) => c,
-            Err(e) => {
-                record.finish(AttemptOutcome::Rejected(e.to_string()), rtt, transmissions);
+            Err(rejection) => {
+                let outcome = AttemptOutcome::Rejected(rejection.clone());
+                record.finish(outcome, rtt, transmissions);
                 peer.rtt.record_failure();
-                return Err(e);
+                return Err(rejection.into_error(addr, kind));
             }
         };
         let code = response.response_code();

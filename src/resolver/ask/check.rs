@@ -4,71 +4,64 @@
 
 use std::net::SocketAddr;
 
+use crate::ident::Handle;
 use crate::transport::{TransportError, TransportKind};
 use crate::wire::signature::check_credential_type;
 use crate::wire::{verify_message, Message, OpFlags, ResponseCode, ServerInfo};
 
 use super::super::error::{ProtocolViolation, ResolveError, SignatureFailure};
+use super::super::record::Rejection;
 
 /// Checks an answer: op code, expiry, request digest when asked, signature when asked.
-/// Returns whether the signature was verified.
+/// Returns whether the signature was verified, or why the answer is rejected.
 pub(super) fn check_answer(
     request: &Message,
     response: &Message,
     server: &ServerInfo,
     addr: SocketAddr,
     now: u64,
-) -> Result<bool, ResolveError> {
-    let protocol = |violation| ResolveError::Protocol {
-        sites_asked: 1,
-        server: Some(addr),
-        violation,
-    };
+) -> Result<bool, Rejection> {
+    use Rejection::{Protocol, Signature};
     if response.header.op_code != request.header.op_code {
-        return Err(protocol(ProtocolViolation::OpCodeMismatch {
+        return Err(Protocol(ProtocolViolation::OpCodeMismatch {
             expected: request.header.op_code.code(),
             got: response.header.op_code.code(),
         }));
     }
     let expiration = response.header.expiration;
     if expiration != 0 && u64::from(expiration) < now {
-        return Err(protocol(ProtocolViolation::Expired { expiration, now }));
+        return Err(Protocol(ProtocolViolation::Expired { expiration, now }));
     }
     if request.header.flags.contains(OpFlags::RD) {
         let digest = response
             .request_digest
             .as_ref()
-            .ok_or_else(|| protocol(ProtocolViolation::DigestMissing))?;
+            .ok_or(Protocol(ProtocolViolation::DigestMissing))?;
         let covered = request
             .header_and_body()
-            .map_err(|_| protocol(ProtocolViolation::DigestMismatch))?;
+            .map_err(|_| Protocol(ProtocolViolation::DigestMismatch))?;
         if !digest.matches(&covered) {
-            return Err(protocol(ProtocolViolation::DigestMismatch));
+            return Err(Protocol(ProtocolViolation::DigestMismatch));
         }
     }
     if !request.header.flags.contains(OpFlags::CT) {
         return Ok(false);
     }
-    let signature = |failure| ResolveError::Signature {
-        sites_asked: 1,
-        server: addr,
-        failure,
-    };
     let credential = response
         .credential
         .as_ref()
-        .ok_or_else(|| signature(SignatureFailure::Unsigned))?;
+        .ok_or(Signature(SignatureFailure::Unsigned))?;
     if check_credential_type(&credential.credential_type).is_err() {
-        return Err(signature(SignatureFailure::UnsupportedCredential(
+        return Err(Signature(SignatureFailure::UnsupportedCredential(
             String::from_utf8_lossy(&credential.credential_type).into_owned(),
         )));
     }
     let key = match server.public_key() {
         Ok(Some(k)) => k,
-        Ok(None) => return Err(signature(SignatureFailure::NoServerKey(addr))),
-        Err(e) => return Err(signature(SignatureFailure::BadKey(e))),
+        Ok(None) => return Err(Signature(SignatureFailure::NoServerKey(addr))),
+        Err(e) => return Err(Signature(SignatureFailure::BadKey(e))),
     };
-    verify_message(response, &key).map_err(|e| signature(SignatureFailure::Invalid(e)))?;
+    verify_message(response, &key).map_err(|e| Signature(SignatureFailure::Invalid(e)))?;
     Ok(true)
 }
 
@@ -117,7 +110,7 @@ pub(super) fn moves_on(kind: TransportKind, error: &ResolveError) -> bool {
 /// The error reported when every site failed: 301 everywhere → prefix not served; otherwise
 /// the most telling failure ([`telling`]; the first of equals), noting how many sites were
 /// asked.
-pub(super) fn summarize(handle: &str, errors: Vec<ResolveError>) -> ResolveError {
+pub(super) fn summarize(handle: &Handle, errors: Vec<ResolveError>) -> ResolveError {
     let asked = errors.len();
     let all_301 = errors.iter().all(|e| {
         matches!(
@@ -139,14 +132,14 @@ pub(super) fn summarize(handle: &str, errors: Vec<ResolveError>) -> ResolveError
             })
             .unwrap_or_default();
         return ResolveError::PrefixNotServed {
-            handle: handle.to_string(),
+            handle: handle.clone(),
             message,
         };
     }
     match errors.into_iter().min_by_key(telling) {
         Some(e) => e.with_sites_asked(asked),
         None => ResolveError::ServiceNotFound {
-            prefix_handle: handle.to_string(),
+            prefix_handle: handle.clone(),
         },
     }
 }
@@ -189,6 +182,10 @@ mod tests {
     use super::*;
     use std::io::ErrorKind;
     use std::net::SocketAddr;
+
+    fn h(text: &str) -> Handle {
+        Handle::parse(text).unwrap()
+    }
 
     fn at(n: u8) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, n], 2641))
@@ -233,7 +230,7 @@ mod tests {
                 transport(1, TransportError::Timeout),
             ],
         ] {
-            let e = summarize("1/x", errors);
+            let e = summarize(&h("1/x"), errors);
             assert!(
                 matches!(
                     &e,
@@ -260,14 +257,14 @@ mod tests {
             transport(3, TransportError::Timeout),
             server(4, ResponseCode::ServerBusy),
         ];
-        let e = summarize("1/x", errors);
+        let e = summarize(&h("1/x"), errors);
         assert_eq!(
             e.to_string(),
             "127.0.0.4:2641 answered SERVER_TOO_BUSY (3) (4 sites asked)"
         );
         // A 301 beside silence: the silence is reported (another site may serve the prefix).
         let e = summarize(
-            "1/x",
+            &h("1/x"),
             vec![
                 server(2, ResponseCode::ServerNotResponsible),
                 transport(3, TransportError::Timeout),
@@ -281,20 +278,20 @@ mod tests {
 
     #[test]
     fn one_site_or_all_301_or_none() {
-        let e = summarize("1/x", vec![refused(1)]);
+        let e = summarize(&h("1/x"), vec![refused(1)]);
         assert_eq!(
             e.to_string(),
             "udp exchange with 127.0.0.1:2641 failed: connection refused"
         );
         let e = summarize(
-            "1/x",
+            &h("1/x"),
             vec![
                 server(1, ResponseCode::ServerNotResponsible),
                 server(2, ResponseCode::ServerNotResponsible),
             ],
         );
         assert!(matches!(e, ResolveError::PrefixNotServed { .. }), "{e:?}");
-        let e = summarize("1/x", Vec::new());
+        let e = summarize(&h("1/x"), Vec::new());
         assert!(matches!(e, ResolveError::ServiceNotFound { .. }), "{e:?}");
     }
 }

@@ -130,7 +130,7 @@ impl Asker {
                 return self
                     .ask_site(site, spec, trace)
                     .await
-                    .map_err(|e| summarize(spec.handle.as_str(), vec![e]));
+                    .map_err(|e| summarize(&spec.handle, vec![e]));
             }
         }
         let handle = spec.handle.as_bytes();
@@ -146,12 +146,9 @@ impl Asker {
             |i| delays.get(i).copied().unwrap_or(self.hedge_max),
         )
         .await;
-        result.map(|(_, answer)| answer).map_err(|errors| {
-            summarize(
-                spec.handle.as_str(),
-                errors.into_iter().map(|(_, e)| e).collect(),
-            )
-        })
+        result
+            .map(|(_, answer)| answer)
+            .map_err(|errors| summarize(&spec.handle, errors.into_iter().map(|(_, e)| e).collect()))
     }
 
     /// Asks the server of `site` its hash picks for the handle.

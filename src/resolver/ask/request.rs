@@ -214,7 +214,7 @@ impl Answer {
                 server: Some(self.server),
                 violation: ProtocolViolation::UnexpectedBody { code },
             }),
-            _ => Err(final_error(&self.msg, self.server, asked.as_str())),
+            _ => Err(final_error(&self.msg, self.server, &asked)),
         }
     }
 }
@@ -231,7 +231,7 @@ pub(crate) fn try_next_site(code: ResponseCode) -> bool {
 }
 
 /// The typed error for a final answer that is not a success.
-pub(crate) fn final_error(msg: &Message, server: SocketAddr, handle: &str) -> ResolveError {
+pub(crate) fn final_error(msg: &Message, server: SocketAddr, handle: &Handle) -> ResolveError {
     ResolveError::from_response(msg.response_code(), error_text(msg), Some(server), handle)
 }
 

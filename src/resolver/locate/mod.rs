@@ -302,7 +302,7 @@ impl SiteLocator {
                 // handles under an unknown prefix does not ask the root twice per handle.
                 self.services.cache.put_not_found(prefix_handle, certify);
                 return Err(ResolveError::ServiceNotFound {
-                    prefix_handle: prefix_handle.to_string(),
+                    prefix_handle: prefix_handle.clone(),
                 });
             }
             let sites = Arc::new(collected.sites);
@@ -357,11 +357,10 @@ impl SiteLocator {
             let text = text_of(&v.data);
             let target = match Handle::parse(text.trim()) {
                 Ok(h) => h,
-                Err(e) => {
-                    debug!(service = %text, error = %e, "HS_SERV value is not a handle");
-                    first_error.get_or_insert(ResolveError::ServiceNotFound {
-                        prefix_handle: text.trim().to_string(),
-                    });
+                Err(error) => {
+                    debug!(service = %text, %error, "HS_SERV value is not a handle");
+                    first_error
+                        .get_or_insert(ResolveError::InvalidServiceHandle { value: text, error });
                     continue;
                 }
             };
@@ -398,8 +397,8 @@ impl SiteLocator {
             }
             if let Some(at) = loop_at {
                 return Err(ResolveError::ReferralLoop {
-                    handle: trace.origin().to_string(),
-                    at: at.to_string(),
+                    handle: trace.origin().clone(),
+                    at: Some(at),
                 });
             }
         }
@@ -426,7 +425,7 @@ impl SiteLocator {
         async move {
             if path.depth() >= MAX_SERVICE_DEPTH {
                 return Err(ResolveError::TooManyReferrals {
-                    handle: trace.origin().to_string(),
+                    handle: trace.origin().clone(),
                     limit: MAX_SERVICE_DEPTH as u32,
                 });
             }

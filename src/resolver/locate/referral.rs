@@ -56,15 +56,12 @@ impl SiteLocator {
             let referred = self
                 .referral_sites(body, kind, spec.certify(), trace, path)
                 .await?;
-            let at = text_of(&body.referral_handle);
-            debug!(handle = %spec.handle, referral = %at, sites = referred.len(), code = %answer.code(), "referral");
+            // The referral's handle, to name it (its values may have given the sites).
+            let at = Handle::parse(text_of(&body.referral_handle).trim()).ok();
+            debug!(handle = %spec.handle, referral = ?at, sites = referred.len(), code = %answer.code(), "referral");
             if referred.is_empty() {
                 return Err(ResolveError::ServiceNotFound {
-                    prefix_handle: if at.is_empty() {
-                        spec.handle.to_string()
-                    } else {
-                        at
-                    },
+                    prefix_handle: at.unwrap_or_else(|| spec.handle.clone()),
                 });
             }
             if seen.is_empty() {
@@ -73,12 +70,8 @@ impl SiteLocator {
             let key = sites_key(&referred);
             if seen.contains(&key) {
                 return Err(ResolveError::ReferralLoop {
-                    handle: spec.handle.to_string(),
-                    at: if at.is_empty() {
-                        "(referral sites)".into()
-                    } else {
-                        at
-                    },
+                    handle: spec.handle.clone(),
+                    at,
                 });
             }
             seen.push(key);
@@ -109,16 +102,15 @@ impl SiteLocator {
             return Ok(sites);
         }
         let text = text_of(&body.referral_handle);
-        let target = Handle::parse(text.trim()).map_err(|_| ResolveError::ServiceNotFound {
-            prefix_handle: text.trim().to_string(),
-        })?;
+        let target = Handle::parse(text.trim())
+            .map_err(|error| ResolveError::InvalidServiceHandle { value: text, error })?;
         if kind == SiteKind::Service && target == *root_handle() {
             return Ok(self.root_sites().to_vec());
         }
         if path.contains(&target) {
             return Err(ResolveError::ReferralLoop {
-                handle: trace.origin().to_string(),
-                at: target.to_string(),
+                handle: trace.origin().clone(),
+                at: Some(target),
             });
         }
         let collected = self

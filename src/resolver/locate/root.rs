@@ -238,10 +238,7 @@ impl SiteLocator {
         let work = async move {
             let trace = Trace::new(root_handle().clone());
             let work = this.refresh_root(certify, &trace);
-            let timed_out = |after| ResolveError::Timeout {
-                handle: ROOT_HANDLE.to_string(),
-                after,
-            };
+            let timed_out = |after| ResolveError::timeout(root_handle(), after);
             if let Err(e) = within(deadline, work, timed_out).await {
                 info!(error = %e, "root refresh failed");
             }
@@ -262,7 +259,7 @@ impl SiteLocator {
             let (sites, records) = verified_root_sites(read, trust, now, self.root.limits).await?;
             if sites.is_empty() {
                 return Err(ResolveError::ServiceNotFound {
-                    prefix_handle: ROOT_HANDLE.to_string(),
+                    prefix_handle: root_handle().clone(),
                 });
             }
             info!(
@@ -291,7 +288,7 @@ impl SiteLocator {
             .sites;
         if sites.is_empty() {
             return Err(ResolveError::ServiceNotFound {
-                prefix_handle: ROOT_HANDLE.to_string(),
+                prefix_handle: root_handle().clone(),
             });
         }
         info!(sites = sites.len(), "root service information refreshed");

@@ -54,7 +54,7 @@ impl Services {
         let sites = self.cache.get(prefix_handle, certify)?;
         Some(if sites.is_empty() {
             Err(ResolveError::ServiceNotFound {
-                prefix_handle: prefix_handle.to_string(),
+                prefix_handle: prefix_handle.clone(),
             })
         } else {
             Ok(sites)

@@ -356,7 +356,7 @@ mod tests {
 
     fn source() -> Source {
         Source {
-            server: "127.0.0.1:2641".parse().unwrap(),
+            server: Some("127.0.0.1:2641".parse().unwrap()),
             transport: TransportKind::Udp,
             site_serial: 1,
             site: None,

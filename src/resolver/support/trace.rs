@@ -39,9 +39,6 @@ fn reserve_numbers(e: &mut Entries, attempts: &[Attempt]) -> u32 {
     base
 }
 
-/// The outcome text of an attempt still running when the overall deadline passed.
-pub(crate) const DEADLINE_PASSED: &str = "no answer yet when the overall deadline passed";
-
 /// An attempt in progress, with the token that ends it and when it started.
 #[derive(Debug, Clone)]
 struct Running {
@@ -181,8 +178,7 @@ impl Trace {
                     let mut work = std::pin::pin!(work);
                     let work = async { work.as_mut().await.map_err(|e| (e, None)) };
                     let timed_out = |after| {
-                        let handle = trace.origin().to_string();
-                        let e = ResolveError::Timeout { handle, after };
+                        let e = ResolveError::timeout(trace.origin(), after);
                         (e, Some(trace.at_deadline()))
                     };
                     match within(lifetime, work, timed_out).await {
@@ -223,10 +219,7 @@ impl Trace {
         // Shared work that ran out of time (its lifetime, `Trace::share`) names the lookup it
         // ran; this resolution's error names the handle it is about, as its own deadline would.
         out.map_err(|e| match e {
-            ResolveError::Timeout { after, .. } => ResolveError::Timeout {
-                handle: self.origin.to_string(),
-                after,
-            },
+            ResolveError::Timeout { after, .. } => ResolveError::timeout(&self.origin, after),
             e => e,
         })
     }
@@ -302,7 +295,7 @@ impl Trace {
                      ..
                  }| {
                     attempt.rtt = started.elapsed();
-                    attempt.outcome = AttemptOutcome::Failed(DEADLINE_PASSED.to_string());
+                    attempt.outcome = AttemptOutcome::DeadlinePassed;
                     attempt
                 },
             )
@@ -315,7 +308,7 @@ impl Trace {
         let n = self.referrals.fetch_add(1, Ordering::Relaxed) + 1;
         if n > MAX_REFERRALS {
             return Err(ResolveError::TooManyReferrals {
-                handle: self.origin.to_string(),
+                handle: self.origin.clone(),
                 limit: MAX_REFERRALS,
             });
         }
@@ -368,7 +361,7 @@ impl<'a> Recorded<'a> {
             a.transmissions = transmissions;
             a.session = session;
             debug!(
-                server = %a.server,
+                server = ?a.server,
                 transport = %a.transport,
                 attempt = a.number,
                 rtt_ms = rtt.as_secs_f64() * 1000.0,
@@ -396,14 +389,14 @@ impl Drop for Recorded<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::TransportKind;
+    use crate::transport::{TransportError, TransportKind};
     use futures::FutureExt;
     use std::time::Duration;
 
     fn attempt(handle: &str) -> Attempt {
         Attempt {
             handle: Handle::parse(handle).unwrap(),
-            server: std::net::SocketAddr::from(([127, 0, 0, 1], 2641)),
+            server: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 2641))),
             transport: TransportKind::Udp,
             number: 0,
             rtt: Duration::ZERO,
@@ -419,7 +412,9 @@ mod tests {
         let t = Trace::new(Handle::parse("1/x").unwrap());
         let a = t.start(attempt("1/a"), Instant::now());
         let b = t.start(attempt("1/b"), Instant::now());
-        t.end(b, |x| x.outcome = AttemptOutcome::Failed("no".into()));
+        t.end(b, |x| {
+            x.outcome = AttemptOutcome::Failed(TransportError::Timeout)
+        });
         // Ending an attempt twice changes nothing.
         t.end(b, |_| panic!("already ended"));
         let got: Vec<(String, u32)> = t
@@ -432,10 +427,7 @@ mod tests {
         let at = t.at_deadline();
         assert_eq!(at.len(), 2);
         assert_eq!((at[1].number, at[1].rtt), (1, Duration::from_millis(7)));
-        assert_eq!(
-            at[1].outcome,
-            AttemptOutcome::Failed(DEADLINE_PASSED.to_string())
-        );
+        assert_eq!(at[1].outcome, AttemptOutcome::DeadlinePassed);
         t.end(a, |_| {});
         assert_eq!(t.take_attempts().len(), 2);
         assert!(t.attempts().is_empty());

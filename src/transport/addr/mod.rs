@@ -1,7 +1,8 @@
 //! Addresses as people write them, each checked in one place: a server's `HOST[:PORT]`
 //! ([`host_port`]), with the Handle System's port 2641 when none is given and errors that
-//! tell a typo from a host name that does not resolve; and the `http(s)://` base URL of an
-//! HTTP service ([`BaseUrl`]).
+//! tell a typo from a host name that does not resolve; the `http(s)://` base URL of an
+//! HTTP service ([`BaseUrl`]); and a server or root as a front end's option names it
+//! ([`Endpoint`], [`RootEndpoint`]: `HOST[:PORT]`, `hdl://`, `http(s)://`, a root file).
 //!
 //! ```
 //! use std::net::SocketAddr;
@@ -16,12 +17,14 @@
 //! ```
 
 mod base_url;
+mod endpoint;
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 use thiserror::Error;
 
 pub use base_url::{BaseUrl, BaseUrlError};
+pub use endpoint::{Endpoint, EndpointError, RootEndpoint};
 
 /// The Handle System's port, used when an address gives none.
 pub const DEFAULT_PORT: u16 = 2641;

@@ -11,7 +11,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use super::super::error::TransportError;
+use super::super::error::{HttpError, TransportError};
 use super::super::exchange::{Fetched, HttpGet};
 use super::native::read_capped;
 use super::tls;
@@ -50,15 +50,19 @@ impl Getter {
 
     /// One GET.
     pub(crate) async fn get(&self, get: &HttpGet) -> Result<Fetched, TransportError> {
-        let uri: hyper::Uri = get
-            .url
-            .parse()
-            .map_err(|e| TransportError::Http(format!("url {:?}: {e}", get.url)))?;
+        let uri: hyper::Uri =
+            get.url
+                .parse()
+                .map_err(|e: hyper::http::uri::InvalidUri| HttpError::Url {
+                    url: get.url.clone(),
+                    reason: e.to_string(),
+                })?;
         if !matches!(uri.scheme_str(), Some("http" | "https")) {
-            return Err(TransportError::Http(format!(
-                "url {:?}: not http or https",
-                get.url
-            )));
+            return Err(HttpError::Url {
+                url: get.url.clone(),
+                reason: "not http or https".into(),
+            }
+            .into());
         }
         let request = hyper::Request::get(uri)
             .header(ACCEPT, get.accept)
@@ -67,7 +71,7 @@ impl Getter {
                 concat!("handle-resolver/", env!("CARGO_PKG_VERSION")),
             )
             .body(Empty::new())
-            .map_err(|e| TransportError::Http(format!("request: {e}")))?;
+            .map_err(|e| HttpError::Client(format!("request: {e}")))?;
         let response = self.client.request(request).await.map_err(client_error)?;
         let header = |name| {
             response
@@ -105,5 +109,5 @@ fn client_error(e: hyper_util::client::legacy::Error) -> TransportError {
         };
         return TransportError::Io(kind, text);
     }
-    TransportError::Http(e.to_string())
+    HttpError::Client(e.to_string()).into()
 }

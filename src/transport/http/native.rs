@@ -18,7 +18,7 @@ use tracing::debug;
 
 use super::super::codec::{CodecError, HandleCodec};
 use super::super::continued::Continued;
-use super::super::error::TransportError;
+use super::super::error::{HttpError, TransportError};
 use super::super::exchange::{media_type, ExchangeOptions, Exchanged};
 use super::super::request_id::{encode_with_request_id, random_request_id};
 use super::target::{HttpTarget, HDL_MIME_TYPE};
@@ -130,7 +130,7 @@ where
         .header(CONTENT_LENGTH, length)
         .header(USER_AGENT, AGENT)
         .body(Full::new(encoded))
-        .map_err(|e| TransportError::Http(format!("request: {e}")))?;
+        .map_err(|e| HttpError::Client(format!("request: {e}")))?;
     let result = async {
         let response = sender.send_request(request).await.map_err(http_error)?;
         let status = response.status().as_u16();
@@ -168,7 +168,7 @@ pub(crate) async fn read_capped(
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             Err(TransportError::BodyTooLarge { limit: cap })
         }
-        Err(e) => Err(TransportError::Http(format!("body: {e}"))),
+        Err(e) => Err(HttpError::Client(format!("body: {e}")).into()),
     }
 }
 
@@ -177,9 +177,12 @@ pub(crate) async fn read_capped(
 fn check_content_type(status: u16, content_type: Option<&str>) -> Result<(), TransportError> {
     let mime = content_type.map(|c| media_type(c).to_ascii_lowercase());
     match mime {
-        Some(mime) if mime != HDL_MIME_TYPE => Err(TransportError::Http(format!(
-            "status {status}, content-type {mime:?}, not {HDL_MIME_TYPE}"
-        ))),
+        Some(mime) if mime != HDL_MIME_TYPE => Err(HttpError::ContentType {
+            status,
+            got: Some(mime),
+            expected: HDL_MIME_TYPE,
+        }
+        .into()),
         _ => Ok(()),
     }
 }
@@ -218,12 +221,8 @@ impl BodyAnswers {
                 Ok(None) => return Ok(false),
                 Err(CodecError::Decode(e)) => return Err(TransportError::Decode(e)),
                 Err(CodecError::Session(e)) => return Err(TransportError::Session(e)),
-                Err(e) => {
-                    return Err(TransportError::Http(format!(
-                        "status {}, body: {e}",
-                        self.status
-                    )))
-                }
+                Err(CodecError::Io(e)) => return Err(e.into()),
+                Err(CodecError::Encode(e)) => return Err(TransportError::Encode(e)),
             }
         }
         Ok(true)
@@ -231,10 +230,10 @@ impl BodyAnswers {
 
     fn take(&mut self, message: Message) -> Result<(), TransportError> {
         if !message.is_response() {
-            return Err(TransportError::Http(format!(
-                "status {}, the body holds a request, not an answer",
-                self.status
-            )));
+            return Err(HttpError::NotAnAnswer {
+                status: self.status,
+            }
+            .into());
         }
         self.answer.push(message).map(drop)
     }
@@ -243,10 +242,10 @@ impl BodyAnswers {
     /// further).
     fn finish(self) -> Result<(Message, Vec<Message>), TransportError> {
         if !self.received {
-            return Err(TransportError::Http(format!(
-                "status {}, empty body",
-                self.status
-            )));
+            return Err(HttpError::EmptyBody {
+                status: self.status,
+            }
+            .into());
         }
         // None: the body ended in the middle of a message, or before the last of a list.
         self.answer.into_whole().ok_or(TransportError::Closed)
@@ -271,7 +270,7 @@ pub(crate) fn http_error(e: hyper::Error) -> TransportError {
     if e.is_incomplete_message() || e.is_closed() {
         TransportError::Closed
     } else {
-        TransportError::Http(e.to_string())
+        HttpError::Client(e.to_string()).into()
     }
 }
 
@@ -434,12 +433,12 @@ mod tests {
         let e = decode_answer(200, Some("text/html; charset=utf-8"), answer(), &options())
             .map(|(m, _)| m);
         assert!(
-            matches!(e, Err(TransportError::Http(ref t)) if t.contains("text/html")),
+            matches!(e, Err(TransportError::Http(HttpError::ContentType { got: Some(ref t), .. })) if t == "text/html"),
             "{e:?}"
         );
         let e = decode_answer(404, Some(HDL_MIME_TYPE), Bytes::new(), &options()).map(|(m, _)| m);
         assert!(
-            matches!(e, Err(TransportError::Http(ref t)) if t.contains("empty")),
+            matches!(e, Err(TransportError::Http(HttpError::EmptyBody { .. }))),
             "{e:?}"
         );
         let whole = answer();
@@ -451,7 +450,10 @@ mod tests {
             .unwrap();
         let e = decode_answer(200, None, request, &options()).map(|(m, _)| m);
         assert!(
-            matches!(e, Err(TransportError::Http(ref t)) if t.contains("request")),
+            matches!(
+                e,
+                Err(TransportError::Http(HttpError::NotAnAnswer { status: 200 }))
+            ),
             "{e:?}"
         );
         // A message length beyond the limits.
