@@ -29,7 +29,8 @@ def test_resolve_record(resolver: Resolver) -> None:
     assert [v.index for v in record.values_of_type("email")] == [2]
     assert repr(record) == 'HandleRecord(handle="20.500.1/demo", values=[1:URL, 2:EMAIL, 3:DESC])'
     assert record.source["transport"] == "udp"
-    assert record.source["server"].startswith("127.0.0.1:")
+    server = record.source["server"]
+    assert server is not None and server.startswith("127.0.0.1:")
     assert record.source["site"] in ("test site 0", "test site 1")
     # Root (prefix handle, service handle), then the handle's server.
     assert [a["handle"] for a in record.attempts][-1] == "20.500.1/demo"
