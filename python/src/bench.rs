@@ -9,7 +9,7 @@ use handle_resolver::Resolver;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::resolver::build_error;
+use crate::core::build_error;
 
 fn resolver(server: &str) -> PyResult<Blocking> {
     let addr = server

@@ -4,9 +4,10 @@
 //! ones on a runtime per process, results as lazily converted Python objects, failures as
 //! the exception classes of `handle_resolver._errors`.
 //!
-//! Files: `resolver.rs` the blocking `Resolver`, its `resolve_many` iterator and `Admin`;
-//! `batch.rs` `Admin.run_batch` (both kinds) and its `BatchResult`;
-//! `aio.rs` the asyncio ones; `many.rs` the lazy, bounded input both `resolve_many`s share;
+//! Files: `core.rs` what the blocking and the asyncio classes share (the configuration, each
+//! call as a future, the methods); `resolver.rs` the blocking `Resolver`, its `resolve_many`
+//! iterator and `Admin`; `aio.rs` the asyncio ones; `batch.rs` `Admin.run_batch` (both
+//! kinds) and its `BatchResult`; `many.rs` the lazy, bounded input both `resolve_many`s share;
 //! `record.rs` `HandleRecord` and `HandleValue`; `errors.rs` failures to exceptions;
 //! `config.rs` the constructor's arguments to a `ResolverBuilder`; `ident.rs` `parse`;
 //! `testing.rs` `TestNetwork`; `runtime.rs` the runtimes and fork safety; `convert.rs` JSON
@@ -20,6 +21,7 @@ mod bench;
 mod certificate;
 mod config;
 mod convert;
+mod core;
 mod errors;
 mod ident;
 mod many;

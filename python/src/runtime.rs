@@ -131,14 +131,10 @@ impl ContextExt for SharedRuntime {
     }
 }
 
-/// Runs `fut` to completion on `rt` (a blocking resolver's runtime) without the GIL, looking
-/// at the signals every [`SIGNAL_SLICE`]: Ctrl-C raises `KeyboardInterrupt` at once and
-/// drops `fut`, which cancels what it had in flight.
-pub(crate) fn block_on<F>(
-    py: Python<'_>,
-    rt: &handle_resolver::blocking::Resolver,
-    fut: F,
-) -> PyResult<F::Output>
+/// Runs `fut` to completion on `rt` (the [`shared`] runtime) without the GIL, looking at the
+/// signals every [`SIGNAL_SLICE`]: Ctrl-C raises `KeyboardInterrupt` at once and drops
+/// `fut`, which cancels what it had in flight.
+pub(crate) fn block_on<F>(py: Python<'_>, rt: &Runtime, fut: F) -> PyResult<F::Output>
 where
     F: Future + Send,
     F::Output: Send,

@@ -4,7 +4,7 @@ import datetime
 from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
 from os import PathLike
 from types import TracebackType
-from typing import Any, Literal, TypedDict
+from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from typing_extensions import Self, TypeAlias
 
@@ -219,17 +219,41 @@ class BatchResult:
     def log(self) -> str:
         """The reference's log: every line in file order, then its count lines."""
 
-class Admin:
-    """Administration of handles as one identity (``Resolver.admin``)."""
+# The blocking classes and their asyncio twins take the same arguments and have the same
+# calls; a call returns its result on the one and an awaitable of it on the other. Each pair
+# is typed once, by a generic base of these stubs alone (at run time each class is a class
+# of its own), whose parameters are what the calls return.
+_Created = TypeVar("_Created")
+_Done = TypeVar("_Done")
+_Handles = TypeVar("_Handles")
+_Batch = TypeVar("_Batch")
+_Record = TypeVar("_Record")
+_Urls = TypeVar("_Urls")
+_Many = TypeVar("_Many")
+_Admin = TypeVar("_Admin")
+
+class _Administering(Generic[_Created, _Done, _Handles, _Batch]):
+    """``Admin`` and ``AsyncAdmin``: administration of handles as one identity. Each request
+    goes to a primary site of the handle's prefix over TCP (or HTTP), answering the
+    server's challenge as the identity. Values are ``HandleValue`` objects or REST-shaped
+    dicts (``{"index": 1, "type": "URL", "data": {"format": "string", "value": "..."}}``)."""
 
     def create_handle(
         self, handle: str, values: Iterable[ValueLike], overwrite: bool = False
-    ) -> str: ...
-    def add_values(self, handle: str, values: Iterable[ValueLike]) -> None: ...
-    def modify_values(self, handle: str, values: Iterable[ValueLike]) -> None: ...
-    def remove_values(self, handle: str, indexes: Sequence[int]) -> None: ...
-    def delete_handle(self, handle: str) -> None: ...
-    def list_handles(self, prefix: str) -> list[str]: ...
+    ) -> _Created:
+        """Creates ``handle`` with ``values`` (give an HS_ADMIN value, or nobody may change
+        it afterwards); returns the handle as created. With ``overwrite``, an existing
+        handle's values are replaced instead of failing with ``HandleAlreadyExists``."""
+    def add_values(self, handle: str, values: Iterable[ValueLike]) -> _Done:
+        """Adds ``values`` to ``handle`` (their indexes must be free)."""
+    def modify_values(self, handle: str, values: Iterable[ValueLike]) -> _Done:
+        """Replaces the values of ``handle`` at the indexes of ``values``."""
+    def remove_values(self, handle: str, indexes: Sequence[int]) -> _Done:
+        """Removes the values of ``handle`` at ``indexes``."""
+    def delete_handle(self, handle: str) -> _Done:
+        """Deletes ``handle``."""
+    def list_handles(self, prefix: str) -> _Handles:
+        """Every handle under ``prefix``."""
     def run_batch(
         self,
         file: StrPath | None = None,
@@ -237,134 +261,105 @@ class Admin:
         text: str | None = None,
         concurrency: int = 16,
         base_dir: StrPath | None = None,
-    ) -> BatchResult:
+    ) -> _Batch:
         """Runs a batch file of the reference's ``hdl-genericbatch`` (``file``, or its
         ``text``): independent commands at once (at most ``concurrency``), one handle's
         commands in file order, as the identities of its AUTHENTICATE lines (a change before
         the first fails, as with ``hdl-genericbatch``) with this admin's settings (servers,
         root, transports, deadline). A failed command is in the result, not raised."""
 
-class AsyncAdmin:
+class Admin(_Administering[str, None, list[str], BatchResult]):
+    """Administration of handles as one identity (``Resolver.admin``)."""
+
+class AsyncAdmin(
+    _Administering[Awaitable[str], Awaitable[None], Awaitable[list[str]], Awaitable[BatchResult]]
+):
     """``Admin`` with awaitable calls (``AsyncResolver.admin``)."""
 
-    def create_handle(
-        self, handle: str, values: Iterable[ValueLike], overwrite: bool = False
-    ) -> Awaitable[str]: ...
-    def add_values(self, handle: str, values: Iterable[ValueLike]) -> Awaitable[None]: ...
-    def modify_values(self, handle: str, values: Iterable[ValueLike]) -> Awaitable[None]: ...
-    def remove_values(self, handle: str, indexes: Sequence[int]) -> Awaitable[None]: ...
-    def delete_handle(self, handle: str) -> Awaitable[None]: ...
-    def list_handles(self, prefix: str) -> Awaitable[list[str]]: ...
-    def run_batch(
-        self,
-        file: StrPath | None = None,
-        *,
-        text: str | None = None,
-        concurrency: int = 16,
-        base_dir: StrPath | None = None,
-    ) -> Awaitable[BatchResult]: ...
+class _Resolving(Generic[_Record, _Urls, _Many, _Admin]):
+    """``Resolver`` and ``AsyncResolver``: a Handle System resolver."""
 
-class Resolver:
+    def __init__(
+        self,
+        root: str | None = None,
+        server: str | None = None,
+        proxy: str | None = None,
+        urn_resolver: str | None = None,
+        transport: Transport = "udp",
+        timeout: float = 10.0,
+        certify: bool = False,
+        authoritative: bool = False,
+        follow_aliases: bool = False,
+        cache: bool = True,
+        concurrency: int = 16,
+        *,
+        public_only: bool | None = None,
+        identity: str | None = None,
+        secret: Secret | None = None,
+        secret_file: StrPath | None = None,
+        key_file: StrPath | None = None,
+        key_passphrase: Secret | None = None,
+    ) -> None:
+        """``root``: where resolution starts (``HOST[:PORT]``, ``http://HOST:PORT`` or a
+        root file; default the global root); ``server``: the one server asked, without the
+        service lookup; ``proxy``: resolve through a handle proxy's REST API instead (without
+        ``root`` and ``server``); ``urn_resolver``: the RFC 2169 resolver of every URN;
+        ``transport``: ``"udp"`` (then TCP, then HTTP), ``"tcp"`` or ``"http"``;
+        ``timeout``: seconds per identifier; ``certify``: verify the answers' signatures
+        (not with ``server`` or ``proxy``); ``authoritative``: primary sites only, no cache;
+        ``follow_aliases``: follow HS_ALIAS values; ``cache``: keep answers;
+        ``concurrency``: ``resolve_many``'s default; ``public_only``: ask for public values
+        only (default: when there is no identity); ``identity`` (``"INDEX:HANDLE"``) with
+        ``secret``, ``secret_file`` or ``key_file`` (``key_passphrase``): who answers the
+        servers' challenges, and ``admin()``'s default identity."""
+    def resolve(
+        self,
+        identifier: str | Identifier,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
+    ) -> _Record:
+        """Resolves one identifier (any form: ``PREFIX/SUFFIX``, ``hdl:``, ``doi:``,
+        resolver URLs, CORDRA ids) to its values; ``types`` and ``indexes`` select values
+        (any type OR any index). Raises a ``ResolveError`` subclass when there are none."""
+    def resolve_many(
+        self,
+        identifiers: Iterable[str | Identifier],
+        concurrency: int | None = None,
+        *,
+        types: Types = None,
+        indexes: Sequence[int] | None = None,
+    ) -> _Many:
+        """Resolves every identifier of ``identifiers`` (read lazily: at most
+        ``concurrency`` ahead of what has been read back), yielding ``(input, HandleRecord |
+        ResolveError)`` in completion order. Closing the iterator (``close()``,
+        ``aclose()``) or dropping it cancels the resolutions in flight."""
+    def resolve_urn(self, urn: str) -> _Urls:
+        """Resolves a URN (``urn:fdc:``, ``urn-3:``) over RFC 2169 to its URLs, in the
+        resolver's order of preference."""
+    def admin(
+        self,
+        identity: str | None = None,
+        secret: Secret | None = None,
+        secret_file: StrPath | None = None,
+        key_file: StrPath | None = None,
+        key_passphrase: Secret | None = None,
+    ) -> _Admin:
+        """Administration as ``identity`` (``"INDEX:HANDLE"``), whose key is ``secret``
+        (HS_SECKEY), ``secret_file`` or ``key_file`` (HS_PUBKEY; ``key_passphrase`` for an
+        encrypted one). Without arguments, the resolver's own identity."""
+    def clear_cache(self) -> None:
+        """Forgets every cached answer and service."""
+    @property
+    def concurrency(self) -> int:
+        """The default number of resolutions ``resolve_many`` runs at once."""
+
+class Resolver(_Resolving[HandleRecord, list[str], ResolveMany, Admin]):
     """A blocking Handle System resolver (releases the GIL; Ctrl-C interrupts its calls)."""
 
-    def __init__(
-        self,
-        root: str | None = None,
-        server: str | None = None,
-        proxy: str | None = None,
-        urn_resolver: str | None = None,
-        transport: Transport = "udp",
-        timeout: float = 10.0,
-        certify: bool = False,
-        authoritative: bool = False,
-        follow_aliases: bool = False,
-        cache: bool = True,
-        concurrency: int = 16,
-        *,
-        public_only: bool | None = None,
-        identity: str | None = None,
-        secret: Secret | None = None,
-        secret_file: StrPath | None = None,
-        key_file: StrPath | None = None,
-        key_passphrase: Secret | None = None,
-    ) -> None: ...
-    def resolve(
-        self,
-        identifier: str | Identifier,
-        types: Types = None,
-        indexes: Sequence[int] | None = None,
-    ) -> HandleRecord: ...
-    def resolve_many(
-        self,
-        identifiers: Iterable[str | Identifier],
-        concurrency: int | None = None,
-        *,
-        types: Types = None,
-        indexes: Sequence[int] | None = None,
-    ) -> ResolveMany: ...
-    def resolve_urn(self, urn: str) -> list[str]: ...
-    def admin(
-        self,
-        identity: str | None = None,
-        secret: Secret | None = None,
-        secret_file: StrPath | None = None,
-        key_file: StrPath | None = None,
-        key_passphrase: Secret | None = None,
-    ) -> Admin: ...
-    def clear_cache(self) -> None: ...
-    @property
-    def concurrency(self) -> int: ...
-
-class AsyncResolver:
+class AsyncResolver(
+    _Resolving[Awaitable[HandleRecord], Awaitable[list[str]], AsyncResolveMany, AsyncAdmin]
+):
     """The asyncio resolver: the same arguments as ``Resolver``; awaitable calls."""
-
-    def __init__(
-        self,
-        root: str | None = None,
-        server: str | None = None,
-        proxy: str | None = None,
-        urn_resolver: str | None = None,
-        transport: Transport = "udp",
-        timeout: float = 10.0,
-        certify: bool = False,
-        authoritative: bool = False,
-        follow_aliases: bool = False,
-        cache: bool = True,
-        concurrency: int = 16,
-        *,
-        public_only: bool | None = None,
-        identity: str | None = None,
-        secret: Secret | None = None,
-        secret_file: StrPath | None = None,
-        key_file: StrPath | None = None,
-        key_passphrase: Secret | None = None,
-    ) -> None: ...
-    def resolve(
-        self,
-        identifier: str | Identifier,
-        types: Types = None,
-        indexes: Sequence[int] | None = None,
-    ) -> Awaitable[HandleRecord]: ...
-    def resolve_many(
-        self,
-        identifiers: Iterable[str | Identifier],
-        concurrency: int | None = None,
-        *,
-        types: Types = None,
-        indexes: Sequence[int] | None = None,
-    ) -> AsyncResolveMany: ...
-    def resolve_urn(self, urn: str) -> Awaitable[list[str]]: ...
-    def admin(
-        self,
-        identity: str | None = None,
-        secret: Secret | None = None,
-        secret_file: StrPath | None = None,
-        key_file: StrPath | None = None,
-        key_passphrase: Secret | None = None,
-    ) -> AsyncAdmin: ...
-    def clear_cache(self) -> None: ...
-    @property
-    def concurrency(self) -> int: ...
 
 class TestNetwork:
     """A loopback Handle System in this process: a root and a service of several sites."""
