@@ -16,3 +16,5 @@ mod loopback;
 #[cfg(feature = "testing")]
 mod manage;
 mod sessions;
+#[cfg(feature = "testing")]
+mod window;

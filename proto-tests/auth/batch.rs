@@ -38,7 +38,8 @@ const SAMPLES: [&str; 11] = [
 /// - **Session quirk** (sample 02): the reference's client reuses USER-RSA's authenticated
 ///   session after `AUTHENTICATE PUBKEY:300:20.500.12345/USER-DSA`, so the reference's [16],
 ///   [17] and [20] acted as USER-RSA; ours act as USER-DSA, the identity the file names. USER-DSA
-///   may only read GB-ADMIN's values (401) and administers GB-DSA (success). Sample 10 then adds
+///   may only read GB-ADMIN's values (400, as the reference answers a missing permission) and
+///   administers GB-DSA (success). Sample 10 then adds
 ///   an index that ours already added in 02 (201). (In sample 04 the reference's quirk changes
 ///   nothing visible: the non-ASCII identity it skipped is an administrator through GB-GROUP
 ///   as well.)
@@ -48,7 +49,7 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "02-pubkey-auth",
         "==>SUCCESS[16]: modify values:20.500.12345/GB-ADMIN",
-        "==>FAILURE[16]: modify values:20.500.12345/GB-ADMIN: Error(401): INSUFFICIENT PERMISSIONS",
+        "==>FAILURE[16]: modify values:20.500.12345/GB-ADMIN: Error(400): INVALID ADMIN",
     ),
     (
         "02-pubkey-auth",

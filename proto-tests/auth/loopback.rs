@@ -426,7 +426,8 @@ async fn admin_requests_need_rights() {
         ResponseCode::AuthenticationFailed
     );
     assert!(server.store().get("20.500.12345/NOT-MINE").is_none());
-    // An identity whose HS_ADMIN value lacks the permission: 401.
+    // An identity whose HS_ADMIN value lacks the permission: 400, as the reference answers
+    // it (its `authenticateUser` gives INVALID_ADMIN for a missing permission too).
     let limited = "20.500.12345/LIMITED";
     let rec = AdminRecord::new(0x0400, b("20.500.12345/USER-NORIGHTS"), 300);
     server.store().insert(
@@ -441,11 +442,28 @@ async fn admin_requests_need_rights() {
         Body::DeleteHandleRequest { handle: b(limited) },
     );
     let (_, r) = authenticated(addr, TransportKind::Tcp, &identity("norights"), &delete).await;
-    assert_eq!(
-        r[0].header.response_code,
-        ResponseCode::InsufficientPermissions
-    );
+    assert_eq!(r[0].header.response_code, ResponseCode::InvalidAdmin);
     assert!(server.store().get(limited).is_some());
+    // A prefix administrator creates a handle without an HS_ADMIN of its own, then may not
+    // change it: the prefix's HS_ADMIN values decide creates and lists only (the reference's
+    // `getNAAdminValues`), every other change the handle's own: 400, nothing deleted.
+    let orphan = "20.500.12345/ORPHAN";
+    let create = admin(
+        OpCode::CreateHandle,
+        Body::CreateHandleRequest {
+            handle: b(orphan),
+            values: vec![HandleValue::new(1, "URL", "https://example.org/")],
+        },
+    );
+    let (_, r) = authenticated(addr, TransportKind::Tcp, &identity("seckey"), &create).await;
+    assert_eq!(r[0].header.response_code, ResponseCode::Success);
+    let delete = admin(
+        OpCode::DeleteHandle,
+        Body::DeleteHandleRequest { handle: b(orphan) },
+    );
+    let (_, r) = authenticated(addr, TransportKind::Tcp, &identity("seckey"), &delete).await;
+    assert_eq!(r[0].header.response_code, ResponseCode::InvalidAdmin);
+    assert!(server.store().get(orphan).is_some());
 }
 
 #[tokio::test]
@@ -624,6 +642,15 @@ async fn the_resolver_administers_handles_as_its_identity() {
 /// A resolver that finds the captures' prefix at this test server: the prefix handle's
 /// HS_SITE names the server (with its key), and the server is the root.
 fn resolver_at(server: &TestServer, name: &str, sessions: bool) -> handle_resolver::Resolver {
+    builder_at(server, name, sessions).build().unwrap()
+}
+
+/// The builder of [`resolver_at`].
+pub(super) fn builder_at(
+    server: &TestServer,
+    name: &str,
+    sessions: bool,
+) -> handle_resolver::ResolverBuilder {
     let mut values = server
         .store()
         .get(b"0.NA/20.500.12345")
@@ -642,8 +669,6 @@ fn resolver_at(server: &TestServer, name: &str, sessions: bool) -> handle_resolv
         // Every call sends its own request (with the cache on, identical calls made at the
         // same time would share one).
         .cache_size(0)
-        .build()
-        .unwrap()
 }
 
 /// Sessions, as the reference client's default: one setup per server, the first request

@@ -22,6 +22,7 @@ use crate::wire::{Limits, SiteInfo};
 use super::ask::Asker;
 use super::build_error::BuildError;
 use super::locate::{sites_of, SiteLocator};
+use super::peers::MAX_SESSION_WINDOW;
 use super::resolution::{Shared, Upstream};
 use super::resolver::Resolver;
 use super::settings::{Settings, TransportPreference};
@@ -156,6 +157,16 @@ impl ResolverBuilder {
     /// is challenged on its own (two round trips; the `udp_*`/`tcp_*` captures).
     pub fn sessions(mut self, on: bool) -> Self {
         self.settings.sessions = on;
+        self
+    }
+
+    /// At most `window` requests in flight in one session with a server (default 100; at
+    /// least 1, at most 200). The reference server remembers the last 200 session counters
+    /// of a session and refuses, unexecuted, a request whose counter is at or below the
+    /// oldest of them: with more requests in flight than that window, a slow one would come
+    /// too late. The rest wait for a place (under the call's deadline).
+    pub fn session_window(mut self, window: usize) -> Self {
+        self.settings.session_window = window.clamp(1, MAX_SESSION_WINDOW);
         self
     }
 

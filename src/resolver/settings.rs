@@ -142,6 +142,8 @@ pub(crate) struct Settings {
     pub(crate) authenticator: Option<std::sync::Arc<crate::auth::Authenticator>>,
     /// Requests that need the identity go in sessions with servers.
     pub(crate) sessions: bool,
+    /// Requests in flight in one session at most.
+    pub(crate) session_window: usize,
 }
 
 impl Default for Settings {
@@ -165,6 +167,7 @@ impl Default for Settings {
             persist_root: None,
             authenticator: None,
             sessions: true,
+            session_window: super::peers::DEFAULT_SESSION_WINDOW,
         }
     }
 }

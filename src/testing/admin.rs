@@ -7,10 +7,13 @@
 //!   an existing handle (without OVRW) gets 101 at once, unchallenged;
 //! - the answer (op code 200) is matched to its challenge by session id (60 s at most, as the
 //!   reference's `max_auth_time`); then, in the reference server's order: 100 for a handle
-//!   that does not exist (delete, add, modify, remove), 400 INVALID_ADMIN when the identity is
-//!   in no HS_ADMIN value of the handle (nor of its prefix handle), 401 when it lacks the
-//!   permission, 403 when its key value is missing or the answer does not verify
-//!   ([`crate::auth::verify_answer`]);
+//!   that does not exist (delete, add, modify, remove), 400 INVALID_ADMIN when the identity
+//!   is in no HS_ADMIN value that decides or lacks the permission (the reference's
+//!   `authenticateUser` answers 400 for both), 403 when its key value is missing or the
+//!   answer does not verify ([`crate::auth::verify_answer`]). What decides: the prefix
+//!   handle's HS_ADMIN values for a create and a list (`0.NA/<prefix>`, as the reference's
+//!   `getNAAdminValues`, called from its create and list alone), the handle's own for every
+//!   other change; a server administrator may do anything;
 //! - then the original request is answered, with the answer's request id: the resolution
 //!   with every value; create (MINT appends a random lower-case UUID; OVRW replaces) with the
 //!   created handle; add (201 "Index conflict for N"; with OVRW a value at a taken index
@@ -250,8 +253,7 @@ pub(crate) fn perform_as(
 }
 
 /// The reference server's checks before it looks at an answer: 100 when the handle does not
-/// exist, 400 when the identity is in no HS_ADMIN value that decides, 401 when it lacks the
-/// permission.
+/// exist, 400 when the identity is in no HS_ADMIN value that decides or lacks the permission.
 fn authorize(
     store: &Store,
     limits: &Limits,
@@ -277,7 +279,7 @@ fn authorize(
     if granted.contains(needed) {
         Ok(())
     } else {
-        Err(ResponseCode::InsufficientPermissions)
+        Err(ResponseCode::InvalidAdmin)
     }
 }
 
@@ -290,9 +292,10 @@ fn requirements(store: &Store, request: &Message) -> Option<(Vec<Bytes>, u16)> {
         p.extend_from_slice(prefix);
         Bytes::from(p)
     };
+    // A change to an existing handle: its own HS_ADMIN values decide, not its prefix's.
     let existing = |h: &Bytes, perm: u16| -> Option<(Vec<Bytes>, u16)> {
         store.get(h)?;
-        Some((vec![h.clone(), prefix_handle(h)], perm))
+        Some((vec![h.clone()], perm))
     };
     let values_perm = |values: &[HandleValue], plain: u16, admin: u16| {
         if values.iter().any(|v| v.is_type("HS_ADMIN")) {

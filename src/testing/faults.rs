@@ -63,6 +63,16 @@ pub struct Faults {
     /// (a collection pause, a descheduled machine) and answers what it received when it
     /// resumes.
     pub paused_until: Option<tokio::time::Instant>,
+    /// TCP: before a request is looked at, a wait drawn between zero and this (from the
+    /// server's seeded RNG), as a busy server's threads take requests in another order than
+    /// they came: later requests are executed before earlier ones.
+    pub process_jitter: Duration,
+    /// The next `n` requests in a session whose MAC verifies are answered 505
+    /// SESSION_MESSAGE_REJECTED (`Duplicate session counter ...`) and not executed, their
+    /// counters taken into the session's window all the same (as a server that saw them
+    /// already would hold them): a client that sends the same sealed bytes again is refused
+    /// again. Counted down as they come.
+    pub refuse_session_messages: u32,
 }
 
 impl Faults {
@@ -126,6 +136,23 @@ impl FaultState {
         (counted || self.chance(ratio)).then_some(retry_after)
     }
 
+    /// Whether this session message is refused (505): spends one of
+    /// [`Faults::refuse_session_messages`].
+    pub(crate) fn refuse_session_message(&self) -> bool {
+        if !self.active.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut f = self.faults.lock();
+        if f.refuse_session_messages == 0 {
+            return false;
+        }
+        f.refuse_session_messages -= 1;
+        if f.is_healthy() {
+            self.active.store(false, Ordering::Release);
+        }
+        true
+    }
+
     fn rng(&self) -> MutexGuard<'_, ChaCha8Rng> {
         self.rng.lock()
     }
@@ -133,6 +160,14 @@ impl FaultState {
     /// True with probability `ratio`.
     pub(crate) fn chance(&self, ratio: f64) -> bool {
         ratio > 0.0 && self.rng().gen::<f64>() < ratio
+    }
+
+    /// A wait between zero and `max`, drawn from the seeded RNG.
+    pub(crate) fn jitter(&self, max: Duration) -> Duration {
+        if max.is_zero() {
+            return Duration::ZERO;
+        }
+        max.mul_f64(self.rng().gen::<f64>())
     }
 
     /// `n` random bytes.

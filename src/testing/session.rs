@@ -9,7 +9,11 @@
 //! - a challenge to a request in a session carries the session's id, and once its answer
 //!   verifies the session is authenticated as that identity: later requests in it are not
 //!   challenged (their permissions are still checked);
-//! - an answer in a session that carries a value the public may not read is encrypted.
+//! - an answer in a session that carries a value the public may not read is encrypted;
+//! - each session keeps the last [`COUNTER_WINDOW`] session counters it accepted, as the
+//!   reference's `SessionInfo` does: a counter already in that window, or one at or below
+//!   its oldest (lowest) once the window is full, is answered 505 SESSION_MESSAGE_REJECTED
+//!   (`Duplicate session counter N in session S`, or `... too old ...`) and not executed.
 //!
 //! Not done: an encrypted request that comes in several UDP datagrams (administration goes
 //! over TCP, and a resolution request carries no values, so none is encrypted).
@@ -33,12 +37,17 @@ use crate::wire::{
 const MAX_SESSIONS: usize = 4096;
 /// Longest a session lives, whatever the client asked.
 const MAX_SESSION_LIFETIME: Duration = Duration::from_secs(86_400);
+/// How many of a session's latest counters the server remembers (the reference's 200).
+pub(crate) const COUNTER_WINDOW: usize = 200;
 
 /// One open session.
 pub(crate) struct ServerSession {
     key: SessionKey,
     authenticated: Mutex<Option<ValueReference>>,
     expires: Instant,
+    /// The last [`COUNTER_WINDOW`] counters accepted (the highest ones: the lowest leaves
+    /// first).
+    counters: Mutex<std::collections::BTreeSet<u32>>,
 }
 
 impl ServerSession {
@@ -50,6 +59,26 @@ impl ServerSession {
     /// The session id.
     pub(crate) fn id(&self) -> u32 {
         self.key.session_id()
+    }
+
+    /// Takes `counter` into the window, or why not: seen already, or too old (at or below
+    /// the lowest of a full window).
+    fn accept_counter(&self, counter: u32) -> Result<(), String> {
+        let mut seen = self.counters.lock();
+        let id = self.id();
+        if seen.contains(&counter) {
+            return Err(format!(
+                "Duplicate session counter {counter} in session {id}"
+            ));
+        }
+        if seen.len() >= COUNTER_WINDOW && seen.first().is_some_and(|&low| counter <= low) {
+            return Err(format!("Session counter {counter} too old in session {id}"));
+        }
+        seen.insert(counter);
+        if seen.len() > COUNTER_WINDOW {
+            seen.pop_first();
+        }
+        Ok(())
     }
 }
 
@@ -71,8 +100,8 @@ pub(crate) enum InSession {
     No,
     /// MACed in this session, and the MAC verifies.
     Verified(Arc<ServerSession>),
-    /// Claims a session and fails: answer with this code.
-    Rejected(ResponseCode),
+    /// Claims a session and fails: answer with this code and message.
+    Rejected(ResponseCode, String),
 }
 
 impl ServerSessions {
@@ -135,12 +164,19 @@ impl ServerSessions {
             return InSession::No;
         }
         let Some(session) = self.get(request.envelope.session_id) else {
-            return InSession::Rejected(ResponseCode::SessionTimeout);
+            return InSession::Rejected(ResponseCode::SessionTimeout, String::new());
         };
-        if session.key.verify_mac(request) {
-            InSession::Verified(session)
-        } else {
-            InSession::Rejected(ResponseCode::SessionMessageRejected)
+        if !session.key.verify_mac(request) {
+            return InSession::Rejected(
+                ResponseCode::SessionMessageRejected,
+                "Message authentication failed".into(),
+            );
+        }
+        // The counter travels in the MAC credential's signer index.
+        let counter = request.credential.as_deref().map_or(0, |c| c.signer.index);
+        match session.accept_counter(counter) {
+            Ok(()) => InSession::Verified(session),
+            Err(why) => InSession::Rejected(ResponseCode::SessionMessageRejected, why),
         }
     }
 
@@ -175,6 +211,7 @@ impl ServerSessions {
             key: SessionKey::new(id, key),
             authenticated: Mutex::new(None),
             expires: Instant::now() + lifetime,
+            counters: Mutex::default(),
         });
         {
             let mut t = self.table.lock();

@@ -26,7 +26,6 @@ pub(crate) async fn exchange(
     options: &ExchangeOptions,
 ) -> Result<(Message, Vec<Message>), TransportError> {
     let id = random_request_id();
-    let encoded = encode_with_request_id(request, id, options.session.as_deref())?;
     let started = Instant::now();
     let stream =
         match tokio::time::timeout(options.tcp_connect_timeout, TcpStream::connect(server)).await {
@@ -42,6 +41,10 @@ pub(crate) async fn exchange(
         };
     // The request goes out in one write; no reason to wait for more.
     stream.set_nodelay(true)?;
+    // Encoded (in a session: sealed, taking the session's next counter) once connected, just
+    // before it is written: the counters of a session reach the server in nearly the order
+    // they were taken, as its window of recent counters needs (`resolver/peers/session.rs`).
+    let encoded = encode_with_request_id(request, id, options.session.as_deref())?;
     let connected = Instant::now();
     let mut framed = Framed::new(
         stream,

@@ -84,6 +84,12 @@ impl Asker {
                 session: None,
             },
         );
+        // In a session (or one that may come), a place in its window first
+        // (`peers/session.rs`): held until the attempt ends.
+        let _in_window = match lease.key().is_some() || defer {
+            true => peer.session.admit().await,
+            false => None,
+        };
         // Given up on before any outcome (the call's deadline, the caller gone), the
         // request counts as the server's silence; an outcome is told by `over_transports`.
         let awaiting = peer.health.awaiting(record.started, self.patience);
@@ -94,7 +100,14 @@ impl Asker {
             lease = Box::pin(self.open_session(to)).await;
             result = Box::pin(self.exchange_answering(to, &request, lease.key(), true)).await;
         }
-        if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged)) {
+        if lease.key().is_some() && result.as_ref().is_ok_and(|r| counter_refused(&r.exchanged)) {
+            // 505: the server refused the message's session counter (seen already, or below
+            // its window) and did not execute it: once more, sealed with a fresh counter in
+            // the same session; a second 505 is the answer.
+            debug!(server = %addr, "session counter refused (505): sent again, sealed anew");
+            result = Box::pin(self.exchange_answering(to, &request, lease.key(), true)).await;
+        } else if lease.key().is_some() && result.as_ref().is_ok_and(|r| session_lost(&r.exchanged))
+        {
             // The server no longer knows the session (restarted, expired): once more in a
             // new one.
             Box::pin(lease.lost()).await;
@@ -435,8 +448,13 @@ fn session_lost(answer: &Exchanged) -> bool {
         ResponseCode::SessionTimeout
             | ResponseCode::SessionFailed
             | ResponseCode::InvalidSessionKey
-            | ResponseCode::SessionMessageRejected
     )
+}
+
+/// True for 505 SESSION_MESSAGE_REJECTED: the message was refused, unexecuted, for its
+/// session counter (or its MAC); the session itself lives on.
+fn counter_refused(answer: &Exchanged) -> bool {
+    answer.message.response_code() == ResponseCode::SessionMessageRejected
 }
 
 /// True for the outcomes of a request whose challenge answer the server accepted: success,

@@ -89,7 +89,10 @@ impl Asker {
             max_parallel: settings.max_parallel,
             patience: settings.timeout,
             clock,
-            peers: Peers::new(settings.sessions && settings.authenticator.is_some()),
+            peers: Peers::new(
+                settings.sessions && settings.authenticator.is_some(),
+                settings.session_window,
+            ),
             auth: settings.authenticator.clone(),
             rng: Mutex::new(rng),
         }

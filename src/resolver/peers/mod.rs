@@ -23,6 +23,7 @@ mod health;
 mod limit;
 mod rtt;
 mod session;
+mod window;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -38,7 +39,7 @@ use super::site::query_addr;
 pub(crate) use health::Admission;
 pub(crate) use limit::Permit;
 pub(crate) use rtt::{hedge_delay, score};
-pub(crate) use session::Lease;
+pub(crate) use session::{Lease, DEFAULT_SESSION_WINDOW, MAX_SESSION_WINDOW};
 
 use health::Health;
 use limit::Limit;
@@ -64,12 +65,12 @@ pub(crate) struct Peer {
 }
 
 impl Peer {
-    fn new(sessions: bool) -> Self {
+    fn new(sessions: bool, session_window: usize) -> Self {
         Self {
             rtt: Rtt::default(),
             health: Health::default(),
             limit: Arc::new(Limit::default()),
-            session: Session::new(sessions),
+            session: Session::with_window(sessions, session_window),
         }
     }
 
@@ -106,14 +107,18 @@ pub(crate) struct Peers {
     table: Mutex<Table>,
     /// Whether requests that need the identity go in sessions.
     sessions: bool,
+    /// Requests in flight in one session at most.
+    session_window: usize,
 }
 
 impl Peers {
-    /// An empty table; `sessions` when requests that need the identity go in sessions.
-    pub(crate) fn new(sessions: bool) -> Self {
+    /// An empty table; `sessions` when requests that need the identity go in sessions,
+    /// at most `session_window` of them in flight in one session.
+    pub(crate) fn new(sessions: bool, session_window: usize) -> Self {
         Self {
             table: Mutex::new(Table::default()),
             sessions,
+            session_window,
         }
     }
 
@@ -130,7 +135,7 @@ impl Peers {
         if map.len() >= MAX_PEERS {
             evict_one(map);
         }
-        let peer = Arc::new(Peer::new(self.sessions));
+        let peer = Arc::new(Peer::new(self.sessions, self.session_window));
         map.insert(
             key,
             Tracked {
@@ -187,7 +192,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn one_entry_per_server_and_the_table_is_bounded() {
-        let peers = Peers::new(false);
+        let peers = Peers::new(false, 1);
         let first = peers.get(key(0));
         first.rtt.record_rtt(Duration::from_millis(3));
         // The same server is the same entry, whatever part is asked.
@@ -209,7 +214,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn what_is_learned_outlives_blank_servers_and_servers_in_use_stay() {
-        let peers = Peers::new(false);
+        let peers = Peers::new(false, 1);
         // The stalest server has failed: its health is worth keeping.
         peers.get(key(0)).health.failed();
         for i in 1..(MAX_PEERS as u32 + 10) {

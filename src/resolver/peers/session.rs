@@ -23,6 +23,14 @@
 //!
 //! The attempt (`ask/attempt.rs`, `open_session`) runs the setup exchange and calls back here
 //! with the outcome; this file only keeps the state.
+//!
+//! The session window (`window.rs`): the reference server remembers the last 200 session
+//! counters of a session and refuses (505, not executed) a counter it has seen or one at or
+//! below the oldest of them. Requests are sealed as they are sent (`transport/tcp.rs` seals
+//! after the connect), and [`Session::admit`] lets a request go only while it is less than
+//! the window (default [`DEFAULT_SESSION_WINDOW`], half the server's: room for the order to
+//! shuffle on the way) ahead of the oldest one still in flight. A 505 that comes anyway is
+//! sent once more, sealed anew (`ask/attempt.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +38,7 @@ use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 
+use super::window::{Place, Window};
 use crate::wire::SessionKey;
 
 /// How long the resolver uses a session (the server keeps it for the 24 h the setup asks;
@@ -37,6 +46,11 @@ use crate::wire::SessionKey;
 const SESSION_LIFETIME: Duration = Duration::from_secs(3600);
 /// How long a server that refused a session is asked without one.
 const SESSION_REFUSED_FOR: Duration = Duration::from_secs(600);
+/// Requests in flight in one session at most, by default: half the reference server's
+/// window of 200 counters.
+pub(crate) const DEFAULT_SESSION_WINDOW: usize = 100;
+/// The largest session window a builder takes: the reference server's own.
+pub(crate) const MAX_SESSION_WINDOW: usize = 200;
 
 /// A server's session as the resolver knows it.
 #[derive(Default)]
@@ -57,11 +71,18 @@ pub(crate) enum State {
 type Slot = Arc<tokio::sync::Mutex<State>>;
 
 /// The resolver's session with one server.
-#[derive(Default)]
 pub(crate) struct Session {
     /// Off without an identity, or when the builder turned sessions off.
     enabled: bool,
     slot: Slot,
+    /// The session window of requests in flight.
+    window: Arc<Window>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new(false)
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -152,10 +173,26 @@ impl Session {
     /// A server's session slot, used when `enabled` (the builder's `sessions` setting and an
     /// identity).
     pub(crate) fn new(enabled: bool) -> Self {
+        Self::with_window(enabled, DEFAULT_SESSION_WINDOW)
+    }
+
+    /// [`Session::new`] with at most `window` requests in flight in the session.
+    pub(crate) fn with_window(enabled: bool, window: usize) -> Self {
         Self {
             enabled,
             slot: Slot::default(),
+            window: Window::new(window),
         }
+    }
+
+    /// A place for one request in the session's window, waited for while it would be a
+    /// whole window ahead of the oldest request in flight; held until the request is
+    /// answered (or given up). `None` with sessions off.
+    pub(crate) async fn admit(&self) -> Option<Place> {
+        if !self.enabled {
+            return None;
+        }
+        Some(self.window.admit().await)
     }
 
     /// True when no session is open or being set up with the server (forgetting it loses

@@ -19,7 +19,7 @@ use crate::testing::respond::{Responder, SiteRole};
 use crate::testing::session::{encrypt_answer, InSession};
 use crate::testing::store::Store;
 use crate::testing::uri_res::Urns;
-use crate::wire::{Body, ErrorBody, Limits, Message, Reassembler};
+use crate::wire::{Body, ErrorBody, Limits, Message, Reassembler, ResponseCode};
 
 pub(crate) struct State {
     pub(crate) store: Arc<Store>,
@@ -59,10 +59,23 @@ impl State {
     pub(crate) fn respond(&self, request: &Message, out: &mut BytesMut) {
         let session = match self.auth.sessions.check(request) {
             InSession::No => None,
-            InSession::Verified(s) => Some(s),
-            InSession::Rejected(code) => {
+            InSession::Verified(s) if self.faults.refuse_session_message() => {
+                let counter = request.credential.as_deref().map_or(0, |c| c.signer.index);
+                let why = format!("Duplicate session counter {counter} in session {}", s.id());
                 out.clear();
-                let answer = Message::response_to(request, code, Body::Error(ErrorBody::default()));
+                let body = Body::Error(ErrorBody::new(Bytes::from(why.into_bytes())));
+                let answer =
+                    Message::response_to(request, ResponseCode::SessionMessageRejected, body);
+                if let Ok(b) = answer.encode() {
+                    out.extend_from_slice(&b);
+                }
+                return;
+            }
+            InSession::Verified(s) => Some(s),
+            InSession::Rejected(code, why) => {
+                out.clear();
+                let body = Body::Error(ErrorBody::new(bytes::Bytes::from(why.into_bytes())));
+                let answer = Message::response_to(request, code, body);
                 if let Ok(b) = answer.encode() {
                     out.extend_from_slice(&b);
                 }

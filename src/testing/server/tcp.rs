@@ -76,6 +76,12 @@ async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
         }
         Err(e) => Err(e.to_string()),
     };
+    if let Some(max) = state.faults.current().map(|f| f.process_jitter) {
+        let wait = state.faults.jitter(max);
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
     match request {
         Ok(request) => state.respond(&request, &mut out),
         Err(e) => protocol_error(&e, &mut out),

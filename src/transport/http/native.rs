@@ -62,7 +62,6 @@ pub(crate) async fn exchange(
     options: &ExchangeOptions,
 ) -> Result<Exchanged, TransportError> {
     let id = random_request_id();
-    let encoded = encode_with_request_id(request, id, options.session.as_deref())?;
     let server = target.addr;
     let started = Instant::now();
     let stream =
@@ -76,12 +75,15 @@ pub(crate) async fn exchange(
         };
     stream.set_nodelay(true)?;
     let path = request_path(target, request);
+    // Encoded (in a session: sealed, taking its next counter) once connected, as over TCP
+    // (`tcp.rs`): a session's counters reach the server in the order they were taken.
+    let seal = || encode_with_request_id(request, id, options.session.as_deref());
     let answer = tokio::time::timeout(options.tcp_read_timeout, async {
         if target.tls {
             let stream = tls::connect(target, stream).await?;
-            post(target, &path, encoded, options, stream).await
+            post(target, &path, seal()?, options, stream).await
         } else {
-            post(target, &path, encoded, options, stream).await
+            post(target, &path, seal()?, options, stream).await
         }
     })
     .await
