@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,21 @@ from handle_resolver import Resolver
 from handle_resolver.testing import TestNetwork
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def owner_value(identity: str, index: int = 100) -> dict[str, Any]:
+    """An HS_ADMIN value (REST JSON) naming ``identity`` (``INDEX:HANDLE``) with every
+    permission: what a handle needs so that its creator may change it later, as on the
+    reference server a prefix's administrators may only create and list."""
+    at, handle = identity.split(":", 1)
+    return {
+        "index": index,
+        "type": "HS_ADMIN",
+        "data": {
+            "format": "admin",
+            "value": {"handle": handle, "index": int(at), "permissions": "111111111111"},
+        },
+    }
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import asyncio
 import time
 
 import pytest
+from conftest import owner_value
 
 import handle_resolver as hr
 from handle_resolver import AsyncResolver, HandleRecord, HandleValue
@@ -57,7 +58,8 @@ def test_urn_and_admin() -> None:
         admin = r.admin(net.admin_identity, secret=net.admin_secret)
         assert (
             await admin.create_handle(
-                "20.500.1/async", [HandleValue(1, "URL", "https://x.example/")]
+                "20.500.1/async",
+                [HandleValue(1, "URL", "https://x.example/"), owner_value(net.admin_identity)],
             )
             == "20.500.1/async"
         )

@@ -7,6 +7,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from conftest import owner_value
 
 import handle_resolver as hr
 from handle_resolver import HandleValue, Resolver
@@ -167,7 +168,10 @@ def test_admin_key_files(net: TestNetwork, tmp_path: object) -> None:
     secret_file = Path(str(tmp_path)) / "admin.secret"
     secret_file.write_text(net.admin_secret + "\n")
     admin = Resolver(root=net.root).admin(net.admin_identity, secret_file=str(secret_file))
-    admin.create_handle("20.500.1/from-file", [HandleValue(1, "URL", "https://f.example/")])
+    admin.create_handle(
+        "20.500.1/from-file",
+        [HandleValue(1, "URL", "https://f.example/"), owner_value(net.admin_identity)],
+    )
     admin.delete_handle("20.500.1/from-file")
     with pytest.raises(ValueError):
         Resolver(root=net.root).admin(net.admin_identity, key_file=str(secret_file))
@@ -205,7 +209,7 @@ def test_admin_private_key_files_of_every_kind(
     for n, (file, passphrase) in enumerate([(pem, "pass phrase"), (jwk, None), (beside, None)]):
         admin = r.admin(who, key_file=str(file), key_passphrase=passphrase)
         handle = f"20.500.1/keyed-{n}"
-        admin.create_handle(handle, [HandleValue(1, "URL", "https://k.example/")])
+        admin.create_handle(handle, [HandleValue(1, "URL", "https://k.example/"), owner_value(who)])
         admin.delete_handle(handle)
     with pytest.raises(ValueError):
         r.admin(who, key_file=str(jwk), key_passphrase="a JWK is never encrypted")
@@ -215,7 +219,8 @@ def test_create_handle_overwrite(net: TestNetwork) -> None:
     admin = Resolver(root=net.root, timeout=5.0).admin(net.admin_identity, secret=net.admin_secret)
     r = Resolver(root=net.root, cache=False)
     handle = "20.500.1/overwritten"
-    admin.create_handle(handle, [HandleValue(1, "URL", "https://one.example/")])
+    me = owner_value(net.admin_identity)
+    admin.create_handle(handle, [HandleValue(1, "URL", "https://one.example/"), me])
     with pytest.raises(hr.HandleAlreadyExists):
         admin.create_handle(
             handle, [HandleValue(1, "URL", "https://two.example/")], overwrite=False
@@ -223,15 +228,21 @@ def test_create_handle_overwrite(net: TestNetwork) -> None:
     assert r.resolve(handle).url == "https://one.example/"
     created = admin.create_handle(
         handle,
-        [HandleValue(1, "URL", "https://two.example/"), HandleValue(2, "EMAIL", "x@example.org")],
+        [
+            HandleValue(1, "URL", "https://two.example/"),
+            HandleValue(2, "EMAIL", "x@example.org"),
+            me,
+        ],
         overwrite=True,
     )
     assert created == handle
     record = r.resolve(handle)
-    assert [(v.index, v.type) for v in record] == [(1, "URL"), (2, "EMAIL")]
+    assert [(v.index, v.type) for v in record] == [(1, "URL"), (2, "EMAIL"), (100, "HS_ADMIN")]
     assert record.url == "https://two.example/"
     # On a handle that does not exist, overwrite creates it.
-    admin.create_handle("20.500.1/fresh-ow", [HandleValue(1, "URL", "https://f.example/")], True)
+    admin.create_handle(
+        "20.500.1/fresh-ow", [HandleValue(1, "URL", "https://f.example/"), me], True
+    )
     assert r.resolve("20.500.1/fresh-ow").url == "https://f.example/"
     admin.delete_handle(handle)
     admin.delete_handle("20.500.1/fresh-ow")
