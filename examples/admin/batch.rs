@@ -184,22 +184,7 @@ impl Log {
 
     fn step(&mut self, r: &Report) {
         if self.json {
-            let (outcome, code, message) = match &r.outcome {
-                Outcome::Success => ("success", None, None),
-                Outcome::Failure { code, text } => ("failure", *code, Some(text.clone())),
-                Outcome::Invalid(kind) => ("invalid", None, Some(kind.to_string())),
-                _ => ("unknown", None, None),
-            };
-            let doc = serde_json::json!({
-                "line": r.line,
-                "n": r.n,
-                "op": r.op,
-                "handle": r.handle,
-                "outcome": outcome,
-                "code": code,
-                "message": message,
-            });
-            self.write(&doc.to_string());
+            self.write(&r.to_json().to_string());
         } else {
             self.write(&LogLine(r).to_string());
         }

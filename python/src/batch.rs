@@ -104,21 +104,14 @@ pub(crate) struct BatchReport {
 
 impl BatchReport {
     fn new(r: &Report) -> Self {
-        let (outcome, code, message) = match &r.outcome {
-            Outcome::Success => ("success", None, String::new()),
-            Outcome::Failure { code, text } => ("failure", *code, text.clone()),
-            Outcome::Invalid(kind) => ("invalid", None, kind.to_string()),
-            // A kind of outcome this version does not know yet.
-            _ => ("failure", None, String::new()),
-        };
         Self {
             line: r.line,
             n: r.n,
             op: r.op.to_string(),
             handle: r.handle.clone(),
-            outcome,
-            code,
-            message,
+            outcome: r.outcome.name(),
+            code: r.outcome.code(),
+            message: r.outcome.message().unwrap_or_default(),
             log: LogLine(r).to_string(),
         }
     }

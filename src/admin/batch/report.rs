@@ -22,6 +22,35 @@ pub enum Outcome {
     Invalid(ErrorKind),
 }
 
+impl Outcome {
+    /// Its name in a report's JSON and Python's `BatchReport.outcome`: `success`, `failure`
+    /// or `invalid`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure { .. } => "failure",
+            Outcome::Invalid(_) => "invalid",
+        }
+    }
+
+    /// The server's response code of a failure, when a server answered.
+    pub fn code(&self) -> Option<u32> {
+        match self {
+            Outcome::Failure { code, .. } => *code,
+            Outcome::Success | Outcome::Invalid(_) => None,
+        }
+    }
+
+    /// Why it failed or is invalid (the reference's text); `None` on success.
+    pub fn message(&self) -> Option<String> {
+        match self {
+            Outcome::Success => None,
+            Outcome::Failure { text, .. } => Some(text.clone()),
+            Outcome::Invalid(kind) => Some(kind.to_string()),
+        }
+    }
+}
+
 /// One line of the log: what the reference writes as `==>SUCCESS[n]`, `==>FAILURE[n]` or
 /// `==>INVALID[n]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +92,34 @@ impl Report {
             handle: String::new(),
             outcome: Outcome::Invalid(kind),
         }
+    }
+}
+
+impl Report {
+    /// The report as one JSON object, what `admin batch --json` writes per step: `{"line",
+    /// "n", "op", "handle", "outcome", "code", "message"}` (`code` and `message` null where
+    /// there is none).
+    ///
+    /// ```
+    /// use handle_resolver::admin::batch::{parse, Report};
+    /// let batch = parse("FROBNICATE x\n", &mut |_: &str| None);
+    /// let entry = &batch.entries[0];
+    /// let Err(e) = &entry.command else { panic!() };
+    /// let json = Report::invalid(entry, e.kind.clone()).to_json();
+    /// assert_eq!(json["outcome"], "invalid");
+    /// assert_eq!(json["message"], "error in command line");
+    /// assert!(json["code"].is_null());
+    /// ```
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "line": self.line,
+            "n": self.n,
+            "op": self.op,
+            "handle": self.handle,
+            "outcome": self.outcome.name(),
+            "code": self.outcome.code(),
+            "message": self.outcome.message(),
+        })
     }
 }
 

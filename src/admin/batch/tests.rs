@@ -150,3 +150,44 @@ fn admin_and_list_handles_longer_than_a_handle_are_invalid() {
     let refs = decode_vlist(&values[1].data, &limits).unwrap();
     assert_eq!(&refs[0].handle[..], fits.as_bytes());
 }
+
+/// Each outcome's JSON (`admin batch --json`, Python's `BatchReport`): one rule, in the
+/// library, for every outcome.
+#[test]
+fn each_outcome_has_one_json_form() {
+    let report = |outcome| Report {
+        seq: 1,
+        line: 4,
+        n: 3,
+        op: "create",
+        handle: "20.500.1/x".into(),
+        outcome,
+    };
+    let success = report(Outcome::Success).to_json();
+    assert_eq!(
+        success,
+        serde_json::json!({"line": 4, "n": 3, "op": "create", "handle": "20.500.1/x",
+            "outcome": "success", "code": null, "message": null})
+    );
+    let refused = report(Outcome::Failure {
+        code: Some(101),
+        text: "Error(101): HANDLE ALREADY EXISTS".into(),
+    })
+    .to_json();
+    assert_eq!(refused["outcome"], "failure");
+    assert_eq!(refused["code"], 101);
+    assert_eq!(refused["message"], "Error(101): HANDLE ALREADY EXISTS");
+    let silent = report(Outcome::Failure {
+        code: None,
+        text: "no answer".into(),
+    })
+    .to_json();
+    assert!(silent["code"].is_null());
+    let batch = parse("FROBNICATE x\n", &mut |_: &str| None);
+    let Err(e) = &batch.entries[0].command else {
+        panic!("FROBNICATE is no command")
+    };
+    let invalid = report(Outcome::Invalid(e.kind.clone())).to_json();
+    assert_eq!(invalid["outcome"], "invalid");
+    assert_eq!(invalid["message"], "error in command line");
+}
