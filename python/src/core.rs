@@ -180,17 +180,24 @@ impl Core {
         key_file: Option<PathBuf>,
         key_passphrase: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Core> {
-        let spec = match (identity, &self.config.identity) {
-            (Some(identity), _) => {
-                identity_spec(identity, secret, secret_file, key_file, key_passphrase)?
-            }
-            (None, Some(own)) => own.clone(),
-            (None, None) => {
-                return Err(PyValueError::new_err(
-                    "admin() needs an identity (\"INDEX:HANDLE\") and its key",
-                ))
-            }
-        };
+        let keyed = secret.is_some()
+            || secret_file.is_some()
+            || key_file.is_some()
+            || key_passphrase.is_some();
+        let spec =
+            match (identity, &self.config.identity) {
+                (None, _) if keyed => return Err(PyValueError::new_err(
+                    "a secret or key file needs the identity (\"INDEX:HANDLE\") it is the key of",
+                )),
+                (Some(identity), _) => {
+                    identity_spec(identity, secret, secret_file, key_file, key_passphrase)?
+                }
+                (None, Some(own)) => own.clone(),
+                // No identity: a batch file authenticates with its own AUTHENTICATE lines, as
+                // `admin batch` does; any other call is answered as anonymous (402 becomes
+                // `AdminAuthenticationNeeded`).
+                (None, None) => return Core::new(self.config.clone(), None),
+            };
         Core::new(self.config.clone(), Some(spec))
     }
 

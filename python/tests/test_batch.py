@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import handle_resolver as hr
 from handle_resolver import AsyncResolver, BatchResult, Resolver
 from handle_resolver.testing import TestNetwork
 
@@ -82,6 +83,15 @@ def test_run_batch(net: TestNetwork, tmp_path: Path) -> None:
         admin.run_batch()
     with pytest.raises(OSError):
         admin.run_batch(tmp_path / "missing.batch")
+
+
+def test_run_batch_without_an_identity(net: TestNetwork) -> None:
+    """``admin()`` without an identity: the file's AUTHENTICATE lines are the identities, as
+    for ``admin batch``; a plain call needing one says so."""
+    admin = Resolver(server=net.servers[0]).admin()
+    check(net, admin.run_batch(text=batch("anonymous")), "anonymous")
+    with pytest.raises(hr.AdminAuthenticationNeeded):
+        admin.delete_handle(f"{P}/anonymous-1")
 
 
 def test_run_batch_async(net: TestNetwork) -> None:

@@ -222,5 +222,6 @@ def test_defaults_offline() -> None:
     ):
         with pytest.raises(ValueError):
             Resolver(**bad)
+    # A key without the identity it is the key of is never dropped silently.
     with pytest.raises(ValueError):
-        Resolver().admin()
+        Resolver().admin(secret="s3cret")

@@ -346,7 +346,9 @@ class _Resolving(Generic[_Record, _Urls, _Many, _Admin]):
     ) -> _Admin:
         """Administration as ``identity`` (``"INDEX:HANDLE"``), whose key is ``secret``
         (HS_SECKEY), ``secret_file`` or ``key_file`` (HS_PUBKEY; ``key_passphrase`` for an
-        encrypted one). Without arguments, the resolver's own identity."""
+        encrypted one). Without arguments, the resolver's own identity; without either, no
+        identity: ``run_batch`` authenticates with the file's AUTHENTICATE lines (as ``admin
+        batch`` does), and any other call needing one raises ``AdminAuthenticationNeeded``."""
     def clear_cache(self) -> None:
         """Forgets every cached answer and service."""
     @property
