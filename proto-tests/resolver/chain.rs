@@ -480,7 +480,6 @@ async fn all_sites_shows_mirror_drift() {
 
 #[tokio::test(start_paused = true)]
 async fn a_location_is_chosen_from_10320_loc() {
-    use rand::SeedableRng;
     let w = World::new(None);
     let h = "20.500.1/loc";
     let xml = r#"<locations><location href="https://a.example/" weight="0"/><location href="https://b.example/" view="json"/></locations>"#;
@@ -492,9 +491,9 @@ async fn a_location_is_chosen_from_10320_loc() {
         ],
     );
     let rec = w.resolver().resolve(h).await.unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let mut chooser = handle_resolver::wire::Chooser::seeded(5);
     assert_eq!(
-        rec.select_location(&handle_resolver::wire::LocationRequest::new(), &mut rng)
+        rec.select_location_with(&handle_resolver::wire::LocationRequest::new(), &mut chooser)
             .as_deref(),
         Some("https://b.example/")
     );

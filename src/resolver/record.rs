@@ -9,7 +9,9 @@ use super::site::Site;
 use crate::auth::AuthError;
 use crate::ident::Handle;
 use crate::transport::{HttpError, TransportError, TransportKind};
-use crate::wire::{HandleValue, LocationRequest, LocationSet, ProtocolVersion, ResponseCode};
+use crate::wire::{
+    Chooser, HandleValue, LocationRequest, LocationSet, ProtocolVersion, ResponseCode,
+};
 
 /// Where an answer came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,25 +281,32 @@ impl HandleRecord {
     /// The URL the handle.net proxy would redirect `request` to: one location of every
     /// `10320/loc` value and the `URL` values, chosen as the proxy chooses
     /// ([`LocationSet`]), its `href` (or `href_template` filled in with the handle asked
-    /// for); `None` when there is none.
+    /// for); `None` when there is none. The weighted draw is the library's own
+    /// ([`Chooser::new`]); [`Self::select_location_with`] takes a seeded one.
     ///
     /// ```
     /// # fn demo(record: handle_resolver::HandleRecord) {
     /// use handle_resolver::wire::LocationRequest;
     /// let request = LocationRequest::new().locatt("view:json");
-    /// if let Some(url) = record.select_location(&request, &mut rand::thread_rng()) {
+    /// if let Some(url) = record.select_location(&request) {
     ///     println!("{url}");
     /// }
     /// # }
     /// ```
-    pub fn select_location(
+    pub fn select_location(&self, request: &LocationRequest) -> Option<String> {
+        self.select_location_with(request, &mut Chooser::new())
+    }
+
+    /// [`Self::select_location`] with the draws of `chooser` (e.g. [`Chooser::seeded`], for
+    /// a choice that can be repeated).
+    pub fn select_location_with(
         &self,
         request: &LocationRequest,
-        rng: &mut impl rand::Rng,
+        chooser: &mut Chooser,
     ) -> Option<String> {
         let asked = self.aliases.first().unwrap_or(&self.handle);
         LocationSet::from_values(&self.values)
-            .select(request, rng)?
+            .select(request, chooser)?
             .href_for(asked)
     }
 }

@@ -69,7 +69,7 @@ pub use fragments::{
 pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
-pub use loc::{LocError, Location, LocationRequest, LocationSet, Locations};
+pub use loc::{Chooser, LocError, Location, LocationRequest, LocationSet, Locations};
 pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;

@@ -19,7 +19,7 @@ use quick_xml::events::{BytesStart, Event};
 use serde_json::{json, Value as Json};
 use thiserror::Error;
 
-pub use select::{LocationRequest, LocationSet};
+pub use select::{Chooser, LocationRequest, LocationSet};
 
 /// One `<location>` (or, the older name, `<loc_template>`) element.
 #[derive(Debug, Clone, PartialEq, Eq)]

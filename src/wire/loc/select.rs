@@ -36,11 +36,78 @@
 
 use std::net::IpAddr;
 
-use rand::Rng;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 use super::reading::{java_double, java_switch, range_holds};
 use super::{Location, Locations};
 use crate::wire::HandleValue;
+
+/// The random draws of a location choice (the `weighted` method): the library's own
+/// generator, so that no version of `rand` shows in a signature. [`Chooser::new`] seeds it at
+/// random; [`Chooser::seeded`] from a number, for a choice that can be repeated (tests).
+///
+/// ```
+/// use handle_resolver::wire::{Chooser, HandleValue, LocationRequest, LocationSet};
+/// let values = [HandleValue::new(1, "10320/loc", r#"<locations>
+///     <location href="https://a.example/"/><location href="https://b.example/"/>
+/// </locations>"#)];
+/// let set = LocationSet::from_values(&values);
+/// let request = LocationRequest::new();
+/// let first = set.select(&request, &mut Chooser::seeded(7)).and_then(|l| l.href());
+/// assert_eq!(first, set.select(&request, &mut Chooser::seeded(7)).and_then(|l| l.href()));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Chooser {
+    draws: Draws,
+}
+
+#[derive(Debug, Clone)]
+enum Draws {
+    Random(Box<StdRng>),
+    /// Always this number (tests of the draw's ends).
+    #[cfg(test)]
+    Fixed(f64),
+}
+
+impl Chooser {
+    /// Draws from a generator seeded at random.
+    pub fn new() -> Self {
+        Self {
+            draws: Draws::Random(Box::new(StdRng::from_entropy())),
+        }
+    }
+
+    /// Draws from a generator seeded with `seed`: the same seed, the same choices.
+    pub fn seeded(seed: u64) -> Self {
+        Self {
+            draws: Draws::Random(Box::new(StdRng::seed_from_u64(seed))),
+        }
+    }
+
+    /// A chooser whose every draw is `r` (in [0, 1)).
+    #[cfg(test)]
+    pub(crate) fn fixed(r: f64) -> Self {
+        Self {
+            draws: Draws::Fixed(r),
+        }
+    }
+
+    /// A number uniform in [0, 1).
+    fn next(&mut self) -> f64 {
+        match &mut self.draws {
+            Draws::Random(rng) => rng.gen::<f64>(),
+            #[cfg(test)]
+            Draws::Fixed(r) => *r,
+        }
+    }
+}
+
+impl Default for Chooser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// The methods when no `choose_by` or `chooseby` is given.
 const DEFAULT_CHOOSE_BY: [&str; 5] = ["locatt", "address", "country", "score", "weighted"];
@@ -97,8 +164,7 @@ impl LocationRequest {
 /// documentation), ready to [`select`](LocationSet::select) from.
 ///
 /// ```
-/// use handle_resolver::wire::{HandleValue, LocationRequest, LocationSet};
-/// use rand::SeedableRng;
+/// use handle_resolver::wire::{Chooser, HandleValue, LocationRequest, LocationSet};
 /// let values = [
 ///     HandleValue::new(1, "URL", "https://landing.example/"),
 ///     HandleValue::new(2, "10320/loc", r#"<locations>
@@ -108,9 +174,8 @@ impl LocationRequest {
 /// ];
 /// let set = LocationSet::from_values(&values);
 /// assert_eq!(set.locations.len(), 3); // two locations, then the URL as a legacy one
-/// let mut rng = rand::rngs::StdRng::seed_from_u64(7);
 /// let json = LocationRequest::new().locatt("view:json");
-/// let chosen = set.select(&json, &mut rng).unwrap();
+/// let chosen = set.select(&json, &mut Chooser::new()).unwrap();
 /// assert_eq!(chosen.href(), Some("https://a.example/data.json"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,7 +304,8 @@ impl LocationSet {
 
     /// The location the proxy would redirect `request` to; `None` when there is none (no
     /// location, or none left after `score`). Its URL is [`Location::href_for`] the handle.
-    pub fn select(&self, request: &LocationRequest, rng: &mut impl Rng) -> Option<&Location> {
+    /// The `weighted` draw takes its number from `chooser`.
+    pub fn select(&self, request: &LocationRequest, chooser: &mut Chooser) -> Option<&Location> {
         if self.legacy_only {
             return self.locations.first();
         }
@@ -299,11 +365,11 @@ impl LocationSet {
                     }
                     candidates = kept;
                 }
-                "weighted" => return weighted(&candidates, rng),
+                "weighted" => return weighted(&candidates, chooser),
                 _ => {}
             }
         }
-        weighted(&candidates, rng)
+        weighted(&candidates, chooser)
     }
 }
 
@@ -338,10 +404,10 @@ fn draw_weight(l: &Location) -> f64 {
 }
 
 /// The proxy's weighted draw (see the module documentation).
-fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a Location> {
+fn weighted<'a>(candidates: &[&'a Location], chooser: &mut Chooser) -> Option<&'a Location> {
     let total: f64 = candidates.iter().rev().map(|l| draw_weight(l)).sum();
     if total > 0.0 {
-        let r = rng.gen::<f64>() * total;
+        let r = chooser.next() * total;
         let mut sum = 0.0;
         for &l in candidates.iter().rev() {
             sum += draw_weight(l);
@@ -353,6 +419,6 @@ fn weighted<'a>(candidates: &[&'a Location], rng: &mut impl Rng) -> Option<&'a L
         return candidates.first().copied();
     }
     let n = candidates.len();
-    let index = (rng.gen::<f64>() * n as f64).round() as usize;
+    let index = (chooser.next() * n as f64).round() as usize;
     candidates.get(index.min(n.checked_sub(1)?)).copied()
 }

@@ -1,11 +1,7 @@
 //! One test per rule of the proxy's choice (`select.rs`); the draws are checked by their
 //! distribution over many seeded draws, and the walk of the draw by the two ends of `r`.
 
-use rand::rngs::mock::StepRng;
-use rand::rngs::StdRng;
-use rand::SeedableRng;
-
-use super::{Location, LocationRequest, LocationSet};
+use super::{Chooser, Location, LocationRequest, LocationSet};
 use crate::wire::HandleValue;
 
 /// A set of one `10320/loc` value.
@@ -19,12 +15,12 @@ fn href(l: Option<&Location>) -> Option<&str> {
 
 /// One choice with `request`, the draw's `r` fixed at 0.
 fn pick<'a>(set: &'a LocationSet, request: &LocationRequest) -> Option<&'a str> {
-    href(set.select(request, &mut StepRng::new(0, 0)))
+    href(set.select(request, &mut Chooser::fixed(0.0)))
 }
 
 /// The share of `draws` seeded choices that went to each href of the set, in set order.
 fn shares(set: &LocationSet, request: &LocationRequest, draws: usize) -> Vec<f64> {
-    let mut rng = StdRng::seed_from_u64(28);
+    let mut rng = Chooser::seeded(28);
     let mut counts = vec![0usize; set.locations.len()];
     for _ in 0..draws {
         let chosen = set.select(request, &mut rng).unwrap();
@@ -212,10 +208,10 @@ fn the_draw_walks_from_the_last_location() {
     </locations>"#);
     let request = LocationRequest::new();
     assert_eq!(
-        href(s.select(&request, &mut StepRng::new(0, 0))),
+        href(s.select(&request, &mut Chooser::fixed(0.0))),
         Some("last")
     );
-    let top = &mut StepRng::new(u64::MAX, 0);
+    let top = &mut Chooser::fixed(1.0 - f64::EPSILON / 2.0);
     assert_eq!(href(s.select(&request, top)), Some("first"));
 }
 
