@@ -254,7 +254,8 @@ async fn aliases_are_followed_with_loop_and_depth_checks() {
         }
         other => panic!("{other}"),
     }
-    for i in 0..15 {
+    // 20 hops are followed, as the handle.net proxy follows them; the 21st is too many.
+    for i in 0..25 {
         w.store.insert(
             format!("20.500.1/d{i}"),
             vec![HandleValue::new(
@@ -266,9 +267,26 @@ async fn aliases_are_followed_with_loop_and_depth_checks() {
     }
     let e = r.resolve("20.500.1/d0").await.unwrap_err();
     assert!(
-        matches!(e, ResolveError::TooManyAliases { limit: 10, .. }),
+        matches!(&e, ResolveError::TooManyAliases { limit: 20, chain } if chain.len() == 22),
         "{e}"
     );
+    for i in 0..20 {
+        w.store.insert(
+            format!("20.500.1/e{i}"),
+            vec![HandleValue::new(
+                1,
+                "HS_ALIAS",
+                format!("20.500.1/e{}", i + 1),
+            )],
+        );
+    }
+    w.store.insert(
+        "20.500.1/e20",
+        vec![HandleValue::new(1, "URL", "https://example.org/e20")],
+    );
+    let rec = r.resolve("20.500.1/e0").await.unwrap();
+    assert_eq!(rec.handle, "20.500.1/e20");
+    assert_eq!(rec.aliases.len(), 21);
     // An alias target is server data: one starting with a multi-byte character is just a
     // handle nobody serves (it once panicked the cache key builder).
     w.store
@@ -496,5 +514,66 @@ async fn a_location_is_chosen_from_10320_loc() {
         rec.select_location_with(&handle_resolver::wire::LocationRequest::new(), &mut chooser)
             .as_deref(),
         Some("https://b.example/")
+    );
+}
+
+/// `Resolver::locate`: HS_ALIAS followed first (whatever the resolver's own setting), as the
+/// proxy does, then the choice among the last handle's locations, by `locatt`; a template
+/// is filled in with the handle asked for.
+#[tokio::test(start_paused = true)]
+async fn locate_follows_aliases_then_chooses() {
+    use handle_resolver::wire::LocationRequest;
+    let w = World::new(None);
+    let xml = r#"<locations>
+        <location href="https://a.example/page" view="html" weight="1"/>
+        <location href="https://a.example/data.json" view="json" weight="0"/>
+        <location href_template="https://t.example/{hdl}" view="tpl" weight="0"/>
+    </locations>"#;
+    w.store.insert(
+        "20.500.1/loc-target",
+        vec![HandleValue::new(1, "10320/loc", xml)],
+    );
+    w.store.insert(
+        "20.500.1/loc-alias",
+        vec![HandleValue::new(1, "HS_ALIAS", "20.500.1/loc-target")],
+    );
+    w.store.insert(
+        "20.500.1/loc-start",
+        vec![HandleValue::new(1, "HS_ALIAS", "20.500.1/loc-alias")],
+    );
+    w.store.insert(
+        "20.500.1/loc-none",
+        vec![HandleValue::new(1, "EMAIL", "x@example.org")],
+    );
+    let r = w.resolver();
+    let locate = |wish: &'static str| {
+        let r = r.clone();
+        async move {
+            r.locate("20.500.1/loc-start", &LocationRequest::new().locatt(wish))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        locate("view:json").await.as_deref(),
+        Some("https://a.example/data.json")
+    );
+    // A wish no location has is skipped: the weights decide (the one of weight 1).
+    assert_eq!(
+        locate("view:pdf").await.as_deref(),
+        Some("https://a.example/page")
+    );
+    assert_eq!(
+        locate("view:tpl").await.as_deref(),
+        Some("https://t.example/20.500.1%2Floc-start")
+    );
+    // The resolver itself does not follow aliases: plain resolution stops at the first.
+    let rec = r.resolve("20.500.1/loc-start").await.unwrap();
+    assert_eq!(rec.values[0].type_str(), "HS_ALIAS");
+    assert_eq!(
+        r.locate("20.500.1/loc-none", &LocationRequest::new())
+            .await
+            .unwrap(),
+        None
     );
 }

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
+use handle_resolver::wire::LocationRequest;
 use handle_resolver::{
     Admin as LibAdmin, AdminError, Attempt, BuildError, CreateOptions, HandleRecord as LibRecord,
     ResolveError, Resolver as Lib, UrnAnswer, UrnError,
@@ -171,6 +172,35 @@ impl Core {
         })
     }
 
+    /// `locate(identifier, locatt, address, country)`.
+    pub(crate) fn locate(
+        &self,
+        identifier: &Bound<'_, PyAny>,
+        locatt: Option<&Bound<'_, PyAny>>,
+        address: Option<String>,
+        country: Option<String>,
+    ) -> PyResult<impl Call> {
+        let asked = identifier_text(identifier)?;
+        let mut request = LocationRequest::new();
+        for wish in types_arg(locatt)?.unwrap_or_default() {
+            request = request.locatt(wish);
+        }
+        if let Some(address) = address {
+            let ip = address.trim().parse().map_err(|_| {
+                PyValueError::new_err(format!("address {address:?}: not an IP address"))
+            })?;
+            request = request.address(ip);
+        }
+        if let Some(country) = country {
+            request = request.country(country);
+        }
+        let r = self.get()?;
+        Ok(async move {
+            let result = r.locate(asked.as_str(), &request).await;
+            Located { asked, result }
+        })
+    }
+
     /// The core of `admin(identity, ...)`: the identity of the arguments, or this one's own.
     pub(crate) fn admin(
         &self,
@@ -305,6 +335,25 @@ impl<'py> IntoPyObject<'py> for Resolved {
         match self.result {
             Ok(record) => Ok(Bound::new(py, HandleRecord::from_library(record))?.into_any()),
             Err(e) => Err(raise_resolve(py, &e, &self.asked, &self.attempts)),
+        }
+    }
+}
+
+/// A location's outcome on its way to Python: the URL (or `None`), or the exception to raise.
+pub(crate) struct Located {
+    asked: String,
+    result: Result<Option<String>, ResolveError>,
+}
+
+impl<'py> IntoPyObject<'py> for Located {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        match self.result {
+            Ok(url) => url.into_bound_py_any(py),
+            Err(e) => Err(raise_resolve(py, &e, &self.asked, &[])),
         }
     }
 }
@@ -451,6 +500,23 @@ macro_rules! resolver_methods {
                 urn: String,
             ) -> PyResult<Bound<'py, PyAny>> {
                 <$mode>::finish(py, self.core.resolve_urn(urn)?)
+            }
+
+            /// The URL the handle.net proxy would redirect to for `identifier`: HS_ALIAS
+            /// values followed first (at most 20 hops, as the proxy), then one location of
+            /// the handle's `10320/loc` and `URL` values chosen as the proxy chooses, by the
+            /// `locatt` wishes (`"view:json"`, a list of them in order), the client's
+            /// `address` and `country`; `None` when it has none.
+            #[pyo3(signature = (identifier, *, locatt=None, address=None, country=None))]
+            fn locate<'py>(
+                &self,
+                py: Python<'py>,
+                identifier: &Bound<'py, PyAny>,
+                locatt: Option<&Bound<'py, PyAny>>,
+                address: Option<String>,
+                country: Option<String>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                <$mode>::finish(py, self.core.locate(identifier, locatt, address, country)?)
             }
 
             /// Administration as `identity` (`"INDEX:HANDLE"`, e.g.

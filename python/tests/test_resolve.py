@@ -3,6 +3,7 @@ parse, URNs; the results checked against the `resolve` CLI's own JSON."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import pickle
@@ -225,3 +226,38 @@ def test_defaults_offline() -> None:
     # A key without the identity it is the key of is never dropped silently.
     with pytest.raises(ValueError):
         Resolver().admin(secret="s3cret")
+
+
+def test_locate_follows_aliases_then_chooses(net: TestNetwork) -> None:
+    """``locate``: HS_ALIAS followed first, as the handle.net proxy does, then the location
+    chosen by ``locatt``, ``address`` and ``country`` (the library's rules, one test each in
+    Rust); sync and asyncio alike."""
+    loc = (
+        "<locations>"
+        '<location href="https://p.example/page" view="html" weight="1"/>'
+        '<location href="https://p.example/data.json" view="json" weight="0"/>'
+        '<location href="https://nl.example/" country="nl" weight="0"/>'
+        '<location href="https://net.example/" addresses="192.0.2.0/24" weight="0"/>'
+        "</locations>"
+    )
+    net.insert("20.500.1/loc-target", [HandleValue(1, "10320/loc", loc)])
+    net.insert("20.500.1/loc-hop", [HandleValue(1, "HS_ALIAS", "20.500.1/loc-target")])
+    net.insert("20.500.1/loc-start", [HandleValue(1, "HS_ALIAS", "20.500.1/loc-hop")])
+    net.insert("20.500.1/loc-none", [HandleValue(1, "EMAIL", "x@example.org")])
+    r = Resolver(root=net.root, timeout=5.0)
+    start = "20.500.1/loc-start"
+    assert r.locate(start, locatt="view:json") == "https://p.example/data.json"
+    assert r.locate(start, locatt=["view:pdf", "view:json"]) == "https://p.example/data.json"
+    assert r.locate(start) == "https://p.example/page"
+    assert r.locate(start, country="NL") == "https://nl.example/"
+    assert r.locate(start, address="192.0.2.7") == "https://net.example/"
+    assert r.locate("20.500.1/loc-none") is None
+    with pytest.raises(hr.HandleNotFound):
+        r.locate("20.500.1/no-such-handle")
+    with pytest.raises(ValueError):
+        r.locate(start, address="not an address")
+
+    async def main() -> str | None:
+        return await hr.AsyncResolver(root=net.root).locate(start, locatt="view:json")
+
+    assert asyncio.run(main()) == "https://p.example/data.json"

@@ -27,6 +27,7 @@ pub struct Query {
     certify: Option<bool>,
     authoritative: Option<bool>,
     public_only: Option<bool>,
+    follow_aliases: Option<bool>,
 }
 
 impl Query {
@@ -71,6 +72,19 @@ impl Query {
     pub fn public_only(mut self, on: bool) -> Self {
         self.public_only = Some(on);
         self
+    }
+
+    /// Follows HS_ALIAS values to the handle they name (at most 20 hops, as the handle.net
+    /// proxy; loops detected), whatever the resolver's
+    /// [`follow_aliases`](super::ResolverBuilder::follow_aliases) setting.
+    pub fn follow_aliases(mut self, on: bool) -> Self {
+        self.follow_aliases = Some(on);
+        self
+    }
+
+    /// Whether HS_ALIAS values are followed: the query's choice, else the resolver's.
+    pub(crate) fn follows_aliases(&self, settings: &Settings) -> bool {
+        self.follow_aliases.unwrap_or(settings.follow_aliases)
     }
 
     /// The type filter (empty: all types).

@@ -83,6 +83,8 @@ impl Upstream {
 pub(crate) struct Resolution<'a> {
     shared: &'a Arc<Shared>,
     asked: Asked,
+    /// HS_ALIAS values are followed.
+    follow: bool,
     /// The attempts made, and the handle asked for (its origin).
     trace: Trace,
 }
@@ -94,6 +96,7 @@ impl<'a> Resolution<'a> {
         Self {
             shared,
             asked,
+            follow: query.follows_aliases(&shared.settings),
             trace: Trace::new(handle),
         }
     }
@@ -124,7 +127,7 @@ impl<'a> Resolution<'a> {
     /// Resolves the handle, following HS_ALIAS values when configured (≤
     /// [`MAX_ALIAS_DEPTH`], loops detected).
     async fn follow_aliases(&self) -> Result<HandleRecord, ResolveError> {
-        let follow = self.shared.settings.follow_aliases;
+        let follow = self.follow;
         let asked_alias = self.asked.includes_aliases();
         // With a type filter, HS_ALIAS is asked for too (and taken out of the record again).
         let asked = if follow && !asked_alias {

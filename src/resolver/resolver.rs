@@ -13,7 +13,7 @@ use futures::stream::{self, BoxStream, Stream, StreamExt};
 use crate::ident::Handle;
 use crate::root::root_handle;
 use crate::transport::{Exchange, TransportKind};
-use crate::wire::{Body, HandleValue, Message};
+use crate::wire::{Body, HandleValue, LocationRequest, Message};
 
 use super::ask::{Answer, RequestSpec};
 use super::error::ResolveError;
@@ -135,6 +135,32 @@ impl Resolver {
                 .map_err(|(e, _)| e),
             Err(e) => Err(e),
         }
+    }
+
+    /// The URL the handle.net proxy would redirect to for `id` and `request`: the handle
+    /// resolved, its HS_ALIAS values followed first (at most 20 hops, as the proxy), then one
+    /// location of its `10320/loc` and `URL` values chosen as the proxy chooses
+    /// ([`HandleRecord::select_location`]). `Ok(None)` when the handle has no location.
+    ///
+    /// ```no_run
+    /// # async fn demo(resolver: handle_resolver::Resolver) -> Result<(), handle_resolver::ResolveError> {
+    /// use handle_resolver::wire::LocationRequest;
+    ///
+    /// let request = LocationRequest::new().locatt("view:json");
+    /// if let Some(url) = resolver.locate("10.1000/182", &request).await? {
+    ///     println!("{url}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn locate<T: Resolvable + ?Sized>(
+        &self,
+        id: &T,
+        request: &LocationRequest,
+    ) -> Result<Option<String>, ResolveError> {
+        let record = self
+            .resolve_with(id, &Query::new().follow_aliases(true))
+            .await?;
+        Ok(record.select_location(request))
     }
 
     /// Like [`Resolver::resolve_with`], also returning every attempt made (also on failure,

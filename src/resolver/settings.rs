@@ -92,8 +92,9 @@ pub(crate) fn usable(kinds: &[TransportKind]) -> Vec<TransportKind> {
 pub(crate) const MAX_REFERRALS: u32 = 40;
 /// Deepest HS_SERV chain followed.
 pub(crate) const MAX_SERVICE_DEPTH: usize = 20;
-/// Longest HS_ALIAS chain followed.
-pub(crate) const MAX_ALIAS_DEPTH: usize = 10;
+/// Most HS_ALIAS hops followed: the handle.net proxy's 20 (it answers a longer chain as
+/// too long).
+pub(crate) const MAX_ALIAS_DEPTH: usize = 20;
 /// Request expiration: now + 12 h, like the reference client.
 pub(crate) const REQUEST_LIFETIME_SECS: u64 = 43_200;
 /// With a trust root, root information older than this is refreshed (in the background, on

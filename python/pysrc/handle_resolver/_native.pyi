@@ -229,6 +229,7 @@ _Handles = TypeVar("_Handles")
 _Batch = TypeVar("_Batch")
 _Record = TypeVar("_Record")
 _Urls = TypeVar("_Urls")
+_Url = TypeVar("_Url")
 _Many = TypeVar("_Many")
 _Admin = TypeVar("_Admin")
 
@@ -276,7 +277,7 @@ class AsyncAdmin(
 ):
     """``Admin`` with awaitable calls (``AsyncResolver.admin``)."""
 
-class _Resolving(Generic[_Record, _Urls, _Many, _Admin]):
+class _Resolving(Generic[_Record, _Urls, _Many, _Admin, _Url]):
     """``Resolver`` and ``AsyncResolver``: a Handle System resolver."""
 
     def __init__(
@@ -336,6 +337,19 @@ class _Resolving(Generic[_Record, _Urls, _Many, _Admin]):
     def resolve_urn(self, urn: str) -> _Urls:
         """Resolves a URN (``urn:fdc:``, ``urn-3:``) over RFC 2169 to its URLs, in the
         resolver's order of preference."""
+    def locate(
+        self,
+        identifier: str | Identifier,
+        *,
+        locatt: str | Sequence[str] | None = None,
+        address: str | None = None,
+        country: str | None = None,
+    ) -> _Url:
+        """The URL the handle.net proxy would redirect to: HS_ALIAS values followed first
+        (at most 20 hops), then one location of the handle's ``10320/loc`` and ``URL``
+        values chosen as the proxy chooses, by the ``locatt`` wishes (``"view:json"``, or
+        several in order), the client's ``address`` and ``country``; ``None`` when there is
+        none."""
     def admin(
         self,
         identity: str | None = None,
@@ -355,11 +369,17 @@ class _Resolving(Generic[_Record, _Urls, _Many, _Admin]):
     def concurrency(self) -> int:
         """The default number of resolutions ``resolve_many`` runs at once."""
 
-class Resolver(_Resolving[HandleRecord, list[str], ResolveMany, Admin]):
+class Resolver(_Resolving[HandleRecord, list[str], ResolveMany, Admin, str | None]):
     """A blocking Handle System resolver (releases the GIL; Ctrl-C interrupts its calls)."""
 
 class AsyncResolver(
-    _Resolving[Awaitable[HandleRecord], Awaitable[list[str]], AsyncResolveMany, AsyncAdmin]
+    _Resolving[
+        Awaitable[HandleRecord],
+        Awaitable[list[str]],
+        AsyncResolveMany,
+        AsyncAdmin,
+        Awaitable[str | None],
+    ]
 ):
     """The asyncio resolver: the same arguments as ``Resolver``; awaitable calls."""
 
