@@ -415,7 +415,8 @@ class TestNetwork:
         """Makes ``identity`` (``"INDEX:HANDLE"``) an administrator of the prefix: its
         handle gets an HS_SECKEY value holding ``secret`` (not public) or an HS_PUBKEY value
         with the public key of ``key_file``, and the prefix handle an HS_ADMIN value naming
-        it."""
+        it. As on the reference server, a prefix's administrators may create handles and
+        list them; to change a handle afterwards, give it an HS_ADMIN value naming them."""
     @staticmethod
     def client_certificate(identity: str, passphrase: str | None = None) -> tuple[str, str]:
         """``(key_pem, certificate_pem)``: an RSA key (encrypted PKCS#8 with ``passphrase``)
