@@ -12,26 +12,28 @@
 //! [`verify_records`] checks a set of records against a [`TrustRoot`]; each record verifies
 //! or fails with a [`TrustError`] that names the record, the value and the reason.
 //!
-//! Layout:
-//! - [`names`]: `index:handle` references, handle comparison, permissions;
-//! - [`jws`] and [`claims`]: the signed statements;
-//! - [`digest`]: value digests as the reference library computes them;
+//! Layout (private modules; their items are re-exported here, each at one path,
+//! `handle_resolver::trust::...`):
+//! - `names`: `index:handle` references ([`ValueId`]), handle comparison, permissions
+//!   ([`Permission`]);
+//! - `jws` and `claims`: the signed statements ([`Jws`], [`Claims`]);
+//! - `digest`: value digests as the reference library computes them ([`value_digest`]);
 //! - `chain`: building and checking certificate chains;
 //! - `legacy`: the deprecated DSA value signature (`10320/sig.sig`) of `0.NA/0.NA`;
-//! - [`root`]: the trust root's keys; `verify`: the records;
-//! - [`sign`]: signing values and issuing certificates.
+//! - `root`: the trust root's keys ([`TrustRoot`]); `verify`: the records;
+//! - `sign`: signing values and issuing certificates ([`sign_values`], [`issue_certificate`]).
 #![warn(unreachable_pub)]
 
 mod alg;
 mod chain;
-pub mod claims;
-pub mod digest;
+mod claims;
+mod digest;
 mod error;
-pub mod jws;
+mod jws;
 mod legacy;
-pub mod names;
-pub mod root;
-pub mod sign;
+mod names;
+mod root;
+mod sign;
 mod verify;
 
 #[cfg(test)]
