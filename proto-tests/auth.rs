@@ -15,6 +15,8 @@ mod http_admin;
 mod loopback;
 #[cfg(feature = "testing")]
 mod manage;
+#[cfg(feature = "testing")]
+mod readme_admin;
 mod sessions;
 #[cfg(feature = "testing")]
 mod window;
