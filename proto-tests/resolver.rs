@@ -8,6 +8,8 @@ mod certified;
 mod chain;
 mod cli;
 mod cli_bulk;
+#[cfg(feature = "testing")]
+mod cli_location;
 mod cordra_case;
 mod early_loss;
 mod first_hop;

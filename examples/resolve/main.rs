@@ -26,6 +26,7 @@ mod check_root;
 #[cfg(feature = "testing")]
 mod demo;
 mod input;
+mod location;
 mod out;
 mod progress;
 mod render;
@@ -114,7 +115,8 @@ struct Args {
     /// Ask primary sites only, bypassing caches.
     #[arg(long, help_heading = "Query")]
     authoritative: bool,
-    /// Follow HS_ALIAS values to the handle they name (at most 10 hops).
+    /// Follow HS_ALIAS values to the handle they name (at most 20 hops, as the handle.net
+    /// proxy).
     #[arg(long, help_heading = "Query")]
     follow_aliases: bool,
 
@@ -182,6 +184,37 @@ struct Args {
     /// Ask every server of every site of the service and show where they differ.
     #[arg(long, conflicts_with_all = ["short", "trace", "follow_aliases"], help_heading = "Network")]
     all_sites: bool,
+
+    /// Print the URL the handle.net proxy would redirect to instead of the values: HS_ALIAS
+    /// followed first (at most 20 hops), then one location of the handle's 10320/loc and URL
+    /// values chosen as the proxy chooses (INPUT<TAB>URL a line with several identifiers).
+    #[arg(long, conflicts_with_all = ["all_sites", "json", "format", "short", "raw", "trace", "types", "indexes"], help_heading = "Location")]
+    location: bool,
+    /// A `locatt` wish for --location (`view:json`, or a name for any value; repeatable, in
+    /// order, as the proxy's ?locatt=).
+    #[arg(
+        long,
+        value_name = "NAME[:VALUE]",
+        requires = "location",
+        help_heading = "Location"
+    )]
+    locatt: Vec<String>,
+    /// The client address --location chooses for (the locations' `addresses` ranges).
+    #[arg(
+        long,
+        value_name = "IP",
+        requires = "location",
+        help_heading = "Location"
+    )]
+    client_address: Option<std::net::IpAddr>,
+    /// The client's country --location chooses for (the locations' `country`).
+    #[arg(
+        long,
+        value_name = "CC",
+        requires = "location",
+        help_heading = "Location"
+    )]
+    country: Option<String>,
 
     #[command(flatten)]
     root_file: check_root::CheckRootArgs,
@@ -498,6 +531,10 @@ async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
         }
     }
     let query = args.query();
+    if args.location {
+        let request = location::request(&args.locatt, args.client_address, args.country.as_deref());
+        return location::run(&resolver, &request, args, &ctx, o).await;
+    }
     if args.all_sites {
         let mut status = OK;
         for item in input::Items::new(args.ids.clone()) {
