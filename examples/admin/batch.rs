@@ -15,6 +15,8 @@ use super::{Args, Command, Target, BAD_INPUT, NETWORK, OK, REFUSED};
 
 /// Stopped by Ctrl-C (128 + SIGINT).
 const INTERRUPTED: u8 = 130;
+/// The log could not be written (its output closed): the run stopped.
+const LOG_FAILED: u8 = 3;
 
 pub(super) fn main(args: &Args) -> ExitCode {
     let Command::Batch {
@@ -38,6 +40,10 @@ pub(super) fn main(args: &Args) -> ExitCode {
         }
     };
     let batch = parse(&text, &mut |p: &str| std::fs::read(p).ok());
+    // On stdout (a pipe, a terminal) each line goes out as it is logged, so that a reader
+    // that stops reading (`| head`) is noticed at once and stops the run; a log file is
+    // written in blocks.
+    let flush_each = logfile.is_none();
     let out: Box<dyn Write> = match logfile {
         None => Box::new(std::io::stdout().lock()),
         Some(path) => match File::create(path) {
@@ -48,10 +54,13 @@ pub(super) fn main(args: &Args) -> ExitCode {
             }
         },
     };
+    let stop = Arc::new(AtomicBool::new(false));
     let mut log = Log {
         out: BufWriter::new(out),
         json: *json,
         error: None,
+        flush_each,
+        stop: stop.clone(),
     };
     if *check {
         let mut bad = 0;
@@ -103,10 +112,9 @@ pub(super) fn main(args: &Args) -> ExitCode {
     } else {
         ProgressBar::hidden()
     };
-    let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     log.line(&format!("Start Time: {}", java_date()));
-    let (summary, all_ok) = runtime.block_on(async {
+    let (summary, all_ok, reported) = runtime.block_on(async {
         let on_signal = stop.clone();
         let bar_for_signal = bar.clone();
         tokio::spawn(async move {
@@ -118,7 +126,7 @@ pub(super) fn main(args: &Args) -> ExitCode {
         });
         let mut all_ok = true;
         let mut order = Reorder::default();
-        let (mut failures, mut invalid) = (0u64, 0u64);
+        let (mut failures, mut invalid, mut reported) = (0u64, 0u64, 0u64);
         let summary = runner
             .run_until(&batch, &stop, |r| {
                 match r.outcome {
@@ -127,6 +135,7 @@ pub(super) fn main(args: &Args) -> ExitCode {
                     _ => failures += 1,
                 }
                 all_ok &= r.outcome == Outcome::Success;
+                reported += 1;
                 bar.inc(1);
                 bar.set_message(format!("{failures} failed, {invalid} invalid"));
                 if *keep_order {
@@ -141,7 +150,7 @@ pub(super) fn main(args: &Args) -> ExitCode {
         for r in order.rest() {
             log.step(&r);
         }
-        (summary, all_ok)
+        (summary, all_ok, reported)
     });
     bar.finish_and_clear();
     let elapsed = started.elapsed();
@@ -151,8 +160,12 @@ pub(super) fn main(args: &Args) -> ExitCode {
     log.line(&format!("Finish Time: {}", java_date()));
     log.line(&took(&summary, elapsed));
     if let Err(e) = log.finish() {
-        eprintln!("error: cannot write the log: {e}");
-        return ExitCode::from(NETWORK);
+        let not_started = steps.saturating_sub(reported);
+        eprintln!(
+            "error: cannot write the log: {e}; no command started after that ({not_started} \
+             not started), those in flight finished"
+        );
+        return ExitCode::from(LOG_FAILED);
     }
     if summary.stopped {
         eprintln!("stopped: the log holds every command that was sent");
@@ -165,20 +178,31 @@ pub(super) fn main(args: &Args) -> ExitCode {
 }
 
 /// The log: the reference's lines, or JSON lines with `--json` (the time and count
-/// lines then go as one closing JSON object, see `line`). Write errors are kept and
-/// reported once at the end.
+/// lines then go as one closing JSON object, see `line`). The first write error is kept
+/// and reported once at the end; it also stops the run (`stop`, as Ctrl-C does): no
+/// command starts whose outcome could not be logged.
 struct Log {
     out: BufWriter<Box<dyn Write>>,
     json: bool,
     error: Option<std::io::Error>,
+    /// Flush after every line (stdout).
+    flush_each: bool,
+    /// Set when a write fails.
+    stop: Arc<AtomicBool>,
 }
 
 impl Log {
     fn write(&mut self, text: &str) {
-        if self.error.is_none() {
-            if let Err(e) = writeln!(self.out, "{text}") {
-                self.error = Some(e);
-            }
+        if self.error.is_some() {
+            return;
+        }
+        let mut written = writeln!(self.out, "{text}");
+        if written.is_ok() && self.flush_each {
+            written = self.out.flush();
+        }
+        if let Err(e) = written {
+            self.error = Some(e);
+            self.stop.store(true, Ordering::SeqCst);
         }
     }
 

@@ -139,8 +139,10 @@ enum Command {
     /// the file are relative to the current directory, as for the reference. The log is the
     /// reference's (`==>SUCCESS[n]: ...`, its closing counts and times) in LOGFILE, or on
     /// stdout. Exit status: 0 every command succeeded; 1 some failed or were invalid; 2 the
-    /// file cannot be read (or --check found invalid lines); 130 stopped by Ctrl-C (the
-    /// commands in flight finish and are logged, no other starts).
+    /// file cannot be read (or --check found invalid lines); 3 the log could not be written
+    /// (its output closed, as by `| head`: no command starts after that, those in flight
+    /// finish); 130 stopped by Ctrl-C (the commands in flight finish and are logged, no
+    /// other starts).
     Batch {
         /// The batch file (UTF-8).
         file: PathBuf,

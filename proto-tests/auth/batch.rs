@@ -626,3 +626,67 @@ async fn ctrl_c_stops_a_batch_and_logs_what_was_sent() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `admin batch FILE | head -1`: once its stdout is closed, the log cannot be written, so
+/// no command starts after that (those in flight finish), and the exit status is 3, which
+/// `admin batch --help` lists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_log_stops_the_batch() {
+    use std::io::BufRead;
+    let server = start_server().await;
+    server.set_faults(handle_resolver::testing::Faults {
+        delay: std::time::Duration::from_millis(5),
+        ..Default::default()
+    });
+    let dir = crate::support::examples::scratch("closed-log");
+    // 2,000 CREATEs as benches/batch-file.sh writes them (the samples' USER-SECKEY).
+    let mut text =
+        String::from("AUTHENTICATE SECKEY:300:20.500.12345/USER-SECKEY\npublic-test-secret-1\n");
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "\nCREATE 20.500.12345/PIPE-{i}\n100 HS_ADMIN 86400 1110 ADMIN \
+             300:111111111111:20.500.12345/USER-SECKEY\n1 URL 86400 1110 UTF8 https://example.org/{i}\n"
+        ));
+    }
+    std::fs::write(dir.join("many.batch"), text).unwrap();
+    let bin = crate::support::examples::example("admin");
+    let root = server.addr().to_string();
+    let args = strings(&["--root", &root, "batch", "many.batch"]);
+    let (status, stderr) = tokio::task::spawn_blocking(move || {
+        let mut child = crate::support::examples::command(&bin, &args)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read the first line (`Start Time: ...`), then close the pipe, as `head -1` does.
+        let mut first = String::new();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut first).unwrap();
+        assert!(first.starts_with("Start Time: "), "{first}");
+        drop(out);
+        let done = child.wait_with_output().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        (
+            done.status,
+            String::from_utf8_lossy(&done.stderr).into_owned(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("cannot write the log"), "{stderr}");
+    assert!(stderr.contains("not started"), "{stderr}");
+    let created = (0..2000)
+        .filter(|i| {
+            server
+                .store()
+                .get(format!("20.500.12345/PIPE-{i}"))
+                .is_some()
+        })
+        .count();
+    assert!(
+        created < 2000,
+        "every command ran: the closed log did not stop the run"
+    );
+}
