@@ -27,12 +27,16 @@ use handle_resolver::testing::{
     Faults, ReferenceStore, Store, StoreFile, TestServer, TestServerConfig,
 };
 
+/// The bundled sample handles (`fixtures/testserver/handles.json`), served when no file is
+/// given.
+const BUNDLED_HANDLES: &str = include_str!("../fixtures/testserver/handles.json");
+
 #[derive(Parser, Debug)]
 #[command(about = "Loopback Handle System test server")]
 struct Args {
-    /// JSON file of handles.
-    #[arg(default_value = "fixtures/testserver/handles.json")]
-    file: PathBuf,
+    /// JSON file of handles [default: the bundled sample, `fixtures/testserver/handles.json`,
+    /// built into the binary, so that it runs from any folder].
+    file: Option<PathBuf>,
     /// Port for UDP and TCP on 127.0.0.1 (0 = any free port).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -135,13 +139,20 @@ async fn serve(args: &Args) -> Result<(), String> {
             Some(file)
         }
     };
-    let file_name = args.file.display();
-    let file = if reference.is_some() {
-        StoreFile::parse("{}").map_err(|e| e.to_string())?
-    } else {
-        let text = std::fs::read_to_string(&args.file)
-            .map_err(|e| format!("{file_name}: cannot read: {e}"))?;
-        StoreFile::parse(&text).map_err(|e| format!("{file_name}: {e}"))?
+    let file_name = match &args.file {
+        Some(path) => path.display().to_string(),
+        None => "the bundled fixtures/testserver/handles.json".to_string(),
+    };
+    let file = match (&reference, &args.file) {
+        (Some(_), _) => StoreFile::parse("{}").map_err(|e| e.to_string())?,
+        (None, Some(path)) => {
+            let shown = path.display();
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+            StoreFile::parse(&text).map_err(|e| format!("{shown}: {e}"))?
+        }
+        (None, None) => StoreFile::parse(BUNDLED_HANDLES)
+            .map_err(|e| format!("the bundled handles file: {e}"))?,
     };
     let store = Arc::new(if reference.is_some() {
         Store::case_insensitive()
@@ -203,7 +214,7 @@ async fn serve(args: &Args) -> Result<(), String> {
     let file_name = match (&reference, &args.reference_store) {
         (Some(reference), Some(path)) => {
             reference.fill(&store, Some(&server.site_value(1).data));
-            path.display()
+            path.display().to_string()
         }
         _ => file_name,
     };

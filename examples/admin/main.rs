@@ -65,12 +65,18 @@ struct Args {
         long,
         global = true,
         value_name = "HOST[:PORT]",
-        conflicts_with = "root"
+        conflicts_with = "root",
+        env = "HANDLE_RESOLVER_SERVER"
     )]
     server: Option<String>,
     /// The root to find the prefix's primary site from (HOST[:PORT], http(s)://HOST[:PORT], or
-    /// a root file) [default: the global root servers].
-    #[arg(long, global = true, value_name = "HOST[:PORT]")]
+    /// a root file) [default: the global root servers], as `resolve --root`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOST[:PORT]",
+        env = "HANDLE_RESOLVER_ROOT"
+    )]
     root: Option<String>,
     /// Deadline of each request, in seconds.
     #[arg(long, global = true, default_value_t = 10.0, value_name = "SECONDS")]
@@ -123,6 +129,24 @@ enum Command {
     List {
         /// The prefix.
         prefix: String,
+    },
+    /// Make every server of the site of SERVER serve PREFIX (HOME_NA, as the batch file's
+    /// HOME); a server administrator's request.
+    Home {
+        /// A server of the site (HOST[:PORT]): its site information names the others.
+        server: String,
+        /// The prefixes (`20.500.1` or `0.NA/20.500.1`).
+        #[arg(required = true)]
+        prefixes: Vec<String>,
+    },
+    /// Make every server of the site of SERVER stop serving PREFIX (UNHOME_NA, as the batch
+    /// file's UNHOME); a server administrator's request.
+    Unhome {
+        /// A server of the site (HOST[:PORT]).
+        server: String,
+        /// The prefixes (`20.500.1` or `0.NA/20.500.1`).
+        #[arg(required = true)]
+        prefixes: Vec<String>,
     },
     /// Generate a key pair in the reference's files, as its `hdl-keygen` (RSA 2048 unless
     /// told otherwise): PRIVFILE, the private key (encrypted with a passphrase unless
@@ -194,11 +218,28 @@ fn main() -> ExitCode {
         },
         _ => Vec::new(),
     };
+    // HOME and UNHOME name a server of the site they change.
+    let site_server = match &args.command {
+        Command::Home { server, .. } | Command::Unhome { server, .. } => {
+            match Endpoint::parse(server) {
+                Ok(Endpoint::Native(addr)) => Some(addr),
+                Ok(_) => {
+                    eprintln!("error: {server}: give the server's native HOST[:PORT]");
+                    return ExitCode::from(BAD_INPUT);
+                }
+                Err(e) => {
+                    eprintln!("error: {server}: {e}");
+                    return ExitCode::from(BAD_INPUT);
+                }
+            }
+        }
+        _ => None,
+    };
     let runtime = match runtime(tokio::runtime::Builder::new_current_thread()) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    match runtime.block_on(run(&resolver, args.command, values)) {
+    match runtime.block_on(run(&resolver, args.command, values, site_server)) {
         Ok(lines) => match print(&lines) {
             Ok(()) => ExitCode::from(OK),
             // A reader that went away (`admin list ... | head -1`) ends the run quietly.
@@ -311,6 +352,7 @@ async fn run(
     resolver: &Resolver,
     command: Command,
     values: Vec<HandleValue>,
+    site_server: Option<std::net::SocketAddr>,
 ) -> Result<Vec<String>, AdminError> {
     let admin = resolver.admin();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -340,8 +382,46 @@ async fn run(
             vec![format!("deleted {handle}")]
         }
         Command::List { prefix } => admin.list_handles(&prefix).await?,
+        Command::Home { prefixes, .. } => home(&admin, site_server, &prefixes, true).await?,
+        Command::Unhome { prefixes, .. } => home(&admin, site_server, &prefixes, false).await?,
         Command::Batch { .. } | Command::Keygen(_) | Command::ConvertKey(_) => Vec::new(),
     })
+}
+
+/// `home` / `unhome`: each prefix at every server of the site of `server`.
+async fn home(
+    admin: &handle_resolver::Admin,
+    server: Option<std::net::SocketAddr>,
+    prefixes: &[String],
+    on: bool,
+) -> Result<Vec<String>, AdminError> {
+    let Some(server) = server else {
+        return Ok(Vec::new());
+    };
+    let site = admin.site_info(server).await?;
+    let n = site.servers.len();
+    let mut lines = Vec::new();
+    for prefix in prefixes {
+        let is_handle = prefix
+            .get(..5)
+            .is_some_and(|p| p.eq_ignore_ascii_case("0.NA/"));
+        let na = if is_handle {
+            prefix.clone()
+        } else {
+            format!("0.NA/{prefix}")
+        };
+        if on {
+            admin.home_prefix(&site, &na).await?;
+        } else {
+            admin.unhome_prefix(&site, &na).await?;
+        }
+        let done = if on { "homed" } else { "unhomed" };
+        lines.push(format!(
+            "{done} {na} at {n} server{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(lines)
 }
 
 /// The exit status of a failed operation.
