@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use pkcs8::der::Decode;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -199,4 +200,215 @@ fn a_passphrase_for_a_key_file_that_is_not_encrypted_is_refused() {
             .public_key(),
         key.public_key()
     );
+}
+
+/// `fixtures/auth/convert-key/`: the captures' keys written as the reference's
+/// `hdl-convert-key -f pem` writes them (CRLF, Base64 lines of 76 characters), plain and
+/// `-crypt` (`PBEWithSHA1AndDESede`), by OpenSSL and the JDK (`make.sh` there says how).
+fn convert_key(name: &str) -> Vec<u8> {
+    std::fs::read(fixture("auth/convert-key").join(name)).unwrap()
+}
+
+/// The passphrases of `make.sh`.
+const PASS: &str = "grüße-päss-ß-3";
+const PASS_ASTRAL: &str = "schlüssel-🔑";
+const PASS_ASCII: &str = "public-test-passphrase";
+
+#[test]
+fn pem_as_the_reference_writes_it_reads_to_the_key_it_was_made_from() {
+    for name in ["rsa", "dsa", "dsa1024"] {
+        let key = private(name);
+        let der = key.to_pkcs8_der().unwrap();
+        let file = convert_key(&format!("{name}_priv.pem"));
+        assert!(file.windows(2).any(|w| w == b"\r\n"), "{name}: CRLF");
+        // Every reader of a user's key file: convert-key's, --key-file's and key_file='s.
+        let read = KeyMaterial::read(&file, None, None).unwrap();
+        assert_eq!((read.format, read.encrypted), (KeyFormat::Pkcs8Pem, false));
+        assert_eq!(
+            *private_of(&read.key).to_pkcs8_der().unwrap(),
+            *der,
+            "{name}"
+        );
+        let from_key_file = PrivateKey::from_key_file(&file, None).unwrap();
+        assert_eq!(*from_key_file.to_pkcs8_der().unwrap(), *der, "{name}");
+        let text = std::str::from_utf8(&file).unwrap();
+        assert_eq!(
+            *PrivateKey::from_pkcs8_pem(text)
+                .unwrap()
+                .to_pkcs8_der()
+                .unwrap(),
+            *der
+        );
+        // The public key: SubjectPublicKeyInfo in the same layout.
+        let public =
+            KeyMaterial::read(&convert_key(&format!("{name}_pub.pem")), None, None).unwrap();
+        assert_eq!(public.format, KeyFormat::SpkiPem);
+        assert!(!public.key.is_private());
+        assert_eq!(public.key.public_key(), key.public_key(), "{name}");
+    }
+}
+
+fn private_of(key: &KeyMaterial) -> &PrivateKey {
+    match key {
+        KeyMaterial::Private(k) => k,
+        KeyMaterial::Public(_) => panic!("a public key"),
+    }
+}
+
+#[test]
+fn pem_line_widths_and_line_ends_are_read_laxly() {
+    let key = private("dsa1024");
+    let der = key.to_pkcs8_der().unwrap();
+    let pem = KeyMaterial::Private(key.clone())
+        .write(KeyFormat::Pkcs8Pem, None)
+        .unwrap();
+    let text = std::str::from_utf8(&pem).unwrap();
+    let base64: String = text.lines().filter(|l| !l.starts_with("-----")).collect();
+    for width in [4, 60, 64, 72, 76, 100, base64.len()] {
+        for eol in ["\n", "\r\n", "\r"] {
+            let mut file = format!("-----BEGIN PRIVATE KEY-----{eol}");
+            for line in base64.as_bytes().chunks(width) {
+                file.push_str(std::str::from_utf8(line).unwrap());
+                file.push_str(eol);
+            }
+            file.push_str("-----END PRIVATE KEY-----");
+            file.push_str(eol);
+            let read = PrivateKey::from_key_file(file.as_bytes(), None)
+                .unwrap_or_else(|e| panic!("width {width}, {eol:?}: {e}"));
+            assert_eq!(*read.to_pkcs8_der().unwrap(), *der);
+        }
+    }
+    // Lines of unequal widths are still refused, with the PEM decoder's reason.
+    let ragged = text.replacen('\n', "\nA\n", 3);
+    assert!(matches!(
+        PrivateKey::from_key_file(ragged.as_bytes(), None),
+        Err(KeyFileError::Pkcs8(_))
+    ));
+}
+
+#[test]
+fn pbe_with_sha1_and_desede_reads_with_its_passphrase() {
+    let cases = [
+        ("rsa_priv_3des.pem", "rsa", PASS),
+        ("dsa_priv_3des.pem", "dsa", PASS),
+        ("dsa1024_priv_3des.pem", "dsa1024", PASS),
+        // A character beyond the BMP: its UTF-16 surrogate pair, as OpenSSL takes it.
+        ("dsa1024_priv_3des_astral.pem", "dsa1024", PASS_ASTRAL),
+        // The JDK's own PBEWithSHA1AndDESede, a 16-byte salt as KeyConverter's.
+        ("rsa_priv_3des_jdk.pem", "rsa", PASS_ASCII),
+        ("dsa1024_priv_3des_jdk.pem", "dsa1024", PASS_ASCII),
+    ];
+    for (file, name, pass) in cases {
+        let der = private(name).to_pkcs8_der().unwrap();
+        let bytes = convert_key(file);
+        let read = KeyMaterial::read(&bytes, None, Some(pass.as_bytes())).unwrap();
+        assert_eq!((read.format, read.encrypted), (KeyFormat::Pkcs8Pem, true));
+        assert_eq!(
+            *private_of(&read.key).to_pkcs8_der().unwrap(),
+            *der,
+            "{file}"
+        );
+        let key = PrivateKey::from_key_file(&bytes, Some(pass.as_bytes())).unwrap();
+        assert_eq!(*key.to_pkcs8_der().unwrap(), *der, "{file}");
+        // Never without its passphrase, never with another.
+        assert_eq!(
+            PrivateKey::from_key_file(&bytes, None).map(|_| ()),
+            Err(KeyFileError::Pkcs8NeedsPassphrase),
+            "{file}"
+        );
+        assert_eq!(
+            KeyMaterial::read(&bytes, None, Some(b"wrong")).map(|_| ()),
+            Err(KeyFileError::WrongPassphrase),
+            "{file}"
+        );
+    }
+}
+
+/// RFC 7292 B.1: the passphrase as a BMPString, big-endian UTF-16 and two zero bytes.
+#[test]
+fn the_pkcs12_passphrase_is_big_endian_utf16_with_a_zero_pair() {
+    assert_eq!(*legacy::bmp_password(b"ab"), [0, b'a', 0, b'b', 0, 0]);
+    assert_eq!(*legacy::bmp_password(b""), [0, 0]);
+    assert_eq!(*legacy::bmp_password("ß".as_bytes()), [0, 0xdf, 0, 0]);
+    assert_eq!(
+        *legacy::bmp_password("🔑".as_bytes()),
+        [0xd8, 0x3d, 0xdd, 0x11, 0, 0]
+    );
+    // Not UTF-8: one byte a character, as OpenSSL falls back to.
+    assert_eq!(
+        *legacy::bmp_password(&[0xff, b'a']),
+        [0, 0xff, 0, b'a', 0, 0]
+    );
+}
+
+#[test]
+fn the_legacy_form_is_written_on_request_only() {
+    let key = KeyMaterial::Private(private("dsa1024"));
+    let legacy = Pkcs8Encryption::LegacyPkcs12TripleDes;
+    let pem = key
+        .write_with(KeyFormat::Pkcs8Pem, Some(PASS_ASCII.as_bytes()), legacy)
+        .unwrap();
+    let text = std::str::from_utf8(&pem).unwrap();
+    let (label, der) = pem::decode(text).unwrap();
+    assert_eq!(label, "ENCRYPTED PRIVATE KEY");
+    let read = legacy::read(&der).unwrap().expect("PBEWithSHA1AndDESede");
+    assert_eq!(
+        *read
+            .decrypt(PASS_ASCII.as_bytes())
+            .unwrap()
+            .to_pkcs8_der()
+            .unwrap(),
+        *private("dsa1024").to_pkcs8_der().unwrap()
+    );
+    // The default stays PBES2: not the legacy scheme.
+    let default = key
+        .write(KeyFormat::Pkcs8Pem, Some(PASS_ASCII.as_bytes()))
+        .unwrap();
+    let (_, der) = pem::decode(std::str::from_utf8(&default).unwrap()).unwrap();
+    assert!(legacy::read(&der).unwrap().is_none());
+    // Asked for where it does not apply, or for a passphrase the reference cannot take: an
+    // error, never a file written otherwise.
+    for (format, passphrase) in [
+        (KeyFormat::Pkcs8Pem, None),
+        (KeyFormat::Reference, Some(PASS_ASCII)),
+        (KeyFormat::Jwk, Some(PASS_ASCII)),
+        (KeyFormat::Pkcs8Pem, Some(PASS)),
+    ] {
+        assert!(matches!(
+            key.write_with(format, passphrase.map(str::as_bytes), legacy),
+            Err(KeyFileError::Unsupported(_))
+        ));
+    }
+    assert!(key
+        .to_public()
+        .write_with(KeyFormat::Pkcs8Pem, Some(b"x"), legacy)
+        .is_err());
+}
+
+/// The same key, salt and iterations give the file OpenSSL's `pkcs8 -v1 PBE-SHA1-3DES`
+/// gave: `dsa1024_priv_3des.pem`'s salt and count, re-encrypted, are its own bytes.
+#[test]
+fn the_legacy_writer_gives_openssls_bytes() {
+    for (file, name, pass) in [
+        ("dsa1024_priv_3des.pem", "dsa1024", PASS),
+        ("rsa_priv_3des_jdk.pem", "rsa", PASS_ASCII),
+    ] {
+        let text = String::from_utf8(convert_key(file)).unwrap();
+        let (_, der) = pem::decode(&text).unwrap();
+        let info = ::pkcs12::pbe_params::EncryptedPrivateKeyInfo::from_der(&der).unwrap();
+        let params: ::pkcs12::pbe_params::Pkcs12PbeParams = info
+            .encryption_algorithm
+            .parameters
+            .unwrap()
+            .decode_as()
+            .unwrap();
+        let again = legacy::encrypt_with(
+            &private(name).to_pkcs8_der().unwrap(),
+            pass.as_bytes(),
+            params.salt.as_bytes(),
+            params.iterations as u32,
+        )
+        .unwrap();
+        assert_eq!(again, *der, "{file}");
+    }
 }
