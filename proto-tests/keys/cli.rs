@@ -462,3 +462,61 @@ async fn a_generated_key_authenticates_with_the_test_server() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What `--key-file` says of a file that is no key, of a missing file, and of an encrypted
+/// key without its passphrase, in `admin` and `resolve` alike (the key is read before
+/// anything is sent: the server named is never asked).
+#[test]
+fn key_file_messages_name_the_file_and_what_to_do() {
+    let dir = scratch();
+    std::fs::write(dir.join("passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    ok(
+        "keygen --passphrase-file @pass @priv.bin @pub.bin",
+        &dir,
+        &[],
+    );
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/auth/convert-key/rsa_priv_3des.pem")
+        .to_string_lossy()
+        .into_owned();
+    let cases = [
+        (
+            file(&dir, "passwd"),
+            "not a usable private key: not a private key file: the formats read are the \
+             reference's private key file (hdl-keygen's), PKCS#8 (PEM, encrypted or not, or \
+             DER) and a private JWK",
+        ),
+        (file(&dir, "missing.pem"), "cannot read it: no such file"),
+        (
+            file(&dir, "priv.bin"),
+            "key file is encrypted (scheme 4) and needs a passphrase: name the environment \
+             variable that holds it with --key-passphrase-env VAR",
+        ),
+        (
+            legacy,
+            "the PKCS#8 key file is encrypted and needs a passphrase: name the environment \
+             variable that holds it with --key-passphrase-env VAR",
+        ),
+    ];
+    let me = "--server 127.0.0.1:9 --auth 300:20.500.12345/USER";
+    for (key, says) in cases {
+        let expected = format!("--key-file {key}: {says}");
+        for (bin, rest) in [
+            ("admin", "delete 20.500.12345/X"),
+            ("resolve", "20.500.12345/X"),
+        ] {
+            let line = format!("{me} --key-file {key} {rest}");
+            let o = command(&example(bin), &words(&line, &dir))
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(status(&o), 2, "{bin} {line}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(&expected),
+                "{bin}: {}\nexpected: {expected}",
+                stderr(&o)
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -131,9 +131,10 @@ impl KeyFormat {
     }
 
     /// The format `bytes` look like: PEM by its label (`PRIVATE KEY` and `ENCRYPTED PRIVATE
-    /// KEY` are PKCS#8, `PUBLIC KEY` is SPKI), a JSON object is a JWK, and four bytes or more
-    /// that are neither (nor DER, which starts with 0x30) are the reference's. `None` when
-    /// nothing fits.
+    /// KEY` are PKCS#8, `PUBLIC KEY` is SPKI), a JSON object is a JWK, and bytes that start
+    /// with the `int4` of a reference file (a private file's scheme, 0 to 4, or the length
+    /// 11 of a public file's key type) are the reference's. `None` when nothing fits (a text
+    /// file that is no key, DER).
     pub fn detect(bytes: &[u8]) -> Option<KeyFormat> {
         let trimmed = bytes.trim_ascii_start();
         if let Some(label) = pem::label(trimmed) {
@@ -143,12 +144,11 @@ impl KeyFormat {
                 _ => None,
             };
         }
-        match trimmed.first() {
-            Some(b'{') => Some(KeyFormat::Jwk),
-            Some(0x30) | None => None,
-            Some(_) if bytes.len() >= 4 => Some(KeyFormat::Reference),
-            Some(_) => None,
+        if trimmed.first() == Some(&b'{') {
+            return Some(KeyFormat::Jwk);
         }
+        (reference::private_scheme(bytes) || reference::public_scheme(bytes))
+            .then_some(KeyFormat::Reference)
     }
 }
 
@@ -445,7 +445,10 @@ impl PrivateKey {
     /// ```
     ///
     /// A passphrase given for a file that is not encrypted is [`KeyFileError::NotEncrypted`]
-    /// rather than ignored.
+    /// rather than ignored; an encrypted file without one is an error for which
+    /// [`KeyFileError::needs_passphrase`] holds; bytes of none of these formats (a text file,
+    /// say) are [`KeyFileError::NotAPrivateKeyFile`], a reference public-key file
+    /// [`KeyFileError::NotPrivate`].
     pub fn from_key_file(bytes: &[u8], passphrase: Option<&[u8]>) -> Result<Self, KeyFileError> {
         if KeyFormat::detect(bytes) == Some(KeyFormat::Jwk) {
             if passphrase.is_some() {
@@ -457,6 +460,17 @@ impl PrivateKey {
             };
         }
         let bytes = pem::private_key_block(bytes).unwrap_or(bytes);
+        let trimmed = bytes.trim_ascii_start();
+        if pem::label(trimmed).is_none()
+            && trimmed.first() != Some(&0x30)
+            && !reference::private_scheme(bytes)
+        {
+            return Err(if reference::public_scheme(bytes) {
+                KeyFileError::NotPrivate("a key file")
+            } else {
+                KeyFileError::NotAPrivateKeyFile
+            });
+        }
         let Some(passphrase) = passphrase else {
             return Self::from_pkcs8_or_reference(bytes, None);
         };
@@ -479,5 +493,5 @@ impl PrivateKey {
 fn read_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
     std::fs::read(path)
         .map(Zeroizing::new)
-        .map_err(|e| KeyFileError::Io(e.kind().to_string()))
+        .map_err(|e| KeyFileError::io(&e))
 }

@@ -224,8 +224,9 @@ impl PrivateKey {
 
     /// The key as PKCS#8 PEM: `PRIVATE KEY`, or with a passphrase `ENCRYPTED PRIVATE KEY`
     /// (PBES2: PBKDF2-HMAC-SHA-256 of the passphrase's bytes, [`PKCS8_PBKDF2_ITERATIONS`]
-    /// rounds, AES-256-CBC), which OpenSSL, Python's `cryptography` and the JDK (from 21;
-    /// not 17) read.
+    /// rounds, AES-256-CBC), which OpenSSL and Python's `cryptography` read, and the
+    /// reference's tools on JDK 17 do not (for them, [`PrivateKey::to_pkcs8_pem_with`] and
+    /// [`Pkcs8Encryption::LegacyPkcs12TripleDes`]).
     pub fn to_pkcs8_pem(
         &self,
         passphrase: Option<&[u8]>,

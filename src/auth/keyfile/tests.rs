@@ -112,7 +112,7 @@ fn jwk_members_are_the_references() {
 
 #[test]
 fn formats_are_detected_and_named() {
-    let cases: [(&[u8], Option<KeyFormat>); 9] = [
+    let cases: [(&[u8], Option<KeyFormat>); 11] = [
         (&keys("rsa_privkey.bin"), Some(KeyFormat::Reference)),
         (&keys("rsa_pubkey.bin"), Some(KeyFormat::Reference)),
         (&keys("rsa_priv.pem"), Some(KeyFormat::Pkcs8Pem)),
@@ -125,6 +125,8 @@ fn formats_are_detected_and_named() {
         (b"-----BEGIN RSA PRIVATE KEY-----\n", None),
         (&[0x30, 0x82, 1, 2], None),
         (&[0, 0, 1], None),
+        (&[0, 0, 0, 5, 1], None),
+        (b"root:x:0:0", None),
     ];
     for (bytes, format) in cases {
         assert_eq!(KeyFormat::detect(bytes), format, "{:?}", &bytes[..3]);
@@ -411,4 +413,106 @@ fn the_legacy_writer_gives_openssls_bytes() {
         .unwrap();
         assert_eq!(again, *der, "{file}");
     }
+}
+
+/// What a user's key file that is none says: not a key file, and which formats are read;
+/// a missing one names no I/O kind but "no such file"; an encrypted one without its
+/// passphrase says so in a way callers ask for (`needs_passphrase`).
+#[test]
+fn key_files_that_are_none_say_what_is_read() {
+    let passwd = b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/bin/sh\n";
+    for passphrase in [None, Some(&b"x"[..])] {
+        let e = PrivateKey::from_key_file(passwd, passphrase).unwrap_err();
+        assert_eq!(e, KeyFileError::NotAPrivateKeyFile);
+        let said = e.to_string();
+        assert!(said.starts_with("not a private key file: "), "{said}");
+        for format in ["reference", "PKCS#8", "PEM", "DER", "JWK"] {
+            assert!(said.contains(format), "{said}");
+        }
+    }
+    assert_eq!(KeyFormat::detect(passwd), None);
+    assert_eq!(
+        KeyMaterial::read(passwd, None, None).map(|_| ()),
+        Err(KeyFileError::UnknownFormat)
+    );
+    // The reference's public file is a key file, but no private one.
+    assert_eq!(
+        PrivateKey::from_key_file(&keys("rsa_pubkey.bin"), None).map(|_| ()),
+        Err(KeyFileError::NotPrivate("a key file"))
+    );
+    let missing = fixture("auth/no-such-key-file");
+    let e = PrivateKey::from_file(&missing).unwrap_err();
+    assert_eq!(e, KeyFileError::Io("no such file".into()));
+    assert_eq!(e.to_string(), "cannot read the key file: no such file");
+    // Encrypted, no passphrase: typed, for the caller to name its option.
+    let encrypted = [
+        convert_key("rsa_priv_3des.pem"),
+        KeyMaterial::Private(private("dsa1024"))
+            .write(KeyFormat::Reference, Some(b"x"))
+            .unwrap()
+            .to_vec(),
+    ];
+    for file in encrypted {
+        let e = PrivateKey::from_key_file(&file, None).unwrap_err();
+        assert!(e.needs_passphrase(), "{e:?}");
+    }
+    assert!(!KeyFileError::NotAPrivateKeyFile.needs_passphrase());
+}
+
+/// A `PBEWithSHA1AndDESede` file with any byte changed, or cut anywhere, is a typed error or
+/// a key, never a panic; an iteration count over the bound, or not positive, is refused
+/// before any key derivation.
+#[test]
+fn mutated_legacy_files_are_typed_errors() {
+    let key = private("dsa1024");
+    let pkcs8 = key.to_pkcs8_der().unwrap();
+    let der = legacy::encrypt_with(&pkcs8, b"pass", &[7; 8], 1).unwrap();
+    let try_read = |bytes: &[u8]| {
+        if let Ok(Some(file)) = legacy::read(bytes) {
+            let _ = file.decrypt(b"pass");
+        }
+    };
+    for at in 0..der.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut changed = der.clone();
+            changed[at] ^= flip;
+            try_read(&changed);
+        }
+        try_read(&der[..at]);
+    }
+    let read = legacy::read(&der).unwrap().unwrap();
+    assert_eq!(
+        *read.decrypt(b"pass").unwrap().to_pkcs8_der().unwrap(),
+        *pkcs8
+    );
+    // The parameters written by hand around 8 bytes of "ciphertext": no derivation runs.
+    let with_count = |iterations: i32| {
+        use ::pkcs12::pbe_params::{EncryptedPrivateKeyInfo, Pkcs12PbeParams};
+        use pkcs8::der::asn1::OctetString;
+        use pkcs8::der::{Any, Encode};
+        let params = Pkcs12PbeParams {
+            salt: OctetString::new([7u8; 8]).unwrap(),
+            iterations,
+        };
+        EncryptedPrivateKeyInfo {
+            encryption_algorithm: pkcs8::spki::AlgorithmIdentifierOwned {
+                oid: legacy::OID,
+                parameters: Some(Any::encode_from(&params).unwrap()),
+            },
+            encrypted_data: OctetString::new([0u8; 8]).unwrap(),
+        }
+        .to_der()
+        .unwrap()
+    };
+    let too_many = i32::try_from(MAX_PKCS8_PBKDF2_ITERATIONS + 1).unwrap();
+    for iterations in [too_many, i32::MAX, 0, -1] {
+        assert!(
+            matches!(
+                legacy::read(&with_count(iterations)).map(|_| ()),
+                Err(KeyFileError::EncryptionParameters(_))
+            ),
+            "{iterations}"
+        );
+    }
+    assert!(legacy::read(&with_count(1)).unwrap().is_some());
 }
