@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::auth::{Authenticator, Identity, IdentityError, KeySource, KeySourceError};
+use crate::auth::{
+    Authenticator, Identity, IdentityError, KeyFileError, KeySource, KeySourceError,
+};
 
 /// The environment variable read for the secret key when `--auth` comes without a file.
 pub const SECRET_ENV: &str = "HANDLE_RESOLVER_SECRET";
@@ -76,6 +78,18 @@ pub enum AuthArgsError {
          ${SECRET_ENV}"
     )]
     NoKey,
+    /// The `--key-file` is encrypted and no `--key-passphrase-env` names its passphrase.
+    #[error(
+        "--key-file {}: {error}: name the environment variable that holds it with \
+         --key-passphrase-env VAR",
+        .path.display()
+    )]
+    KeyNeedsPassphrase {
+        /// The key file.
+        path: PathBuf,
+        /// What reading it said ([`KeyFileError::needs_passphrase`] holds).
+        error: KeyFileError,
+    },
     /// The key could not be had from the option named.
     #[error("{option} {error}")]
     Key {
@@ -115,6 +129,12 @@ impl AuthArgs {
         };
         let credentials = source.load().map_err(|error| match error {
             KeySourceError::NoSecret { .. } => AuthArgsError::NoKey,
+            KeySourceError::PrivateKey { path, source } if source.needs_passphrase() => {
+                AuthArgsError::KeyNeedsPassphrase {
+                    path,
+                    error: source,
+                }
+            }
             KeySourceError::NoPassphrase { .. } => AuthArgsError::Key {
                 option: "--key-passphrase-env",
                 error,

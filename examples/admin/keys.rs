@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use handle_resolver::auth::{
-    Credentials, KeyFileError, KeyFormat, KeyMaterial, KeySource, KeySpec, PrivateKey,
+    Credentials, KeyFileError, KeyFormat, KeyMaterial, KeySource, KeySpec, Pkcs8Encryption,
+    PrivateKey,
 };
 use zeroize::Zeroizing;
 
@@ -89,6 +90,12 @@ pub(super) struct ConvertArgs {
     /// of these options asks for a passphrase on the terminal.
     #[arg(long)]
     no_passphrase: bool,
+    /// Encrypt a pkcs8-pem output in the legacy form the reference's tools read:
+    /// PBEWithSHA1AndDESede (PKCS#12 PBE: SHA-1, 3DES), what its hdl-convert-key -crypt
+    /// writes; an ASCII passphrase. Without it, PBES2 (PBKDF2-HMAC-SHA-256, AES-256-CBC),
+    /// which the reference cannot read on JDK 17.
+    #[arg(long, conflicts_with = "no_passphrase")]
+    legacy_encryption: bool,
     /// Replace OUT if it exists.
     #[arg(long)]
     force: bool,
@@ -188,6 +195,13 @@ fn spec(alg: &str, bits: Option<&str>) -> Result<KeySpec, Failure> {
 }
 
 fn run_convert(args: &ConvertArgs) -> Result<String, Failure> {
+    if args.legacy_encryption && (args.to != KeyFormat::Pkcs8Pem || args.public) {
+        return Err(format!(
+            "--legacy-encryption encrypts a private key written as pkcs8-pem, not {}{}",
+            if args.public { "a public key as " } else { "" },
+            args.to
+        ));
+    }
     if args.output != Path::new("-") {
         refuse_existing(&args.output, args.force)?;
     }
@@ -258,8 +272,17 @@ fn run_convert(args: &ConvertArgs) -> Result<String, Failure> {
     } else {
         None
     };
+    let encryption = if args.legacy_encryption {
+        Pkcs8Encryption::LegacyPkcs12TripleDes
+    } else {
+        Pkcs8Encryption::default()
+    };
     let out = key
-        .write(args.to, out_passphrase.as_deref().map(|p| p.as_slice()))
+        .write_with(
+            args.to,
+            out_passphrase.as_deref().map(|p| p.as_slice()),
+            encryption,
+        )
         .map_err(|e| format!("{}: {e}", args.output.display()))?;
     if args.output == Path::new("-") {
         let mut stdout = std::io::stdout().lock();
@@ -278,10 +301,15 @@ fn run_convert(args: &ConvertArgs) -> Result<String, Failure> {
         )
     };
     Ok(format!(
-        "{shown} ({}) -> {} ({})",
+        "{shown} ({}) -> {} ({}{})",
         what(in_format, in_private, in_encrypted),
         args.output.display(),
-        what(args.to, private_out, out_passphrase.is_some())
+        what(args.to, private_out, out_passphrase.is_some()),
+        if args.legacy_encryption {
+            ": PBEWithSHA1AndDESede, the legacy form"
+        } else {
+            ""
+        }
     ))
 }
 

@@ -531,14 +531,28 @@ fn key_files(corpus: &mut Corpus, auth: &Path, fixtures: &Path) {
     let jdk = fs::read(fixtures.join("auth/dsa1024_privkey_encrypted.bin")).unwrap();
     corpus.add_with("auth", "key", 0, &jdk);
     corpus.add_with("auth", "key", 1, &jdk);
-    keyfile(corpus, &keys);
+    keyfile(corpus, &keys, &fixtures.join("auth/convert-key"));
 }
 
 /// `keyfile`: every key of `keys/` (the reference's files and the JDK's PEM), in every
 /// format the library writes it to (JWK too), read detected (mode 0) and as a user's key
-/// file, without and with a passphrase (modes 1 and 3).
-fn keyfile(corpus: &mut Corpus, keys: &Path) {
+/// file, without and with a passphrase (modes 1 and 3); and every file of
+/// `../fixtures/auth/convert-key` (the reference's `hdl-convert-key` PEM: CRLF, 76 columns,
+/// plain and `PBEWithSHA1AndDESede`) as it is, in the same modes.
+fn keyfile(corpus: &mut Corpus, keys: &Path, convert_key: &Path) {
     use handle_resolver::auth::{KeyFormat, KeyMaterial};
+    let mut made: Vec<PathBuf> = fs::read_dir(convert_key)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pem"))
+        .collect();
+    made.sort();
+    for f in made {
+        let data = fs::read(&f).unwrap();
+        for mode in [0, 1, 3] {
+            corpus.add_with("keyfile", "key", mode, &data);
+        }
+    }
     for f in key_paths(keys) {
         let data = fs::read(&f).unwrap();
         let Ok(read) = KeyMaterial::read(&data, None, None) else {

@@ -255,6 +255,115 @@ fn convert_key_goes_through_every_format() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The reference's `hdl-convert-key` files (`fixtures/auth/convert-key`: CRLF, 76-column
+/// PEM, plain and `PBEWithSHA1AndDESede`, private and public) convert to the reference's
+/// own files of the same keys, byte for byte; a key written with `--legacy-encryption` is
+/// read back by OpenSSL (which must be installed: `.ci/run` installs it; a missing
+/// `openssl` fails this test).
+#[test]
+fn convert_key_reads_and_writes_the_references_pem() {
+    let dir = scratch();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let made = |name: &str| root.join("auth/convert-key").join(name);
+    let captured =
+        |name: &str| std::fs::read(root.join("reference/captures-auth/keys").join(name)).unwrap();
+    let shown = |p: PathBuf| p.to_string_lossy().into_owned();
+    let env = [("KEY_PASS", "grüße-päss-ß-3")];
+    for (input, expected) in [
+        ("rsa_priv.pem", "rsa_privkey.bin"),
+        ("dsa_priv.pem", "dsa_privkey.bin"),
+        ("dsa1024_priv_3des.pem", "dsa1024_privkey.bin"),
+        ("rsa_priv_3des.pem", "rsa_privkey.bin"),
+        ("rsa_pub.pem", "rsa_pubkey.bin"),
+        ("dsa_pub.pem", "dsa_pubkey.bin"),
+    ] {
+        let pass = if input.contains("3des") {
+            "--in-passphrase-env KEY_PASS "
+        } else {
+            ""
+        };
+        let line = format!(
+            "convert-key --to reference --no-passphrase {pass}{} @out.bin",
+            shown(made(input))
+        );
+        ok(&line, &dir, &env);
+        assert_eq!(bytes(&dir, "out.bin"), captured(expected), "{input}");
+        std::fs::remove_file(dir.join("out.bin")).unwrap();
+    }
+
+    // The legacy form, written on request, read back by OpenSSL to the same PKCS#8.
+    let key = shown(made("rsa_priv.pem"));
+    let o = ok(
+        &format!(
+            "convert-key --to pkcs8-pem --legacy-encryption --out-passphrase-file @pass \
+             {key} @legacy.pem"
+        ),
+        &dir,
+        &[],
+    );
+    assert!(
+        stderr(&o).contains("PBEWithSHA1AndDESede"),
+        "{}",
+        stderr(&o)
+    );
+    let openssl = |args: &[&str]| {
+        let o = std::process::Command::new("openssl")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("openssl must be installed for this test (.ci/run installs it)");
+        assert!(o.status.success(), "openssl {args:?}: {}", stderr(&o));
+        o.stdout
+    };
+    let legacy = file(&dir, "legacy.pem");
+    let parsed = String::from_utf8(openssl(&["asn1parse", "-in", &legacy])).unwrap();
+    assert!(
+        parsed.contains("pbeWithSHA1And3-KeyTripleDES-CBC"),
+        "{parsed}"
+    );
+    let pass = format!("file:{}", file(&dir, "pass"));
+    // OpenSSL writes the decrypted PrivateKeyInfo as PEM (its DER output is PKCS#1 for RSA),
+    // 64 columns and LF: the text our writer gives for the key.
+    let decrypted = openssl(&["pkcs8", "-in", &legacy, "-passin", &pass]);
+    let original = KeyMaterial::read(&std::fs::read(made("rsa_priv.pem")).unwrap(), None, None)
+        .unwrap()
+        .key;
+    let KeyMaterial::Private(original) = original else {
+        panic!("a private key")
+    };
+    let text = String::from_utf8(decrypted).unwrap();
+    assert!(text.starts_with("-----BEGIN PRIVATE KEY-----\n"), "{text}");
+    assert_eq!(text, *original.to_pkcs8_pem(None).unwrap());
+
+    // Where it does not apply, and a passphrase the reference's JDK cannot take.
+    for (line, env, says) in [
+        (
+            "--to reference --legacy-encryption --out-passphrase-file @pass",
+            &[][..],
+            "--legacy-encryption encrypts a private key written as pkcs8-pem",
+        ),
+        (
+            "--to pkcs8-pem --public --legacy-encryption",
+            &[][..],
+            "--legacy-encryption",
+        ),
+        (
+            "--to pkcs8-pem --legacy-encryption --out-passphrase-env KEY_PASS",
+            &env[..],
+            "not ASCII",
+        ),
+    ] {
+        refused(&format!("convert-key {line} {key} @out"), &dir, env, says);
+    }
+    let o = admin(
+        &format!("convert-key --to pkcs8-pem --legacy-encryption --no-passphrase {key} @out"),
+        &dir,
+        &[],
+    );
+    assert_eq!(status(&o), 2, "clap refuses the pair");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// keygen's PUBFILE stored as is in an HS_PUBKEY value; the private key, in the reference's
 /// file and converted to encrypted PKCS#8 and to JWK, answers the server's challenge for
 /// `resolve --key-file`, which then sees the record's admin-only value.
@@ -276,6 +385,22 @@ async fn a_generated_key_authenticates_with_the_test_server() {
     ok(&format!("{line} @priv.bin @key.pem"), &dir, &[]);
     let line = "convert-key --to jwk --in-passphrase-file @pass @priv.bin @key.jwk";
     ok(line, &dir, &[]);
+    // The reference's forms: PBEWithSHA1AndDESede, and plain PEM rewrapped as its
+    // hdl-convert-key writes it (CRLF, 76 columns).
+    let line = "convert-key --to pkcs8-pem --legacy-encryption --in-passphrase-file @pass \
+                --out-passphrase-file @pass";
+    ok(&format!("{line} @priv.bin @key3des.pem"), &dir, &[]);
+    let line = "convert-key --to pkcs8-pem --in-passphrase-file @pass --no-passphrase";
+    ok(&format!("{line} @priv.bin @plain.pem"), &dir, &[]);
+    let plain = String::from_utf8(bytes(&dir, "plain.pem")).unwrap();
+    let base64: String = plain.lines().filter(|l| !l.starts_with("-----")).collect();
+    let mut crlf76 = String::from("-----BEGIN PRIVATE KEY-----\r\n");
+    for chunk in base64.as_bytes().chunks(76) {
+        crlf76.push_str(std::str::from_utf8(chunk).unwrap());
+        crlf76.push_str("\r\n");
+    }
+    crlf76.push_str("-----END PRIVATE KEY-----\r\n");
+    std::fs::write(dir.join("crlf76.pem"), crlf76).unwrap();
 
     let public = Base64::encode_string(&bytes(&dir, "pub.bin"));
     let user = format!(
@@ -309,6 +434,8 @@ async fn a_generated_key_authenticates_with_the_test_server() {
         ("", false),
         ("priv.bin", true),
         ("key.pem", true),
+        ("key3des.pem", true),
+        ("crlf76.pem", false),
         ("key.jwk", false),
     ] {
         let mut args = words(&format!("--server {addr}"), &dir);
@@ -332,6 +459,64 @@ async fn a_generated_key_authenticates_with_the_test_server() {
             .iter()
             .any(|v| v["data"]["value"] == "hidden@example.org");
         assert_eq!(hidden, !key_file.is_empty(), "{key_file}: {doc}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What `--key-file` says of a file that is no key, of a missing file, and of an encrypted
+/// key without its passphrase, in `admin` and `resolve` alike (the key is read before
+/// anything is sent: the server named is never asked).
+#[test]
+fn key_file_messages_name_the_file_and_what_to_do() {
+    let dir = scratch();
+    std::fs::write(dir.join("passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    ok(
+        "keygen --passphrase-file @pass @priv.bin @pub.bin",
+        &dir,
+        &[],
+    );
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/auth/convert-key/rsa_priv_3des.pem")
+        .to_string_lossy()
+        .into_owned();
+    let cases = [
+        (
+            file(&dir, "passwd"),
+            "not a usable private key: not a private key file: the formats read are the \
+             reference's private key file (hdl-keygen's), PKCS#8 (PEM, encrypted or not, or \
+             DER) and a private JWK",
+        ),
+        (file(&dir, "missing.pem"), "cannot read it: no such file"),
+        (
+            file(&dir, "priv.bin"),
+            "key file is encrypted (scheme 4) and needs a passphrase: name the environment \
+             variable that holds it with --key-passphrase-env VAR",
+        ),
+        (
+            legacy,
+            "the PKCS#8 key file is encrypted and needs a passphrase: name the environment \
+             variable that holds it with --key-passphrase-env VAR",
+        ),
+    ];
+    let me = "--server 127.0.0.1:9 --auth 300:20.500.12345/USER";
+    for (key, says) in cases {
+        let expected = format!("--key-file {key}: {says}");
+        for (bin, rest) in [
+            ("admin", "delete 20.500.12345/X"),
+            ("resolve", "20.500.12345/X"),
+        ] {
+            let line = format!("{me} --key-file {key} {rest}");
+            let o = command(&example(bin), &words(&line, &dir))
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(status(&o), 2, "{bin} {line}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(&expected),
+                "{bin}: {}\nexpected: {expected}",
+                stderr(&o)
+            );
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

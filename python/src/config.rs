@@ -39,10 +39,14 @@ impl IdentitySpec {
                 .map_err(|e| PyValueError::new_err(e.to_string()))?,
             (None, None, Some(file)) => {
                 let key = private_key(file, self.key_passphrase.as_deref()).map_err(|e| {
-                    PyValueError::new_err(format!(
-                        "{}: not a usable private key: {e}",
-                        file.display()
-                    ))
+                    let file = file.display();
+                    PyValueError::new_err(match e {
+                        KeyFileError::Io(_) => format!("key_file {file}: {e}"),
+                        e if e.needs_passphrase() => {
+                            format!("key_file {file}: {e}: give the passphrase as key_passphrase=")
+                        }
+                        e => format!("key_file {file}: not a usable private key: {e}"),
+                    })
                 })?;
                 Credentials::PrivateKey(Box::new(key))
             }
@@ -60,9 +64,7 @@ impl IdentitySpec {
 /// JWK, PEM, also `ENCRYPTED PRIVATE KEY` with `passphrase` and the key block beside a
 /// certificate in pyhandle's `certificate_and_key` file, DER, the reference's).
 fn private_key(file: &Path, passphrase: Option<&[u8]>) -> Result<PrivateKey, KeyFileError> {
-    let bytes = zeroize::Zeroizing::new(
-        std::fs::read(file).map_err(|e| KeyFileError::Io(e.kind().to_string()))?,
-    );
+    let bytes = zeroize::Zeroizing::new(std::fs::read(file).map_err(|e| KeyFileError::io(&e))?);
     PrivateKey::from_key_file(&bytes, passphrase)
 }
 

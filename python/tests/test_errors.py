@@ -215,6 +215,36 @@ def test_admin_private_key_files_of_every_kind(
         r.admin(who, key_file=str(jwk), key_passphrase="a JWK is never encrypted")
 
 
+def test_key_file_messages(net: TestNetwork, tmp_path: object) -> None:
+    """A key file that is none, a missing one, and an encrypted one without its passphrase:
+    each message names the file and what to do."""
+    from pathlib import Path
+
+    d = Path(str(tmp_path))
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "auth" / "convert-key"
+    passwd = d / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    missing = d / "missing.pem"
+    encrypted = fixtures / "rsa_priv_3des.pem"
+    r = Resolver(root=net.root)
+    who = "300:20.500.1/keyed"
+    for file, says in [
+        (passwd, f"key_file {passwd}: not a usable private key: not a private key file: "),
+        (missing, f"key_file {missing}: cannot read the key file: no such file"),
+        (
+            encrypted,
+            f"key_file {encrypted}: the PKCS#8 key file is encrypted and needs a passphrase: "
+            "give the passphrase as key_passphrase=",
+        ),
+    ]:
+        with pytest.raises(ValueError) as info:
+            r.admin(who, key_file=str(file))
+        assert says in str(info.value), str(info.value)
+    # The reference's hdl-convert-key -crypt form reads with its passphrase (OpenSSL made it).
+    admin = r.admin(who, key_file=str(encrypted), key_passphrase="grüße-päss-ß-3")
+    assert admin is not None
+
+
 def test_create_handle_overwrite(net: TestNetwork) -> None:
     admin = Resolver(root=net.root, timeout=5.0).admin(net.admin_identity, secret=net.admin_secret)
     r = Resolver(root=net.root, cache=False)

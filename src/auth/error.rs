@@ -74,9 +74,17 @@ pub enum KeyFileError {
     /// A PEM or DER document that is not a PKCS#8 RSA or DSA private key.
     #[error("not a PKCS#8 RSA or DSA private key: {0}")]
     Pkcs8(String),
-    /// The file could not be read (the I/O error's text; the path is the caller's).
+    /// The file could not be read (the I/O error in words, see [`KeyFileError::io`]; the
+    /// path is the caller's).
     #[error("cannot read the key file: {0}")]
     Io(String),
+    /// The bytes are none of the private key files read (a user's key file: `--key-file`,
+    /// `key_file=`, [`PrivateKey::from_key_file`](super::PrivateKey::from_key_file)).
+    #[error(
+        "not a private key file: the formats read are the reference's private key file \
+         (hdl-keygen's), PKCS#8 (PEM, encrypted or not, or DER) and a private JWK"
+    )]
+    NotAPrivateKeyFile,
     /// A passphrase-encrypted PKCS#8 file (`ENCRYPTED PRIVATE KEY`) and no passphrase given.
     #[error("the PKCS#8 key file is encrypted and needs a passphrase")]
     Pkcs8NeedsPassphrase,
@@ -119,6 +127,55 @@ pub enum KeyFileError {
         /// The sizes there are.
         allowed: &'static str,
     },
+}
+
+impl KeyFileError {
+    /// Whether the key file is encrypted and was read without a passphrase
+    /// ([`KeyFileError::NeedsPassphrase`], [`KeyFileError::Pkcs8NeedsPassphrase`]): what a
+    /// caller answers by naming where a passphrase is given.
+    ///
+    /// ```
+    /// use handle_resolver::auth::{KeyFileError, PrivateKey};
+    ///
+    /// // int4 4: the reference's file, encrypted.
+    /// let e = PrivateKey::from_key_file(&[0, 0, 0, 4, 0], None).unwrap_err();
+    /// assert!(e.needs_passphrase());
+    /// assert!(!KeyFileError::WrongPassphrase.needs_passphrase());
+    /// ```
+    pub fn needs_passphrase(&self) -> bool {
+        matches!(
+            self,
+            KeyFileError::NeedsPassphrase(_) | KeyFileError::Pkcs8NeedsPassphrase
+        )
+    }
+
+    /// The error of a key file that could not be read, in words: `no such file`,
+    /// `permission denied`, or the system's text without its `(os error N)`.
+    ///
+    /// ```
+    /// use handle_resolver::auth::KeyFileError;
+    ///
+    /// let e = std::fs::read("/no/such/key/file").unwrap_err();
+    /// assert_eq!(KeyFileError::io(&e).to_string(), "cannot read the key file: no such file");
+    /// ```
+    pub fn io(e: &std::io::Error) -> Self {
+        KeyFileError::Io(io_reason(e))
+    }
+}
+
+/// An I/O error in words (see [`KeyFileError::io`]).
+pub(super) fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => {
+            let text = e.to_string();
+            match text.rsplit_once(" (os error ") {
+                Some((head, _)) => head.to_lowercase(),
+                None => text,
+            }
+        }
+    }
 }
 
 /// Why an `index:handle` identity does not parse.

@@ -11,7 +11,7 @@ use thiserror::Error;
 use zeroize::Zeroizing;
 
 use super::answer::Credentials;
-use super::error::KeyFileError;
+use super::error::{io_reason, KeyFileError};
 use super::keys::PrivateKey;
 use super::secret::SecretKey;
 
@@ -57,12 +57,12 @@ pub enum KeySource {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum KeySourceError {
-    /// The secret key file could not be read.
+    /// The secret or private key file could not be read.
     #[error("{}: cannot read it: {reason}", .path.display())]
     Unreadable {
         /// The file.
         path: PathBuf,
-        /// The I/O error's text.
+        /// The I/O error in words (`no such file`, `permission denied`, ...).
         reason: String,
     },
     /// The secret key file holds no key.
@@ -112,7 +112,7 @@ impl KeySource {
 fn secret_from_file(path: &Path) -> Result<SecretKey, KeySourceError> {
     let bytes = Zeroizing::new(std::fs::read(path).map_err(|e| KeySourceError::Unreadable {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        reason: io_reason(&e),
     })?);
     let secret = strip_newline(&bytes);
     if secret.is_empty() {
@@ -163,9 +163,10 @@ fn private_key(path: &Path, passphrase_env: Option<&str>) -> Result<PrivateKey, 
         )),
         None => None,
     };
-    let bytes = Zeroizing::new(
-        std::fs::read(path).map_err(|e| failed(KeyFileError::Io(e.kind().to_string())))?,
-    );
+    let bytes = Zeroizing::new(std::fs::read(path).map_err(|e| KeySourceError::Unreadable {
+        path: path.to_path_buf(),
+        reason: io_reason(&e),
+    })?);
     let key = PrivateKey::from_key_file(&bytes, passphrase.as_deref().map(|p| &p[..]));
     key.map_err(failed)
 }

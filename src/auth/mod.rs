@@ -45,8 +45,8 @@ pub use answer::{answer_message, Authenticator, Challenge, Credentials, Identity
 pub use error::{AuthError, IdentityError, KeyFileError};
 pub use key_source::{KeySource, KeySourceError};
 pub use keyfile::{
-    pem_block, KeyFormat, KeyMaterial, KeySpec, ReadKey, UnknownKeyFormat,
-    MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS,
+    pem_block, KeyFormat, KeyMaterial, KeySpec, Pkcs8Encryption, ReadKey, UnknownKeyFormat,
+    MAX_PKCS8_PBKDF2_ITERATIONS, PKCS12_PBE_ITERATIONS, PKCS8_PBKDF2_ITERATIONS,
 };
 pub use keys::{PrivateKey, KEY_FILE_NOT_ENCRYPTED, KEY_FILE_PBKDF2_AES};
 pub use secret::{

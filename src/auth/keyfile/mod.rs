@@ -9,10 +9,16 @@
 //!   as its `Util.encrypt` writes it) and public-key file (the HS_PUBKEY value data, which
 //!   goes into an HS_PUBKEY value as is);
 //! - [`KeyFormat::Pkcs8Pem`]: `PRIVATE KEY`, or `ENCRYPTED PRIVATE KEY` under a passphrase
-//!   (PBES2: PBKDF2-HMAC-SHA-256, AES-256-CBC);
+//!   (PBES2: PBKDF2-HMAC-SHA-256, AES-256-CBC; or, asked for with
+//!   [`Pkcs8Encryption::LegacyPkcs12TripleDes`], the `PBEWithSHA1AndDESede` of the
+//!   reference's `hdl-convert-key -crypt`; both read);
 //! - [`KeyFormat::SpkiPem`]: `PUBLIC KEY` (SubjectPublicKeyInfo);
 //! - [`KeyFormat::Jwk`]: RSA as RFC 7518 defines it, DSA in the reference library's own form
 //!   (`GsonUtility`: `{"kty": "DSA", "y"|"x", "p", "q", "g"}`; a private key carries no `y`).
+//!
+//! PEM is read with any one Base64 line width and LF, CRLF or CR line ends (RFC 7468 §2),
+//! so the reference's PEM (CRLF, 76 characters) reads as OpenSSL's (LF, 64) does; it is
+//! written as OpenSSL writes it.
 //!
 //! [`KeyMaterial`] is a key read from any of them ([`KeyMaterial::read`], the format
 //! detected when not given) and written to any ([`KeyMaterial::write`]). Reading never
@@ -52,6 +58,7 @@
 
 mod generate;
 mod jwk;
+mod legacy;
 mod pem;
 mod reference;
 #[cfg(test)]
@@ -68,7 +75,26 @@ use super::keys::{dsa_q_size, PrivateKey, KEY_FILE_NOT_ENCRYPTED, MAX_COMPONENT,
 use crate::wire::PublicKey;
 
 pub use generate::KeySpec;
+pub use legacy::PKCS12_PBE_ITERATIONS;
 pub use pem::{pem_block, MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS};
+
+/// How a private key written as PKCS#8 PEM under a passphrase is encrypted. Either is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Pkcs8Encryption {
+    /// PBES2 (RFC 8018): PBKDF2-HMAC-SHA-256 ([`PKCS8_PBKDF2_ITERATIONS`] rounds, a random
+    /// 16-byte salt) and AES-256-CBC, what `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes. The
+    /// default.
+    #[default]
+    Pbes2,
+    /// The legacy form the reference reads: `PBEWithSHA1AndDESede`, PKCS#12's
+    /// `pbeWithSHAAnd3-KeyTripleDES-CBC` (RFC 7292 Appendix B key derivation with SHA-1,
+    /// [`PKCS12_PBE_ITERATIONS`] iterations, a random 16-byte salt; three-key 3DES-CBC),
+    /// what its `hdl-convert-key -crypt` writes and, on a JDK without PBES2 (17), the only
+    /// encrypted PKCS#8 it reads; `openssl pkcs8 -v1 PBE-SHA1-3DES` writes it too. SHA-1 and
+    /// 3DES: for the reference's tools only. ASCII passphrases only, as the JDK takes them.
+    LegacyPkcs12TripleDes,
+}
 
 /// The key file formats read and written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,9 +131,10 @@ impl KeyFormat {
     }
 
     /// The format `bytes` look like: PEM by its label (`PRIVATE KEY` and `ENCRYPTED PRIVATE
-    /// KEY` are PKCS#8, `PUBLIC KEY` is SPKI), a JSON object is a JWK, and four bytes or more
-    /// that are neither (nor DER, which starts with 0x30) are the reference's. `None` when
-    /// nothing fits.
+    /// KEY` are PKCS#8, `PUBLIC KEY` is SPKI), a JSON object is a JWK, and bytes that start
+    /// with the `int4` of a reference file (a private file's scheme, 0 to 4, or the length
+    /// 11 of a public file's key type) are the reference's. `None` when nothing fits (a text
+    /// file that is no key, DER).
     pub fn detect(bytes: &[u8]) -> Option<KeyFormat> {
         let trimmed = bytes.trim_ascii_start();
         if let Some(label) = pem::label(trimmed) {
@@ -117,12 +144,11 @@ impl KeyFormat {
                 _ => None,
             };
         }
-        match trimmed.first() {
-            Some(b'{') => Some(KeyFormat::Jwk),
-            Some(0x30) | None => None,
-            Some(_) if bytes.len() >= 4 => Some(KeyFormat::Reference),
-            Some(_) => None,
+        if trimmed.first() == Some(&b'{') {
+            return Some(KeyFormat::Jwk);
         }
+        (reference::private_scheme(bytes) || reference::public_scheme(bytes))
+            .then_some(KeyFormat::Reference)
     }
 }
 
@@ -222,6 +248,42 @@ impl KeyMaterial {
         format: KeyFormat,
         passphrase: Option<&[u8]>,
     ) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
+        self.write_with(format, passphrase, Pkcs8Encryption::default())
+    }
+
+    /// [`KeyMaterial::write`], a PKCS#8 PEM private key encrypted as `encryption` says. An
+    /// encryption other than the default is for a private key written as PKCS#8 PEM under a
+    /// passphrase only; asked for anything else it is [`KeyFileError::Unsupported`], never
+    /// dropped.
+    ///
+    /// ```
+    /// use handle_resolver::auth::{KeyFormat, KeyMaterial, KeySpec, Pkcs8Encryption, PrivateKey};
+    ///
+    /// let key = KeyMaterial::Private(PrivateKey::generate(KeySpec::dsa(1024, None)?)?);
+    /// let legacy = Pkcs8Encryption::LegacyPkcs12TripleDes;
+    /// let pem = key.write_with(KeyFormat::Pkcs8Pem, Some(b"ascii passphrase"), legacy)?;
+    /// let back = KeyMaterial::read(&pem, None, Some(b"ascii passphrase"))?;
+    /// assert!(back.encrypted);
+    /// assert_eq!(back.key.public_key(), key.public_key());
+    /// // Not for the reference's own file, nor without a passphrase.
+    /// assert!(key.write_with(KeyFormat::Reference, Some(b"x"), legacy).is_err());
+    /// assert!(key.write_with(KeyFormat::Pkcs8Pem, None, legacy).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_with(
+        &self,
+        format: KeyFormat,
+        passphrase: Option<&[u8]>,
+        encryption: Pkcs8Encryption,
+    ) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
+        if encryption != Pkcs8Encryption::default()
+            && !(format == KeyFormat::Pkcs8Pem && self.is_private() && passphrase.is_some())
+        {
+            return Err(KeyFileError::Unsupported(
+                "PBEWithSHA1AndDESede encrypts a private key written as PKCS#8 PEM under a \
+                 passphrase only",
+            ));
+        }
         let encrypts = matches!(
             (format, self),
             (
@@ -241,7 +303,7 @@ impl KeyMaterial {
                 reference::public_file(k).map(Zeroizing::new)
             }
             (KeyFormat::Pkcs8Pem, KeyMaterial::Private(k)) => k
-                .to_pkcs8_pem(passphrase)
+                .to_pkcs8_pem_with(passphrase, encryption)
                 .map(|pem| Zeroizing::new(pem.as_bytes().to_vec())),
             (KeyFormat::Pkcs8Pem, KeyMaterial::Public(_)) => {
                 Err(KeyFileError::NotPrivate("pkcs8-pem"))
@@ -383,7 +445,10 @@ impl PrivateKey {
     /// ```
     ///
     /// A passphrase given for a file that is not encrypted is [`KeyFileError::NotEncrypted`]
-    /// rather than ignored.
+    /// rather than ignored; an encrypted file without one is an error for which
+    /// [`KeyFileError::needs_passphrase`] holds; bytes of none of these formats (a text file,
+    /// say) are [`KeyFileError::NotAPrivateKeyFile`], a reference public-key file
+    /// [`KeyFileError::NotPrivate`].
     pub fn from_key_file(bytes: &[u8], passphrase: Option<&[u8]>) -> Result<Self, KeyFileError> {
         if KeyFormat::detect(bytes) == Some(KeyFormat::Jwk) {
             if passphrase.is_some() {
@@ -395,6 +460,17 @@ impl PrivateKey {
             };
         }
         let bytes = pem::private_key_block(bytes).unwrap_or(bytes);
+        let trimmed = bytes.trim_ascii_start();
+        if pem::label(trimmed).is_none()
+            && trimmed.first() != Some(&0x30)
+            && !reference::private_scheme(bytes)
+        {
+            return Err(if reference::public_scheme(bytes) {
+                KeyFileError::NotPrivate("a key file")
+            } else {
+                KeyFileError::NotAPrivateKeyFile
+            });
+        }
         let Some(passphrase) = passphrase else {
             return Self::from_pkcs8_or_reference(bytes, None);
         };
@@ -417,5 +493,5 @@ impl PrivateKey {
 fn read_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
     std::fs::read(path)
         .map(Zeroizing::new)
-        .map_err(|e| KeyFileError::Io(e.kind().to_string()))
+        .map_err(|e| KeyFileError::io(&e))
 }

@@ -6,20 +6,22 @@
 //! -topk8 -v2 aes-256-cbc` writes; it is read with PBKDF2 (HMAC-SHA-1 or SHA-2) or scrypt
 //! and any AES-CBC, within bounds on the work asked (PBKDF2 rounds at most
 //! [`MAX_PKCS8_PBKDF2_ITERATIONS`], scrypt memory at most 128 MiB, what the RustCrypto `pkcs8` crate's default asks; OpenSSL's asks 16 MiB).
+//! The reference's `PBEWithSHA1AndDESede` is read and, on request, written too (`legacy`).
+//!
+//! Reading is lax about the Base64 line width and the line ends (`decode`).
 
-use pkcs8::der::pem::{LineEnding, PemLabel};
+use pkcs8::der::pem::{self as pem_rfc7468, LineEnding, PemLabel};
 use pkcs8::pkcs5::pbes2;
 use pkcs8::spki::SubjectPublicKeyInfoRef;
 use pkcs8::{
-    Document, EncodePrivateKey, EncodePublicKey, EncryptedPrivateKeyInfo, PrivateKeyInfo,
-    SecretDocument,
+    EncodePrivateKey, EncodePublicKey, EncryptedPrivateKeyInfo, PrivateKeyInfo, SecretDocument,
 };
 use rand::RngCore;
 use zeroize::Zeroizing;
 
 use super::super::error::KeyFileError;
 use super::super::keys::{dsa_parameters_checked, dsa_public_key, PrivateKey};
-use super::usable;
+use super::{legacy, usable, Pkcs8Encryption};
 use crate::wire::PublicKey;
 
 /// PBKDF2-HMAC-SHA-256 rounds of the encrypted PKCS#8 files written (OWASP's figure for
@@ -77,10 +79,44 @@ fn block_where(pem: &[u8], wanted: impl Fn(&[u8]) -> bool) -> Option<&[u8]> {
 /// start with one.
 pub(super) fn label(bytes: &[u8]) -> Option<&str> {
     let rest = bytes.strip_prefix(b"-----BEGIN ")?;
-    let end = rest.iter().position(|&b| b == b'\n')?;
-    let line = rest.get(..end)?;
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    std::str::from_utf8(line.strip_suffix(b"-----")?).ok()
+    let end = rest.iter().position(|&b| b == b'\n' || b == b'\r')?;
+    std::str::from_utf8(rest.get(..end)?.strip_suffix(b"-----")?).ok()
+}
+
+/// Decodes a PEM document: its label and its bytes (zeroized when dropped, and decoded into
+/// a buffer sized once, so that no copy is left behind).
+///
+/// Lax where RFC 7468 §2 asks parsers to be: the Base64 lines may have any one width, the
+/// last line shorter (OpenSSL and the JDK write 64 characters; commons-codec's
+/// `Base64.encodeBase64(data, true)`, which the reference's `hdl-convert-key` writes its PEM
+/// with, 76), and end in LF, CRLF or CR. This is pem-rfc7468's decoder (the one under
+/// `pkcs8`), given the width of the document's first Base64 line instead of its default 64;
+/// lines of unequal widths are refused as that decoder refuses them.
+pub(super) fn decode(pem: &str) -> Result<(&str, Zeroizing<Vec<u8>>), pem_rfc7468::Error> {
+    let bytes = pem.as_bytes();
+    let width = base64_width(bytes).unwrap_or(pem_rfc7468::BASE64_WRAP_WIDTH);
+    let mut decoder = pem_rfc7468::Decoder::new_wrapped(bytes, width)?;
+    let label = decoder.type_label();
+    let mut out = Zeroizing::new(vec![0u8; decoder.remaining_len()]);
+    decoder.decode(&mut out)?;
+    if !decoder.is_finished() {
+        return Err(pem_rfc7468::Error::Length);
+    }
+    Ok((label, out))
+}
+
+/// The length of the first line after a PEM document's `-----BEGIN …-----` line (its line
+/// end, LF, CRLF or CR, left out).
+fn base64_width(pem: &[u8]) -> Option<usize> {
+    let eol = |b: &u8| *b == b'\n' || *b == b'\r';
+    let begin = pem.windows(11).position(|w| w == b"-----BEGIN ")?;
+    let rest = pem.get(begin..)?;
+    let rest = rest.get(rest.iter().position(eol)?..)?;
+    let rest = rest
+        .strip_prefix(b"\r\n")
+        .or_else(|| rest.get(1..))
+        .unwrap_or_default();
+    Some(rest.iter().position(eol).unwrap_or(rest.len()))
 }
 
 /// PEM bytes as text, leading white space skipped; `error` names the format if they are
@@ -97,8 +133,9 @@ impl PrivateKey {
     }
 
     /// Reads a PKCS#8 PEM private key, decrypting an `ENCRYPTED PRIVATE KEY` (PBES2:
-    /// PBKDF2 with HMAC-SHA-1 or SHA-2, or scrypt; AES-CBC) with `passphrase`; an
-    /// unencrypted one ignores the passphrase.
+    /// PBKDF2 with HMAC-SHA-1 or SHA-2, or scrypt; AES-CBC; or the reference's
+    /// `PBEWithSHA1AndDESede`, see [`Pkcs8Encryption::LegacyPkcs12TripleDes`]) with
+    /// `passphrase`; an unencrypted one ignores the passphrase.
     pub fn from_pkcs8_pem_with_passphrase(
         pem: &str,
         passphrase: &[u8],
@@ -112,15 +149,16 @@ pub(super) fn pkcs8_pem(pem: &str, passphrase: Option<&[u8]>) -> Result<PrivateK
     let pem = pem.trim_start();
     match label(pem.as_bytes()) {
         Some("PRIVATE KEY") => {
-            let (_, doc) =
-                SecretDocument::from_pem(pem).map_err(|e| KeyFileError::Pkcs8(e.to_string()))?;
-            PrivateKey::from_pkcs8_der(doc.as_bytes())
+            let (_, der) = decode(pem).map_err(|e| KeyFileError::Pkcs8(e.to_string()))?;
+            PrivateKey::from_pkcs8_der(&der)
         }
         Some("ENCRYPTED PRIVATE KEY") => {
             let passphrase = passphrase.ok_or(KeyFileError::Pkcs8NeedsPassphrase)?;
-            let (_, doc) =
-                Document::from_pem(pem).map_err(|e| KeyFileError::Pkcs8(e.to_string()))?;
-            let info = EncryptedPrivateKeyInfo::try_from(doc.as_bytes())
+            let (_, der) = decode(pem).map_err(|e| KeyFileError::Pkcs8(e.to_string()))?;
+            if let Some(legacy) = legacy::read(&der)? {
+                return legacy.decrypt(passphrase);
+            }
+            let info = EncryptedPrivateKeyInfo::try_from(der.as_slice())
                 .map_err(|e| KeyFileError::Pkcs8(e.to_string()))?;
             decrypt(&info, passphrase)
         }
@@ -186,20 +224,61 @@ impl PrivateKey {
 
     /// The key as PKCS#8 PEM: `PRIVATE KEY`, or with a passphrase `ENCRYPTED PRIVATE KEY`
     /// (PBES2: PBKDF2-HMAC-SHA-256 of the passphrase's bytes, [`PKCS8_PBKDF2_ITERATIONS`]
-    /// rounds, AES-256-CBC), which OpenSSL, Python's `cryptography` and the JDK read.
+    /// rounds, AES-256-CBC), which OpenSSL and Python's `cryptography` read, and the
+    /// reference's tools on JDK 17 do not (for them, [`PrivateKey::to_pkcs8_pem_with`] and
+    /// [`Pkcs8Encryption::LegacyPkcs12TripleDes`]).
     pub fn to_pkcs8_pem(
         &self,
         passphrase: Option<&[u8]>,
     ) -> Result<Zeroizing<String>, KeyFileError> {
+        self.to_pkcs8_pem_with(passphrase, Pkcs8Encryption::default())
+    }
+
+    /// The key as PKCS#8 PEM, encrypted under `passphrase` as `encryption` says. An
+    /// encryption other than the default without a passphrase is an error
+    /// ([`KeyFileError::Unsupported`]: a file asked for encrypted is never written in the
+    /// clear), as is [`Pkcs8Encryption::LegacyPkcs12TripleDes`] with a passphrase that is not
+    /// ASCII (the JDK's `PBEWithSHA1AndDESede` takes ASCII only).
+    ///
+    /// ```
+    /// use handle_resolver::auth::{KeySpec, Pkcs8Encryption, PrivateKey};
+    ///
+    /// let key = PrivateKey::generate(KeySpec::dsa(1024, None)?)?;
+    /// let legacy = Pkcs8Encryption::LegacyPkcs12TripleDes;
+    /// let pem = key.to_pkcs8_pem_with(Some(b"ascii passphrase"), legacy)?;
+    /// assert!(pem.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----"));
+    /// let back = PrivateKey::from_pkcs8_pem_with_passphrase(&pem, b"ascii passphrase")?;
+    /// assert_eq!(back.public_key(), key.public_key());
+    /// assert!(key.to_pkcs8_pem_with(None, legacy).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_pkcs8_pem_with(
+        &self,
+        passphrase: Option<&[u8]>,
+        encryption: Pkcs8Encryption,
+    ) -> Result<Zeroizing<String>, KeyFileError> {
         let der = self.to_pkcs8_der()?;
         let pkcs8 = |e: pkcs8::Error| KeyFileError::Pkcs8(e.to_string());
-        match passphrase {
-            None => {
+        match (passphrase, encryption) {
+            (None, Pkcs8Encryption::Pbes2) => {
                 let doc = SecretDocument::try_from(der.as_slice()).map_err(|e| pkcs8(e.into()))?;
                 doc.to_pem(PrivateKeyInfo::PEM_LABEL, LineEnding::LF)
                     .map_err(|e| pkcs8(e.into()))
             }
-            Some(passphrase) => {
+            (None, _) => Err(KeyFileError::Unsupported(
+                "an encrypted PKCS#8 file without a passphrase",
+            )),
+            (Some(passphrase), Pkcs8Encryption::LegacyPkcs12TripleDes) => {
+                let der = legacy::encrypt(&der, passphrase)?;
+                pkcs8::der::pem::encode_string(
+                    EncryptedPrivateKeyInfo::PEM_LABEL,
+                    LineEnding::LF,
+                    &der,
+                )
+                .map(Zeroizing::new)
+                .map_err(|e| pkcs8(pkcs8::der::Error::from(e).into()))
+            }
+            (Some(passphrase), Pkcs8Encryption::Pbes2) => {
                 let mut salt = [0u8; 16];
                 let mut iv = [0u8; 16];
                 rand::rngs::OsRng.fill_bytes(&mut salt);
@@ -230,8 +309,8 @@ pub(super) fn spki_from_pem(pem: &str) -> Result<PublicKey, KeyFileError> {
         }
         None => return Err(KeyFileError::Spki("no PEM header".into())),
     }
-    let (_, doc) = Document::from_pem(pem).map_err(|e| spki_err(&e))?;
-    let spki = SubjectPublicKeyInfoRef::try_from(doc.as_bytes()).map_err(|e| spki_err(&e))?;
+    let (_, der) = decode(pem).map_err(|e| spki_err(&e))?;
+    let spki = SubjectPublicKeyInfoRef::try_from(der.as_slice()).map_err(|e| spki_err(&e))?;
     let key = if spki.algorithm.oid == rsa::pkcs1::ALGORITHM_OID {
         PublicKey::from_rsa(&rsa::RsaPublicKey::try_from(spki).map_err(|e| spki_err(&e))?)
     } else if spki.algorithm.oid == dsa::OID {

@@ -145,14 +145,25 @@ pub(super) fn public_file(key: &PublicKey) -> Result<Vec<u8>, KeyFileError> {
         .map_err(|_| KeyFileError::Unsupported("the public key does not encode"))
 }
 
+/// Whether `bytes` start as the reference's private-key file: the `int4` of a scheme it
+/// defines (0 to 4).
+pub(super) fn private_scheme(bytes: &[u8]) -> bool {
+    matches!(bytes.get(..4), Some([0, 0, 0, 0..=4]))
+}
+
+/// Whether `bytes` start as the reference's public-key file: `int4 11`, the length of
+/// `RSA_PUB_KEY` and `DSA_PUB_KEY` (no scheme has that number).
+pub(super) fn public_scheme(bytes: &[u8]) -> bool {
+    bytes.get(..4) == Some(&[0, 0, 0, 11])
+}
+
 /// Reads a reference key file: a public one (`int4 11 ‖ "RSA_PUB_KEY"` or `"DSA_PUB_KEY"`)
 /// or else a private one by its scheme word (0 to 4). Also says whether it was encrypted.
 pub(super) fn read(
     bytes: &[u8],
     passphrase: Option<&[u8]>,
 ) -> Result<(KeyMaterial, bool), KeyFileError> {
-    // 11: the length of both type names; no scheme has that number.
-    if bytes.get(..4) == Some(&[0, 0, 0, 11]) {
+    if public_scheme(bytes) {
         let key = usable(PublicKey::decode(bytes)?)?;
         return Ok((KeyMaterial::Public(key), false));
     }
