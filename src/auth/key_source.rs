@@ -83,7 +83,8 @@ pub enum KeySourceError {
         /// The variable's name.
         variable: String,
     },
-    /// The private key file could not be read, decrypted or understood.
+    /// The private key file could not be decrypted or understood (one that cannot be read
+    /// is [`KeySourceError::Unreadable`]).
     #[error("{}: not a usable private key: {source}", .path.display())]
     PrivateKey {
         /// The file.
