@@ -255,6 +255,11 @@ impl Args {
             first_hop,
             filtered: !(self.types.is_empty() && self.indexes.is_empty()),
             one_server: self.server.is_some(),
+            identity: self
+                .auth
+                .auth
+                .clone()
+                .map(|id| (id, self.auth.key_file.is_none())),
         }
     }
 
