@@ -603,6 +603,15 @@ async fn admin_honours_the_root_and_server_of_the_environment() {
         }
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
+    // Only a binary that reads the variables may be given them without --root or --server:
+    // one that did not would go to the global root.
+    let help = with_env(vec![], &["--help"]).await.unwrap();
+    let help = stdout(&help);
+    assert!(
+        help.contains("[env: HANDLE_RESOLVER_ROOT=]")
+            && help.contains("[env: HANDLE_RESOLVER_SERVER=]"),
+        "{help}"
+    );
     let asked = "0.NA/20.500.1: the server asks for authentication";
     let o = with_env(
         vec![("HANDLE_RESOLVER_ROOT", addr.clone())],
@@ -689,4 +698,43 @@ async fn admin_honours_the_root_and_server_of_the_environment() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `admin batch` on a binary file: the first line it cannot read says that the file is not
+/// UTF-8 (the line and the byte), once; the other lines keep the reference's text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_file_that_is_not_utf8_is_said_so_once() {
+    let admin = example("admin");
+    let dir = scratch();
+    let path = dir.join("binary.batch");
+    // A PNG header and some bytes: 3 lines the reference reads as commands, none valid.
+    let mut bytes = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\xf4\n".to_vec();
+    bytes.extend((0u8..=255).cycle().take(2000));
+    std::fs::write(&path, &bytes).unwrap();
+    let path = path.to_string_lossy().into_owned();
+    let o = run(&admin, &["batch", "--check", &path]).await;
+    assert_eq!(status(&o), 2, "{}", stderr(&o));
+    let log = stdout(&o);
+    let invalid: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("==>INVALID"))
+        .collect();
+    assert!(invalid.len() > 3, "{log}");
+    assert_eq!(
+        invalid[0],
+        "==>INVALID[1]: error in command line (the file is not UTF-8 text: line 1 has a byte \
+         that is not UTF-8 at byte 0)"
+    );
+    assert_eq!(
+        log.lines().filter(|l| l.contains("UTF-8")).count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        invalid[1..]
+            .iter()
+            .all(|l| l.ends_with("]: error in command line")),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
