@@ -67,7 +67,9 @@ indexes (the protocol's rule). Results print as they complete (--keep-order: in 
 order). In stdin (`-`), blank lines and `#` lines are skipped. With several identifiers every
 result carries its input, failures included, a progress bar shows on stderr when it is a
 terminal, and a summary line closes the run; Ctrl-C or SIGTERM stops sending, prints what
-was resolved and the summary, and exits 130. Errors go to stderr as `error: <id>: <reason>`.";
+was resolved (with --keep-order nothing after the first unfinished identifier) and the
+summary, which says where to resume, and exits 130. Errors go to stderr as `error: <id>:
+<reason>` (--quiet: only the summary).";
 
 fn after_help() -> String {
     format!("{EXAMPLES}\n\n{}", render::exit_table_text())
