@@ -3,10 +3,11 @@
 //! `handle_resolver::testing`.
 //!
 //! ```text
-//! cargo run --features testing --example testserver -- --port 2641 fixtures/testserver/handles.json
+//! cargo run --features testing --example testserver -- --port 2641 [FILE]
 //! ```
-//! The file format is documented in `handle_resolver::testing::json` (and in
-//! `fixtures/testserver/README.md`). Values marked `"self_site": true` get this server's own
+//! Without FILE it serves `fixtures/testserver/handles.json`, built into the binary, so that
+//! an installed `testserver` started from any folder has its sample handles. The file format
+//! is documented in `handle_resolver::testing::json` (and in `fixtures/testserver/README.md`). Values marked `"self_site": true` get this server's own
 //! HS_SITE record, so a file that holds `0.NA/0.NA` and `0.NA/<prefix>` that way makes the
 //! server its own root: `resolve --root 127.0.0.1:PORT <prefix>/<suffix>` runs the whole chain.
 //! `--reference-store FILE` starts from a handles JSON in the reference's own shape instead
@@ -27,15 +28,11 @@ use handle_resolver::testing::{
     Faults, ReferenceStore, Store, StoreFile, TestServer, TestServerConfig,
 };
 
-/// The bundled sample handles (`fixtures/testserver/handles.json`), served when no file is
-/// given.
-const BUNDLED_HANDLES: &str = include_str!("../fixtures/testserver/handles.json");
-
 #[derive(Parser, Debug)]
 #[command(about = "Loopback Handle System test server")]
 struct Args {
-    /// JSON file of handles [default: the bundled sample, `fixtures/testserver/handles.json`,
-    /// built into the binary, so that it runs from any folder].
+    /// JSON file of handles [default: the sample handles of fixtures/testserver/handles.json,
+    /// built into this binary].
     file: Option<PathBuf>,
     /// Port for UDP and TCP on 127.0.0.1 (0 = any free port).
     #[arg(long, default_value_t = 0)]
@@ -89,6 +86,13 @@ struct Args {
     ipv6: bool,
 }
 
+/// The sample handles served when no FILE is given: the repository's file as it was when
+/// this binary was built, so that the server finds them from any folder.
+const SAMPLE_FILE: &str = include_str!("../fixtures/testserver/handles.json");
+
+/// The name the banner and messages give the built-in sample file.
+const SAMPLE_NAME: &str = "fixtures/testserver/handles.json (built in)";
+
 /// `println!` that never panics: a server whose banner nobody reads any more (`testserver |
 /// head -1`, a closed pipe) keeps serving.
 macro_rules! say {
@@ -141,18 +145,17 @@ async fn serve(args: &Args) -> Result<(), String> {
     };
     let file_name = match &args.file {
         Some(path) => path.display().to_string(),
-        None => "the bundled fixtures/testserver/handles.json".to_string(),
+        None => SAMPLE_NAME.to_string(),
     };
-    let file = match (&reference, &args.file) {
-        (Some(_), _) => StoreFile::parse("{}").map_err(|e| e.to_string())?,
-        (None, Some(path)) => {
-            let shown = path.display();
-            let text =
-                std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-            StoreFile::parse(&text).map_err(|e| format!("{shown}: {e}"))?
-        }
-        (None, None) => StoreFile::parse(BUNDLED_HANDLES)
-            .map_err(|e| format!("the bundled handles file: {e}"))?,
+    let file = if reference.is_some() {
+        StoreFile::parse("{}").map_err(|e| e.to_string())?
+    } else {
+        let text = match &args.file {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("{file_name}: cannot read: {e}"))?,
+            None => SAMPLE_FILE.to_string(),
+        };
+        StoreFile::parse(&text).map_err(|e| format!("{file_name}: {e}"))?
     };
     let store = Arc::new(if reference.is_some() {
         Store::case_insensitive()

@@ -65,7 +65,12 @@ fn specification_examples_through_the_public_api() {
         let id = Identifier::parse(input).unwrap();
         assert_eq!(id.kind().as_str(), kind, "{input}");
         let d = id.describe(input);
-        let got = d.handle.or(d.urn).unwrap();
+        assert_eq!(
+            d.handle,
+            id.to_handle().ok().map(|h| h.normalized().to_string()),
+            "{input}: the handle as sent"
+        );
+        let got = d.cordra_handle.or(d.handle).or(d.urn).unwrap();
         assert_eq!(got, normalized, "{input}");
         assert!(!d.resolver_urls.is_empty(), "{input}");
     }
@@ -204,15 +209,80 @@ fn resolve_check_reads_pasted_urls_and_refuses_overlong_handles() {
         stderr.contains("the handle is 2049 bytes long; the protocol carries at most 2048"),
         "{stderr}"
     );
-    // A CORDRA GUID shows in its CORDRA form.
-    let out = Command::new(&bin)
-        .args([
-            "--check",
-            "--json",
-            "100.102/f58fb49eb1f848f0a606e84cef294be5",
-        ])
+}
+
+/// `resolve --check --json` shows the handle as `resolve` sends it: a CORDRA GUID's suffix
+/// as written (its CORDRA form in `cordra_handle`), and the CORDRA form under `--cordra`;
+/// `resolve` then asks the server for exactly that handle.
+#[cfg(feature = "testing")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_check_shows_the_handle_as_resolve_sends_it() {
+    use crate::support::examples::{command, sample_server};
+    let bin = example("resolve");
+    let input = "hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE5";
+    let check = |extra: &[&str]| {
+        let out = command(
+            &bin,
+            &[&["--check", "--json"][..], extra, &[input]].concat(),
+        )
         .output()
         .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let doc = check(&[]);
+    assert_eq!(doc["kind"], "cordra");
+    assert_eq!(doc["handle"], "100.102/F58FB49EB1F848f0A606E84CEF294BE5");
+    assert_eq!(doc["suffix"], "F58FB49EB1F848f0A606E84CEF294BE5");
+    assert_eq!(
+        doc["cordra_handle"],
+        "100.102/F58FB49EB1F848F0A606E84CEF294BE5"
+    );
+    assert_eq!(
+        doc["hdl_uri"],
+        "hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE5"
+    );
+    assert_eq!(
+        doc["resolver_urls"][0],
+        "https://hdl.handle.net/100.102/F58FB49EB1F848f0A606E84CEF294BE5"
+    );
+    let doc = check(&["--cordra"]);
     assert_eq!(doc["handle"], "100.102/F58FB49EB1F848F0A606E84CEF294BE5");
+    // The text form names both.
+    let out = command(&bin, &["--check", input]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("  handle: 100.102/F58FB49EB1F848f0A606E84CEF294BE5\n")
+            && text.contains("  cordra_handle: 100.102/F58FB49EB1F848F0A606E84CEF294BE5\n"),
+        "{text}"
+    );
+    // What --check shows is what resolve asks the server for: the handle in its trace.
+    let server = sample_server().await;
+    let addr = server.addr().to_string();
+    for (extra, sent) in [
+        (&[][..], "100.102/F58FB49EB1F848f0A606E84CEF294BE5"),
+        (
+            &["--cordra"][..],
+            "100.102/F58FB49EB1F848F0A606E84CEF294BE5",
+        ),
+    ] {
+        let a: Vec<String> = [
+            &["--server", addr.as_str(), "--json", "--trace"][..],
+            extra,
+            &[input],
+        ]
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let out = crate::support::examples::run(&bin, a).await;
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["trace"][0]["handle"], sent, "{doc}");
+        assert_eq!(check(extra)["handle"], sent);
+    }
 }

@@ -13,6 +13,11 @@
 //! Exit status: 0 done, 1 refused by the server (exists, not found, not permitted,
 //! authentication failed, ...), 2 bad input (nothing sent), 3 no answer.
 //!
+//! `admin home PREFIX` and `admin unhome PREFIX` make the site of `--server` serve a prefix,
+//! or stop serving it (HOME_NA / UNHOME_NA, as the reference's batch HOME and UNHOME).
+//! `--root` and `--server` come from `HANDLE_RESOLVER_ROOT` and `HANDLE_RESOLVER_SERVER`
+//! when not given, as for `resolve`.
+//!
 //! `admin batch` runs the reference's batch files (`batch.rs`); `admin keygen` and `admin
 //! convert-key` make and convert key files, offline (`keys.rs`).
 
@@ -21,7 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use handle_resolver::cli::AuthArgs;
 use handle_resolver::transport::addr::{Endpoint, RootEndpoint};
 use handle_resolver::wire::json::values_from_json;
@@ -44,7 +50,10 @@ const NETWORK: u8 = 3;
 const AFTER_HELP: &str = "\
 The identity is --auth INDEX:HANDLE with its key from --secret-file, --key-file or the
 environment variable HANDLE_RESOLVER_SECRET (never from the command line). Requests go to a
-primary site of the handle's prefix (through --root), or to --server alone.
+primary site of the handle's prefix (through --root), or to --server alone. Without --root
+or --server (or HANDLE_RESOLVER_ROOT / HANDLE_RESOLVER_SERVER) the root is the global Handle
+System's; an option given on the command line wins over the environment. home and unhome
+act on the site of --server.
 
 keygen and convert-key work offline; their passphrases come from a file, a variable or the
 terminal, never from the command line.
@@ -65,12 +74,11 @@ struct Args {
         long,
         global = true,
         value_name = "HOST[:PORT]",
-        conflicts_with = "root",
         env = "HANDLE_RESOLVER_SERVER"
     )]
     server: Option<String>,
     /// The root to find the prefix's primary site from (HOST[:PORT], http(s)://HOST[:PORT], or
-    /// a root file) [default: the global root servers], as `resolve --root`.
+    /// a root file) [default: the global root servers].
     #[arg(
         long,
         global = true,
@@ -84,6 +92,33 @@ struct Args {
 
     #[command(flatten)]
     auth: AuthArgs,
+
+    /// Why --root and --server cannot be settled (both from the environment), said when a
+    /// command needs them (keygen and convert-key do not).
+    #[arg(skip)]
+    unsettled: Option<String>,
+}
+
+impl Args {
+    /// Settles what clap cannot, as `resolve` does: --root and --server exclude each other
+    /// on the command line, and a value from the environment gives way to the command line.
+    fn settle(&mut self, matches: &ArgMatches) -> Result<(), String> {
+        let on_line = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+        let (root_line, server_line) = (on_line("root"), on_line("server"));
+        if root_line && server_line {
+            return Err("--root and --server cannot be used together".into());
+        }
+        if root_line {
+            self.server = None;
+        } else if server_line {
+            self.root = None;
+        } else if self.root.is_some() && self.server.is_some() {
+            self.unsettled = Some(
+                "HANDLE_RESOLVER_ROOT and HANDLE_RESOLVER_SERVER are both set: unset one".into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,22 +165,19 @@ enum Command {
         /// The prefix.
         prefix: String,
     },
-    /// Make every server of the site of SERVER serve PREFIX (HOME_NA, as the batch file's
-    /// HOME); a server administrator's request.
+    /// Make the site of --server serve PREFIX (HOME_NA, as the reference's batch HOME): each
+    /// server of that site is asked in turn. The reference server lets its server
+    /// administrators do it.
     Home {
-        /// A server of the site (HOST[:PORT]): its site information names the others.
-        server: String,
-        /// The prefixes (`20.500.1` or `0.NA/20.500.1`).
-        #[arg(required = true)]
+        /// The prefix (20.500.1) or its prefix handle (0.NA/20.500.1); several in turn.
+        #[arg(required = true, value_name = "PREFIX")]
         prefixes: Vec<String>,
     },
-    /// Make every server of the site of SERVER stop serving PREFIX (UNHOME_NA, as the batch
-    /// file's UNHOME); a server administrator's request.
+    /// Make the site of --server stop serving PREFIX (UNHOME_NA, as the reference's batch
+    /// UNHOME); as home.
     Unhome {
-        /// A server of the site (HOST[:PORT]).
-        server: String,
-        /// The prefixes (`20.500.1` or `0.NA/20.500.1`).
-        #[arg(required = true)]
+        /// The prefix (20.500.1) or its prefix handle (0.NA/20.500.1); several in turn.
+        #[arg(required = true, value_name = "PREFIX")]
         prefixes: Vec<String>,
     },
     /// Generate a key pair in the reference's files, as its `hdl-keygen` (RSA 2048 unless
@@ -192,7 +224,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let matches = Args::command().get_matches();
+    let mut args = match Args::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    if let Err(e) = args.settle(&matches) {
+        eprintln!("error: {e}");
+        return ExitCode::from(BAD_INPUT);
+    }
     match &args.command {
         Command::Batch { .. } => return batch::main(&args),
         Command::Keygen(k) => return keys::keygen(k),
@@ -206,6 +246,19 @@ fn main() -> ExitCode {
             return ExitCode::from(BAD_INPUT);
         }
     };
+    // home and unhome: the server whose site is to serve the prefixes, and their handles.
+    let home = match &args.command {
+        Command::Home { prefixes } | Command::Unhome { prefixes } => {
+            match home_request(&args, prefixes) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(BAD_INPUT);
+                }
+            }
+        }
+        _ => None,
+    };
     let values = match &args.command {
         Command::Create { values, .. }
         | Command::Add { values, .. }
@@ -218,28 +271,17 @@ fn main() -> ExitCode {
         },
         _ => Vec::new(),
     };
-    // HOME and UNHOME name a server of the site they change.
-    let site_server = match &args.command {
-        Command::Home { server, .. } | Command::Unhome { server, .. } => {
-            match Endpoint::parse(server) {
-                Ok(Endpoint::Native(addr)) => Some(addr),
-                Ok(_) => {
-                    eprintln!("error: {server}: give the server's native HOST[:PORT]");
-                    return ExitCode::from(BAD_INPUT);
-                }
-                Err(e) => {
-                    eprintln!("error: {server}: {e}");
-                    return ExitCode::from(BAD_INPUT);
-                }
-            }
-        }
-        _ => None,
-    };
     let runtime = match runtime(tokio::runtime::Builder::new_current_thread()) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    match runtime.block_on(run(&resolver, args.command, values, site_server)) {
+    let done = match home {
+        Some(home) => runtime.block_on(home.run(&resolver)),
+        None => runtime
+            .block_on(run(&resolver, args.command, values))
+            .map_err(Failure::Admin),
+    };
+    match done {
         Ok(lines) => match print(&lines) {
             Ok(()) => ExitCode::from(OK),
             // A reader that went away (`admin list ... | head -1`) ends the run quietly.
@@ -251,8 +293,126 @@ fn main() -> ExitCode {
         },
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(exit_status(&e))
+            ExitCode::from(e.exit_status())
         }
+    }
+}
+
+/// Why a subcommand failed.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// The library's administration failed.
+    #[error(transparent)]
+    Admin(#[from] AdminError),
+    /// home / unhome: the server of --server is not in a primary site.
+    #[error("{server}: its site is not primary; a prefix is homed at a primary site")]
+    NotPrimary {
+        /// The server asked.
+        server: std::net::SocketAddr,
+    },
+}
+
+impl Failure {
+    /// The exit status of the failure.
+    fn exit_status(&self) -> u8 {
+        match self {
+            Failure::Admin(e) => exit_status(e),
+            Failure::NotPrimary { .. } => REFUSED,
+        }
+    }
+}
+
+/// `admin home` / `admin unhome`: the prefix handles, and the server whose site homes them.
+#[derive(Debug)]
+struct HomeRequest {
+    home: bool,
+    server: std::net::SocketAddr,
+    prefix_handles: Vec<String>,
+}
+
+/// What `admin home` / `unhome` is asked to do, or why it cannot be (nothing is sent).
+fn home_request(args: &Args, prefixes: &[String]) -> Result<HomeRequest, String> {
+    let home = matches!(args.command, Command::Home { .. });
+    let name = if home { "home" } else { "unhome" };
+    let target = Target::of(args)?;
+    let server = match &target.server {
+        Some(Endpoint::Native(addr)) => *addr,
+        Some(_) => {
+            return Err(format!(
+                "{name} asks the server's site information over UDP or TCP: give --server \
+                 HOST[:PORT], not its HTTP interface"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "{name} needs --server HOST[:PORT] (or HANDLE_RESOLVER_SERVER): the server \
+                 whose site is to {} the prefix",
+                if home { "serve" } else { "stop serving" }
+            ))
+        }
+    };
+    let prefix_handles = prefixes
+        .iter()
+        .map(|p| prefix_handle(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(HomeRequest {
+        home,
+        server,
+        prefix_handles,
+    })
+}
+
+/// The prefix handle of PREFIX as given: `20.500.1` or `0.NA/20.500.1` → `0.NA/20.500.1`.
+fn prefix_handle(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let is_handle = text
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("0.NA/"));
+    let prefix = if is_handle {
+        text.get(5..).unwrap_or("")
+    } else {
+        text
+    };
+    if prefix.is_empty() || prefix.contains('/') {
+        return Err(format!(
+            "{text:?}: not a prefix: give the prefix (20.500.1) or its prefix handle \
+             (0.NA/20.500.1)"
+        ));
+    }
+    let handle = format!("0.NA/{prefix}");
+    handle_resolver::Handle::parse(&handle).map_err(|e| format!("{text:?}: {e}"))?;
+    Ok(handle)
+}
+
+impl HomeRequest {
+    /// Homes or unhomes each prefix at the site of the server, in turn; the lines to print.
+    async fn run(self, resolver: &Resolver) -> Result<Vec<String>, Failure> {
+        let admin = resolver.admin();
+        let site = admin.site_info(self.server).await?;
+        if !site.primary {
+            return Err(Failure::NotPrimary {
+                server: self.server,
+            });
+        }
+        let n = site.servers.len();
+        let servers = format!("{n} server{}", if n == 1 { "" } else { "s" });
+        let mut lines = Vec::new();
+        for handle in &self.prefix_handles {
+            if self.home {
+                admin.home_prefix(&site, handle).await?;
+                lines.push(format!(
+                    "homed {handle} at the site of {} ({servers})",
+                    self.server
+                ));
+            } else {
+                admin.unhome_prefix(&site, handle).await?;
+                lines.push(format!(
+                    "unhomed {handle} at the site of {} ({servers})",
+                    self.server
+                ));
+            }
+        }
+        Ok(lines)
     }
 }
 
@@ -294,6 +454,9 @@ struct Target {
 
 impl Target {
     fn of(args: &Args) -> Result<Target, String> {
+        if let Some(why) = &args.unsettled {
+            return Err(why.clone());
+        }
         if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
             return Err(format!(
                 "--timeout {}: expected seconds above 0, at most one day",
@@ -352,7 +515,6 @@ async fn run(
     resolver: &Resolver,
     command: Command,
     values: Vec<HandleValue>,
-    site_server: Option<std::net::SocketAddr>,
 ) -> Result<Vec<String>, AdminError> {
     let admin = resolver.admin();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -382,46 +544,12 @@ async fn run(
             vec![format!("deleted {handle}")]
         }
         Command::List { prefix } => admin.list_handles(&prefix).await?,
-        Command::Home { prefixes, .. } => home(&admin, site_server, &prefixes, true).await?,
-        Command::Unhome { prefixes, .. } => home(&admin, site_server, &prefixes, false).await?,
-        Command::Batch { .. } | Command::Keygen(_) | Command::ConvertKey(_) => Vec::new(),
+        Command::Batch { .. }
+        | Command::Keygen(_)
+        | Command::ConvertKey(_)
+        | Command::Home { .. }
+        | Command::Unhome { .. } => Vec::new(),
     })
-}
-
-/// `home` / `unhome`: each prefix at every server of the site of `server`.
-async fn home(
-    admin: &handle_resolver::Admin,
-    server: Option<std::net::SocketAddr>,
-    prefixes: &[String],
-    on: bool,
-) -> Result<Vec<String>, AdminError> {
-    let Some(server) = server else {
-        return Ok(Vec::new());
-    };
-    let site = admin.site_info(server).await?;
-    let n = site.servers.len();
-    let mut lines = Vec::new();
-    for prefix in prefixes {
-        let is_handle = prefix
-            .get(..5)
-            .is_some_and(|p| p.eq_ignore_ascii_case("0.NA/"));
-        let na = if is_handle {
-            prefix.clone()
-        } else {
-            format!("0.NA/{prefix}")
-        };
-        if on {
-            admin.home_prefix(&site, &na).await?;
-        } else {
-            admin.unhome_prefix(&site, &na).await?;
-        }
-        let done = if on { "homed" } else { "unhomed" };
-        lines.push(format!(
-            "{done} {na} at {n} server{}",
-            if n == 1 { "" } else { "s" }
-        ));
-    }
-    Ok(lines)
 }
 
 /// The exit status of a failed operation.

@@ -3,11 +3,13 @@
 //! through a reorder window of at most `--concurrency` identifiers, so memory stays bounded
 //! whatever the input's length.
 //!
-//! The run stops sending at Ctrl-C or SIGTERM: the resolutions in flight are dropped, the
-//! results already finished are written (those waiting for their turn too, in input order),
-//! stdout is flushed, the summary printed, and the status is 130. Into a file or pipe,
-//! stdout is flushed at least once a second, so an interrupted run has everything it printed
-//! on disk.
+//! The run stops sending at Ctrl-C or SIGTERM: the resolutions in flight are dropped, stdout
+//! is flushed, the summary printed, and the status is 130. In completion order every result
+//! already finished has been written; with `--keep-order` the output stops before the first
+//! unfinished identifier (results that finished after it are dropped with it), so that it is
+//! a prefix of the input to resume from. The summary counts the identifiers started and not
+//! written (`unfinished`) and names the first of them. Into a file or pipe, stdout is flushed
+//! at least once a second, so an interrupted run has everything it printed on disk.
 
 use std::collections::BTreeMap;
 use std::pin::pin;
@@ -20,13 +22,21 @@ use tokio::sync::mpsc;
 
 use crate::input::{self, Item};
 use crate::out::{self, Out};
-use crate::progress::Progress;
+use crate::progress::{Progress, Stopped};
 use crate::render::{Context, BAD_INPUT, INTERRUPTED, OK};
 use crate::report::{self, Finished, Resolution};
 use crate::{tsv, urn, Args, Format};
 
 /// Identifiers read ahead of the resolutions (the reader thread waits beyond that).
 const READ_AHEAD: usize = 1024;
+
+/// An identifier started and not yet written: where it is in the input.
+struct Pending {
+    /// The identifier as read.
+    input: String,
+    /// Its stdin line (`None`: from the command line).
+    line: Option<u64>,
+}
 
 /// One identifier done, with its place in the input.
 struct Done {
@@ -68,10 +78,11 @@ pub async fn run(
         keep_order: args.keep_order,
         next: 0,
         waiting: BTreeMap::new(),
-        progress: Progress::new(bulk),
+        progress: Progress::new(bulk && !args.quiet),
         status: OK,
+        pending: BTreeMap::new(),
     };
-    let (tx, mut rx) = mpsc::channel::<Item>(READ_AHEAD);
+    let (tx, mut rx) = mpsc::channel::<(Item, Option<u64>)>(READ_AHEAD);
     let _reader = input::spawn_reader(
         args.ids.clone(),
         tx,
@@ -115,12 +126,14 @@ pub async fn run(
                 let seq = next_seq;
                 match item {
                     None => input_open = false,
-                    Some(Item::Id(input)) => {
+                    Some((Item::Id(input), line)) => {
                         next_seq += 1;
+                        sink.pending.insert(seq, Pending { input: input.clone(), line });
                         in_flight.push(resolve_one(&how, seq, input));
                     }
-                    Some(Item::Unreadable { text, why }) => {
+                    Some((Item::Unreadable { text, why }, line)) => {
                         next_seq += 1;
+                        sink.pending.insert(seq, Pending { input: text.clone(), line });
                         let finished = Finished::Unreadable { why };
                         sink.deliver(Done { seq, input: text, finished }, o)?;
                     }
@@ -128,14 +141,17 @@ pub async fn run(
             }
         }
     }
-    // Stop sending: what is in flight is dropped; what finished is written.
+    // Stop sending: what is in flight is dropped, and so are the results waiting for their
+    // turn behind an unfinished one (--keep-order): the output stays a prefix of the input.
+    // A run that was not stopped has written everything.
     drop(in_flight);
     drop(rx);
-    for (_, done) in std::mem::take(&mut sink.waiting) {
-        sink.write(done, o)?;
-    }
     o.flush()?;
-    let summary = sink.progress.finish(interrupted);
+    let stopped = interrupted.then(|| Stopped {
+        unfinished: sink.pending.len() as u64,
+        resume: resume_point(&sink.pending, next_seq, sink.keep_order),
+    });
+    let summary = sink.progress.finish(stopped.as_ref());
     if bulk || interrupted {
         out::note_plain(summary);
     }
@@ -144,6 +160,34 @@ pub async fn run(
     } else {
         sink.status
     })
+}
+
+/// `resume from identifier 21 (stdin line 23: 20.500.1/x)`: the first identifier not written
+/// (the first of `pending`, else the next one the run had not read), for the summary of a
+/// stopped run.
+fn resume_point(pending: &BTreeMap<u64, Pending>, next_seq: u64, keep_order: bool) -> String {
+    let (ordinal, at) = match pending.first_key_value() {
+        Some((seq, p)) => {
+            let mut text: String = p.input.chars().take(80).collect();
+            if text.len() < p.input.len() {
+                text.push('…');
+            }
+            let at = match p.line {
+                Some(line) => format!(" (stdin line {line}: {text})"),
+                None => format!(" ({text})"),
+            };
+            (seq + 1, at)
+        }
+        None => (next_seq + 1, String::new()),
+    };
+    if keep_order {
+        format!("resume from identifier {ordinal}{at}")
+    } else {
+        format!(
+            "first unfinished: identifier {ordinal}{at}; results are in completion order \
+             (--keep-order prints a prefix of the input to resume from)"
+        )
+    }
 }
 
 /// What each identifier is resolved with.
@@ -202,6 +246,8 @@ struct Sink<'a> {
     waiting: BTreeMap<u64, Done>,
     progress: Progress,
     status: u8,
+    /// Identifiers started and not yet written, by their place in the input.
+    pending: BTreeMap<u64, Pending>,
 }
 
 impl Sink<'_> {
@@ -223,6 +269,7 @@ impl Sink<'_> {
     }
 
     fn write(&mut self, done: Done, o: &mut Out) -> std::io::Result<()> {
+        self.pending.remove(&done.seq);
         let outcome = done.finished.outcome();
         let (args, ctx, bulk) = (self.args, self.ctx, self.bulk);
         self.progress

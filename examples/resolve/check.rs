@@ -1,4 +1,6 @@
-//! `--check`: validate and normalize identifiers offline (no network at all).
+//! `--check`: validate and normalize identifiers offline (no network at all). The handle
+//! shown is the one `resolve` sends with the same options (a CORDRA id's suffix as written,
+//! its CORDRA form under `--cordra`); `cordra_handle` gives a CORDRA id's CORDRA form.
 
 use handle_resolver::ident::{Description, Identifier, ParseOptions};
 
@@ -26,7 +28,7 @@ pub fn run(
         };
         let input = &input;
         match Identifier::parse_with(input.trim(), options) {
-            Ok(id) => print_description(&id.describe(input), json, o)?,
+            Ok(id) => print_description(&id.describe_with(input, options), json, o)?,
             Err(err) => {
                 status = BAD_INPUT;
                 out::error(format!("{input:?}: {err}"));
@@ -51,6 +53,7 @@ fn print_description(d: &Description, json: bool, o: &mut Out) -> std::io::Resul
     o.line(format!("  kind: {}", d.kind))?;
     let fields = [
         ("handle", &d.handle),
+        ("cordra_handle", &d.cordra_handle),
         ("prefix", &d.prefix),
         ("suffix", &d.suffix),
         ("query", &d.query),

@@ -42,6 +42,11 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
+    /// The number of the line the last item came from (1-based; 0 before the first).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
     /// The next item (blank and comment lines skipped); `None` at the end of the input.
     pub fn next_item(&mut self) -> std::io::Result<Option<Item>> {
         loop {
@@ -174,28 +179,29 @@ impl Items {
     }
 }
 
-impl Iterator for Items {
-    type Item = Item;
-
-    fn next(&mut self) -> Option<Item> {
+impl Items {
+    /// The next item, with the stdin line it came from (`None` for a command-line
+    /// identifier).
+    pub fn next_with_line(&mut self) -> Option<(Item, Option<u64>)> {
         loop {
             if let Some(lines) = &mut self.stdin {
                 match lines.next_item() {
-                    Ok(Some(item)) => return Some(item),
+                    Ok(Some(item)) => return Some((item, Some(lines.line()))),
                     Ok(None) => self.stdin = None,
                     Err(e) => {
                         self.stdin = None;
                         self.ids = Vec::new().into_iter();
-                        return Some(Item::Unreadable {
+                        let item = Item::Unreadable {
                             text: "-".into(),
                             why: format!("cannot read stdin: {e}"),
-                        });
+                        };
+                        return Some((item, None));
                     }
                 }
             }
             let id = self.ids.next()?;
             if id != "-" {
-                return Some(Item::Id(id));
+                return Some((Item::Id(id), None));
             }
             if !self.stdin_read {
                 self.stdin_read = true;
@@ -205,12 +211,21 @@ impl Iterator for Items {
     }
 }
 
-/// Starts the thread that feeds `tx` with the [`Items`] of `ids`; the channel's bound holds
-/// the reader back while the resolutions catch up. When `count` is set and the total is
-/// known up front (no `-`, or stdin is a regular file), `on_total` gets it first.
+impl Iterator for Items {
+    type Item = Item;
+
+    fn next(&mut self) -> Option<Item> {
+        self.next_with_line().map(|(item, _)| item)
+    }
+}
+
+/// Starts the thread that feeds `tx` with the [`Items`] of `ids`, each with its stdin line
+/// ([`Items::next_with_line`]); the channel's bound holds the reader back while the
+/// resolutions catch up. When `count` is set and the total is known up front (no `-`, or
+/// stdin is a regular file), `on_total` gets it first.
 pub fn spawn_reader(
     ids: Vec<String>,
-    tx: mpsc::Sender<Item>,
+    tx: mpsc::Sender<(Item, Option<u64>)>,
     count: bool,
     on_total: impl FnOnce(u64) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
@@ -228,8 +243,9 @@ pub fn spawn_reader(
                     on_total(total);
                 }
             }
-            for item in Items::new(ids) {
-                if tx.blocking_send(item).is_err() {
+            let mut items = Items::new(ids);
+            while let Some(read) = items.next_with_line() {
+                if tx.blocking_send(read).is_err() {
                     return;
                 }
             }

@@ -68,7 +68,9 @@ indexes (the protocol's rule). Results print as they complete (--keep-order: in 
 order). In stdin (`-`), blank lines and `#` lines are skipped. With several identifiers every
 result carries its input, failures included, a progress bar shows on stderr when it is a
 terminal, and a summary line closes the run; Ctrl-C or SIGTERM stops sending, prints what
-was resolved and the summary, and exits 130. Errors go to stderr as `error: <id>: <reason>`.";
+was resolved (with --keep-order nothing after the first unfinished identifier) and the
+summary, which says where to resume, and exits 130. Errors go to stderr as `error: <id>:
+<reason>` (--quiet: only the summary).";
 
 fn after_help() -> String {
     format!("{EXAMPLES}\n\n{}", render::exit_table_text())
@@ -140,6 +142,11 @@ struct Args {
     /// Show every request sent: handle, server, transport, round-trip time, response code.
     #[arg(long, help_heading = "Output")]
     trace: bool,
+    /// Keep stderr to the closing summary of a bulk run (and errors that stop the run): no
+    /// `error:` or `note:` line per identifier and no progress bar; failures are still in
+    /// the output (TSV, JSON, text).
+    #[arg(long, short = 'q', help_heading = "Output")]
+    quiet: bool,
 
     /// Ask this server only, without service lookup: HOST[:PORT] (port 2641 unless given);
     /// `http://HOST:PORT` (or `https://`) asks its HTTP interface (the native protocol over
@@ -288,6 +295,11 @@ impl Args {
             first_hop,
             filtered: !(self.types.is_empty() && self.indexes.is_empty()),
             one_server: self.server.is_some(),
+            identity: self
+                .auth
+                .auth
+                .clone()
+                .map(|id| (id, self.auth.key_file.is_none())),
         }
     }
 
@@ -517,6 +529,7 @@ async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
     if args.certify && root_is_address && args.server.is_none() {
         // A bare HOST:PORT root comes without keys: take them from its own 0.NA/0.NA.
         match resolver.refresh_root(false).await {
+            Ok(_) if args.quiet => {}
             Ok(_) => out::note(
                 "root keys taken from the root's own 0.NA/0.NA answer (trusted on first use)",
             ),
@@ -541,7 +554,9 @@ async fn run(args: Args, o: &mut Out) -> std::io::Result<u8> {
             let id = match item {
                 input::Item::Id(id) => id,
                 input::Item::Unreadable { why, .. } => {
-                    out::error(why);
+                    if !args.quiet {
+                        out::error(why);
+                    }
                     status = status.max(BAD_INPUT);
                     continue;
                 }
@@ -574,7 +589,9 @@ async fn all_sites(
     let answers: Vec<SiteAnswer> = match resolver.resolve_all_sites(input, query).await {
         Ok(a) => a,
         Err(e) => {
-            out::error(render::error_line(input, &e, &[], ctx));
+            if !args.quiet {
+                out::error(render::error_line(input, &e, &[], ctx));
+            }
             return Ok(render::exit_status(&e));
         }
     };
@@ -643,10 +660,14 @@ async fn all_sites(
         }
     }
     if drift {
+        status = status.max(NOT_FOUND);
+    }
+    if args.quiet {
+        // Said in the output.
+    } else if drift {
         out::error(format!(
             "{input}: the responsible servers of its service answer differently"
         ));
-        status = status.max(NOT_FOUND);
     } else if let Some(Err(code)) = reference {
         out::error(format!(
             "{input}: every responsible server answers {}",

@@ -38,18 +38,22 @@ impl Tally {
         }
     }
 
-    /// `summary: 750 resolved, 250 not found, 0 invalid, 0 failed in 0.31 s`, with
-    /// `(interrupted)` after `summary` when the run was stopped.
-    pub fn summary(&self, elapsed: Duration, interrupted: bool) -> String {
-        format!(
-            "summary{}: {} resolved, {} not found, {} invalid, {} failed in {:.2} s",
-            if interrupted { " (interrupted)" } else { "" },
-            self.resolved,
-            self.not_found,
-            self.invalid,
-            self.failed,
-            elapsed.as_secs_f64()
-        )
+    /// `summary: 750 resolved, 250 not found, 0 invalid, 0 failed in 0.31 s`; for a run that
+    /// was stopped, `summary (interrupted): ..., 0 failed, 8 unfinished in 0.31 s; resume
+    /// from identifier 21 (...)`.
+    pub fn summary(&self, elapsed: Duration, stopped: Option<&Stopped>) -> String {
+        let counts = format!(
+            "{} resolved, {} not found, {} invalid, {} failed",
+            self.resolved, self.not_found, self.invalid, self.failed
+        );
+        let secs = elapsed.as_secs_f64();
+        match stopped {
+            None => format!("summary: {counts} in {secs:.2} s"),
+            Some(s) => format!(
+                "summary (interrupted): {counts}, {} unfinished in {secs:.2} s; {}",
+                s.unfinished, s.resume
+            ),
+        }
     }
 
     fn failures(&self) -> String {
@@ -58,6 +62,16 @@ impl Tally {
             self.not_found, self.invalid, self.failed
         )
     }
+}
+
+/// How a stopped run ended: what it had started and not written, and where to resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// Identifiers started (or read) and not written: dropped in flight, or waiting behind
+    /// one that was (`--keep-order`).
+    pub unfinished: u64,
+    /// `resume from identifier 21 (stdin line 23: ...)`.
+    pub resume: String,
 }
 
 /// The progress bar of a bulk run (hidden unless stderr is a terminal) and its tally.
@@ -127,9 +141,9 @@ impl Progress {
         }
     }
 
-    /// Removes the bar; returns the summary line.
-    pub fn finish(&self, interrupted: bool) -> String {
+    /// Removes the bar; returns the summary line (`stopped`: the run was interrupted).
+    pub fn finish(&self, stopped: Option<&Stopped>) -> String {
         self.bar.finish_and_clear();
-        self.tally.summary(self.started.elapsed(), interrupted)
+        self.tally.summary(self.started.elapsed(), stopped)
     }
 }

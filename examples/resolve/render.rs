@@ -4,7 +4,7 @@
 use handle_resolver::document::attempt_json;
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::json::RestAnswer;
-use handle_resolver::wire::HandleValue;
+use handle_resolver::wire::{HandleValue, ResponseCode};
 use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError, ResolveErrorKind};
 use serde_json::Value as Json;
 
@@ -233,6 +233,33 @@ pub struct Context {
     pub filtered: bool,
     /// `--server`: every request goes to one server.
     pub one_server: bool,
+    /// `--auth`: the identity as given, and whether its key is a secret key (else a private
+    /// key file).
+    pub identity: Option<(String, bool)>,
+}
+
+/// `: the server refused the secret key of 300:0.NA/20.500.1 (...)` after a 403 or 404 to
+/// the answer of `--auth`'s identity; empty otherwise.
+fn refused_key(e: &ResolveError, ctx: &Context) -> String {
+    let refused = matches!(
+        e.response_code(),
+        Some(ResponseCode::AuthenticationFailed | ResponseCode::InvalidCredential)
+    );
+    let Some((identity, secret)) = ctx.identity.as_ref().filter(|_| refused) else {
+        return String::new();
+    };
+    let (index, handle) = identity.split_once(':').unwrap_or(("", identity));
+    if *secret {
+        format!(
+            ": the server refused the secret key of {identity} (a wrong secret, or {handle} \
+             holds no HS_SECKEY at index {index})"
+        )
+    } else {
+        format!(
+            ": the server refused the signature of {identity}'s private key (a wrong key file, \
+             or {handle} holds no matching HS_PUBKEY at index {index})"
+        )
+    }
 }
 
 /// ` at 127.0.0.1:2641 udp`, for the last server that answered at all.
@@ -288,6 +315,7 @@ pub fn reason(e: &ResolveError, attempts: &[Attempt], ctx: &Context) -> String {
                 }
             )
         }
+        ResolveErrorKind::AuthenticationFailed => format!("{}{}", e.reason(), refused_key(e, ctx)),
         _ => e.reason(),
     }
 }

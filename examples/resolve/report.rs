@@ -62,7 +62,9 @@ pub fn write(
         Finished::Unreadable { why } => {
             unreadable(input, why, args, bulk, o)?;
             o.done()?;
-            out::error(why);
+            if !args.quiet {
+                out::error(why);
+            }
             return Ok(());
         }
         Finished::Urn(result) => return write_urn(input, result, args, bulk, o),
@@ -119,6 +121,9 @@ pub fn write(
     }
     // On a terminal, this identifier's lines show before its notes and errors on stderr.
     o.done()?;
+    if args.quiet {
+        return Ok(());
+    }
     if let Ok(rec) = result {
         if !args.follow_aliases {
             for alias in rec.values.iter().filter(|v| v.type_str() == "HS_ALIAS") {
@@ -161,7 +166,7 @@ fn short(
             o.line(line)?;
         }
     }
-    if result.is_ok() && urls.is_empty() {
+    if result.is_ok() && urls.is_empty() && !args.quiet {
         o.done()?;
         out::note(format!("{input}: no URL values"));
     }
@@ -238,7 +243,7 @@ fn write_urn(
         }
     }
     o.done()?;
-    if let Err(e) = result {
+    if let (Err(e), false) = (result, args.quiet) {
         out::error(format!("{input}: {e}"));
     }
     Ok(())

@@ -469,3 +469,53 @@ fn completions_end_quietly_on_a_closed_stdout() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.is_empty(), "{err}");
 }
+
+/// `testserver` started in a folder without the repository's files serves its built-in
+/// sample handles, and `resolve` resolves through it as its own root.
+#[test]
+fn testserver_serves_its_sample_handles_from_any_folder() {
+    use std::io::BufRead;
+    let (testserver, resolve) = (example("testserver"), example("resolve"));
+    let dir = crate::support::examples::scratch("testserver-cwd");
+    let mut child = command(&testserver, &args(&["--port", "0"]))
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    let read = std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut banner);
+    // The server runs until killed; stop it before any assertion can fail.
+    let addr = banner
+        .split(" on ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(str::to_string);
+    let out = addr.as_ref().map(|addr| {
+        command(&resolve, &args(&["--root", addr, "--short", "20.500.1/1"]))
+            .output()
+            .unwrap()
+    });
+    child.kill().unwrap();
+    let stopped = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(read.is_ok(), "{read:?}");
+    assert!(
+        banner.starts_with(
+            "serving 11 handles from fixtures/testserver/handles.json (built in) on 127.0.0.1:"
+        ),
+        "{banner}{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    let out = out.unwrap_or_else(|| panic!("no address in {banner:?}"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "https://example.org/landing/1\n"
+    );
+}

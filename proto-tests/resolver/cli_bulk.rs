@@ -295,12 +295,13 @@ fn interrupt(bin: &std::path::Path, root: &str, signal: &str, keep_order: bool) 
         .unwrap_or_else(|| panic!("{err}"));
     assert!(
         summary.starts_with(&format!(
-            "summary (interrupted): 0 resolved, {} not found, 0 invalid, 0 failed in ",
+            "summary (interrupted): 0 resolved, {} not found, 0 invalid, 0 failed, ",
             written.len()
         )),
         "{summary} vs {} documents",
         written.len()
     );
+    assert!(summary.contains(" unfinished in "), "{summary}");
     if keep_order {
         let inputs: Vec<String> = written
             .iter()
@@ -328,6 +329,202 @@ async fn sigint_and_sigterm_stop_sending_and_keep_every_finished_result() {
     })
     .await
     .unwrap();
+}
+
+/// Runs `resolve` over `input` with stdin left open and stdout into a file, waits until
+/// `lines` results are on disk, stops it with SIGINT, and returns the documents written and
+/// the summary line.
+fn stop_after(
+    bin: &std::path::Path,
+    a: &[String],
+    input: &str,
+    lines: usize,
+) -> (Vec<Value>, String) {
+    let path = std::env::temp_dir().join(format!(
+        "resolve-stop-{}-{:x}.jsonl",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    let file = std::fs::File::create(&path).unwrap();
+    let mut child = command(bin, a)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(file))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let started = Instant::now();
+    while std::fs::read_to_string(&path).unwrap().lines().count() < lines
+        && started.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(status.success());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let summary = err
+        .lines()
+        .find(|l| l.starts_with("summary (interrupted): "))
+        .unwrap_or_else(|| panic!("{err}"))
+        .to_string();
+    (docs(text.as_bytes()), summary)
+}
+
+/// Ctrl-C while one identifier hangs and the ones after it have finished: with --keep-order
+/// the output stops before the unfinished one (a prefix of the input to resume from), and
+/// the summary counts what was not written and says where to resume; in completion order,
+/// everything finished is written and the summary names the first unfinished identifier.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_leaves_a_prefix_to_resume_from_and_counts_the_unfinished() {
+    let bin = example("resolve");
+    let server = server().await;
+    let root = server.addr().to_string();
+    // A URN resolver that takes connections and never answers: the URN hangs.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let urn_resolver = format!("http://{}", silent.local_addr().unwrap());
+    let mut input = String::from("# ids\n");
+    for i in 0..20 {
+        input.push_str(&format!("20.500.1/before-{i}\n"));
+    }
+    input.push_str("urn:fdc:example.org:2024:hang\n");
+    for i in 0..200 {
+        input.push_str(&format!("20.500.1/after-{i}\n"));
+    }
+    let a = |keep_order: bool| {
+        let mut a = args(&[
+            "--root",
+            &root,
+            "--urn-resolver",
+            &urn_resolver,
+            "--timeout",
+            "60",
+            "--json",
+            "--concurrency",
+            "8",
+            "-",
+        ]);
+        if keep_order {
+            a.push("--keep-order".into());
+        }
+        a
+    };
+    let (keep, any) = (a(true), a(false));
+    let (bin2, input2) = (bin.clone(), input.clone());
+    let ((ordered, ordered_summary), (unordered, unordered_summary)) =
+        tokio::task::spawn_blocking(move || {
+            (
+                stop_after(&bin2, &keep, &input2, 20),
+                stop_after(&bin2, &any, &input2, 220),
+            )
+        })
+        .await
+        .unwrap();
+    drop(silent);
+    // --keep-order: the 20 before the URN, none after it though the 7 started after it had
+    // finished; the URN and those 7 are unfinished.
+    let inputs: Vec<&str> = ordered
+        .iter()
+        .map(|d| d["input"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (0..20).map(|i| format!("20.500.1/before-{i}")).collect();
+    assert_eq!(inputs, expected);
+    assert!(
+        ordered_summary.starts_with(
+            "summary (interrupted): 0 resolved, 20 not found, 0 invalid, 0 failed, 8 unfinished in "
+        ),
+        "{ordered_summary}"
+    );
+    assert!(
+        ordered_summary.ends_with(
+            " s; resume from identifier 21 (stdin line 22: urn:fdc:example.org:2024:hang)"
+        ),
+        "{ordered_summary}"
+    );
+    // Completion order: every handle written, the URN alone unfinished.
+    assert_eq!(unordered.len(), 220);
+    assert!(unordered
+        .iter()
+        .all(|d| d["input"] != "urn:fdc:example.org:2024:hang"));
+    assert!(
+        unordered_summary.starts_with(
+            "summary (interrupted): 0 resolved, 220 not found, 0 invalid, 0 failed, 1 unfinished in "
+        ),
+        "{unordered_summary}"
+    );
+    assert!(
+        unordered_summary.contains(
+            " s; first unfinished: identifier 21 (stdin line 22: urn:fdc:example.org:2024:hang); \
+             results are in completion order"
+        ),
+        "{unordered_summary}"
+    );
+}
+
+/// `--quiet`: stderr holds the summary alone; the failures are in the output all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_keeps_stderr_to_the_summary() {
+    let bin = example("resolve");
+    let server = server().await;
+    let root = server.addr().to_string();
+    let input = "20.500.1/1\n20.500.1/nothere\nbad/\n20.500.1/alias\n";
+    let mut input = input.as_bytes().to_vec();
+    // A line that is not UTF-8 too.
+    input.extend_from_slice(b"\xff\xfe\n");
+    let loud = run_stdin(
+        &bin,
+        args(&["--root", &root, "--format", "tsv", "--keep-order", "-"]),
+        input.clone(),
+    )
+    .await;
+    let quiet = run_stdin(
+        &bin,
+        args(&[
+            "--root",
+            &root,
+            "--format",
+            "tsv",
+            "--keep-order",
+            "--quiet",
+            "-",
+        ]),
+        input,
+    )
+    .await;
+    assert_eq!(loud.status.code(), Some(2), "{}", stderr(&loud));
+    assert_eq!(quiet.status.code(), Some(2), "{}", stderr(&quiet));
+    let loud_err = stderr(&loud);
+    assert!(
+        loud_err.contains("error: 20.500.1/nothere: handle not found"),
+        "{loud_err}"
+    );
+    assert!(
+        loud_err.contains("note: 20.500.1/alias: an alias"),
+        "{loud_err}"
+    );
+    let quiet_err = stderr(&quiet);
+    let lines: Vec<&str> = quiet_err.lines().collect();
+    assert_eq!(lines.len(), 1, "{quiet_err}");
+    assert!(
+        lines[0].starts_with("summary: 2 resolved, 1 not found, 2 invalid, 0 failed in "),
+        "{quiet_err}"
+    );
+    // The same output, failures and their reasons included.
+    assert_eq!(loud.stdout, quiet.stdout);
+    let text = String::from_utf8_lossy(&quiet.stdout);
+    assert!(
+        text.contains("20.500.1/nothere\t20.500.1/nothere\t100\t\thandle not found (100)"),
+        "{text}"
+    );
+    assert!(text.contains("not UTF-8"), "{text}");
 }
 
 /// `--demo`: root → prefix handle → HS_SERV → site → the hashed server of a 3-server site.

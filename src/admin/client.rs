@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::auth::{Credentials, Identity};
 use crate::ident::Handle;
 use crate::resolver::{error_text, RequestSpec, ResolveError, Resolver, Site};
 use crate::wire::{
@@ -57,13 +58,19 @@ pub enum AdminError {
         /// The server's code.
         code: ResponseCode,
     },
-    /// The server did not accept the identity's answer to its challenge (403, 404).
-    #[error("{handle}: authentication failed ({code})")]
+    /// The server did not accept the identity's answer to its challenge (403, 404): the
+    /// message names the identity and says that the server refused its key.
+    #[error("{handle}: authentication failed ({code}){}", refused_key(identity.as_ref(), *secret_key))]
     AuthenticationFailed {
         /// The handle.
         handle: String,
         /// The server's code.
         code: ResponseCode,
+        /// The identity the resolver answered as (`None` when it has none).
+        identity: Option<Identity>,
+        /// True when that identity's key is a secret key (HS_SECKEY), false for a private
+        /// key (HS_PUBKEY).
+        secret_key: bool,
     },
     /// The server asked who we are and the resolver has no identity (402).
     #[error("{handle}: the server asks for authentication; the resolver has no identity")]
@@ -98,6 +105,27 @@ pub enum AdminError {
     /// The request did not get an answer (no site, network, deadline, a bad answer, ...).
     #[error(transparent)]
     Failed(#[from] ResolveError),
+}
+
+/// `: the server refused the secret key of 300:0.NA/20.500.1 (...)`: what a 403 or 404 to a
+/// challenge answer means, for the identity that answered; empty without one.
+fn refused_key(identity: Option<&Identity>, secret_key: bool) -> String {
+    let Some(identity) = identity else {
+        return String::new();
+    };
+    let handle = String::from_utf8_lossy(&identity.handle);
+    let index = identity.index;
+    if secret_key {
+        format!(
+            ": the server refused the secret key of {identity} (a wrong secret, or {handle} \
+             holds no HS_SECKEY at index {index})"
+        )
+    } else {
+        format!(
+            ": the server refused the signature of {identity}'s private key (a wrong key \
+             file, or {handle} holds no matching HS_PUBKEY at index {index})"
+        )
+    }
 }
 
 impl AdminError {
@@ -478,7 +506,14 @@ impl Admin {
                 Err(AdminError::NotPermitted { handle: text, code })
             }
             ResponseCode::AuthenticationFailed | ResponseCode::InvalidCredential => {
-                Err(AdminError::AuthenticationFailed { handle: text, code })
+                let me = self.resolver.settings().authenticator.as_deref();
+                Err(AdminError::AuthenticationFailed {
+                    handle: text,
+                    code,
+                    identity: me.map(|a| a.identity().clone()),
+                    secret_key: me
+                        .is_some_and(|a| matches!(a.credentials(), Credentials::SecretKey(_))),
+                })
             }
             ResponseCode::AuthenticationNeeded => {
                 Err(AdminError::AuthenticationNeeded { handle: text })

@@ -251,7 +251,10 @@ impl Identifier {
         }
     }
 
-    /// Everything `resolve --check` reports, ready for serde.
+    /// Everything `resolve --check` reports, ready for serde, for a resolver without the
+    /// CORDRA profile: the handle is the one such a resolver sends (a CORDRA id's suffix as
+    /// written), its CORDRA form beside it. [`Identifier::describe_with`] takes the profile
+    /// from the parse options.
     ///
     /// ```
     /// use handle_resolver::ident::Identifier;
@@ -259,23 +262,63 @@ impl Identifier {
     /// let d = Identifier::parse("doi:10.1045/april2006-paskin")?.describe("doi:10.1045/april2006-paskin");
     /// assert_eq!(d.handle.as_deref(), Some("10.1045/april2006-paskin"));
     /// assert_eq!(d.resolver_urls[1], "https://doi.org/10.1045/april2006-paskin");
+    /// let cordra = "100.102/f58fb49eb1f848f0a606e84cef294be5";
+    /// let d = Identifier::parse(cordra)?.describe(cordra);
+    /// assert_eq!(d.handle.as_deref(), Some(cordra));
+    /// assert_eq!(d.cordra_handle.as_deref(), Some("100.102/F58FB49EB1F848F0A606E84CEF294BE5"));
     /// # Ok::<(), handle_resolver::ident::IdentError>(())
     /// ```
     pub fn describe(&self, input: &str) -> Description {
-        let handle = self.normalized_handle();
+        self.describe_with(input, ParseOptions::default())
+    }
+
+    /// As [`Identifier::describe`], for a resolver reading identifiers with `options`: under
+    /// the CORDRA profile ([`ParseOptions::cordra_only`], what
+    /// [`ResolverBuilder::strict_cordra`](crate::ResolverBuilder::strict_cordra) sends) the
+    /// handle is a CORDRA id's CORDRA form (upper-case suffix).
+    ///
+    /// ```
+    /// use handle_resolver::ident::{Identifier, ParseOptions};
+    ///
+    /// let cordra = ParseOptions::default().cordra_only(true);
+    /// let input = "hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE5";
+    /// let d = Identifier::parse_with(input, cordra)?.describe_with(input, cordra);
+    /// assert_eq!(d.handle.as_deref(), Some("100.102/F58FB49EB1F848F0A606E84CEF294BE5"));
+    /// # Ok::<(), handle_resolver::ident::IdentError>(())
+    /// ```
+    pub fn describe_with(&self, input: &str, options: ParseOptions) -> Description {
+        // What is sent: the handle as written (its prefix normalized, which servers fold
+        // anyway), or under the CORDRA profile a CORDRA id's CORDRA form.
+        let cordra = self.as_cordra().map(|id| id.to_handle().normalized());
+        let handle = match &cordra {
+            Some(c) if options.is_cordra_only() => Some(c.clone()),
+            _ => self.to_handle().ok().map(|h| h.normalized()),
+        };
         let urn = self.as_urn();
+        let hdl_uri = handle.as_ref().map(|h| {
+            HandleUri::new(UriForm::Hdl, h.clone())
+                .with_query(self.query().map(str::to_string))
+                .with_fragment(self.fragment().map(str::to_string))
+                .to_string()
+        });
+        let urls = match (urn, &handle) {
+            (Some(urn), _) => urn.resolution_urls(),
+            (None, Some(h)) => resolver_urls(h, self.query(), self.fragment()),
+            (None, None) => Vec::new(),
+        };
         Description {
             input: input.to_string(),
             kind: self.kind(),
             prefix: handle.as_ref().map(|h| h.prefix().to_string()),
             suffix: handle.as_ref().map(|h| h.suffix().to_string()),
             handle: handle.as_ref().map(|h| h.to_string()),
+            cordra_handle: cordra.map(|h| h.to_string()),
             query: self.query().map(str::to_string),
             fragment: self.fragment().map(str::to_string),
-            hdl_uri: self.hdl_uri(),
+            hdl_uri,
             urn: urn.map(Urn::canonical),
             namespace: urn.map(Urn::namespace),
-            resolver_urls: self.resolver_urls(),
+            resolver_urls: urls,
             notes: urn.map(Urn::notes).unwrap_or_default(),
         }
     }
@@ -315,8 +358,12 @@ pub struct Description {
     pub input: String,
     /// `"handle"`, `"cordra"` or `"urn"`.
     pub kind: IdentifierKind,
-    /// The normalized handle; `None` for URNs.
+    /// The handle as a resolver sends it (its prefix normalized; a CORDRA id's suffix as
+    /// written, or its CORDRA form under the CORDRA profile); `None` for URNs.
     pub handle: Option<String>,
+    /// A CORDRA id's CORDRA form (upper-case suffix), what the CORDRA profile sends; `None`
+    /// for other identifiers.
+    pub cordra_handle: Option<String>,
     /// The handle's prefix; `None` for URNs.
     pub prefix: Option<String>,
     /// The handle's suffix; `None` for URNs.
@@ -325,13 +372,13 @@ pub struct Description {
     pub query: Option<String>,
     /// URI fragment, without `#`.
     pub fragment: Option<String>,
-    /// The `hdl:` form; `None` for URNs.
+    /// The `hdl:` form of `handle`, with query and fragment; `None` for URNs.
     pub hdl_uri: Option<String>,
     /// The canonical URN; `None` for handles.
     pub urn: Option<String>,
     /// `"fdc"` or `"urn-3"`; `None` for handles.
     pub namespace: Option<&'static str>,
-    /// HTTP URLs that resolve it.
+    /// HTTP URLs that resolve it (for a handle, of `handle`).
     pub resolver_urls: Vec<String>,
     /// Remarks, such as a reserved fdc DateId.
     pub notes: Vec<String>,

@@ -210,6 +210,20 @@ pub enum ErrorKind {
     /// Not a command (also a whitespace-only line, a leading blank, a TAB separator).
     #[error("error in command line")]
     CommandLine,
+    /// Not a command, on the first such line that holds bytes which are not UTF-8 (read as
+    /// U+FFFD, as the reference reads them): the file is binary or in another encoding.
+    /// Logged and counted as [`ErrorKind::CommandLine`], with the reason; later such lines
+    /// are plain `CommandLine`s.
+    #[error(
+        "error in command line (the file is not UTF-8 text: line {line} has a byte that is \
+         not UTF-8 at byte {byte})"
+    )]
+    NotUtf8 {
+        /// Physical line number (1-based).
+        line: u32,
+        /// Offset in the line of its first byte that is not UTF-8.
+        byte: usize,
+    },
     /// CREATE / ADD / MODIFY / DELETE without a handle.
     #[error("error in handle name string")]
     HandleName,

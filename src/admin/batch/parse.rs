@@ -90,7 +90,9 @@ impl<'a> Lines<'a> {
 }
 
 /// Parses a whole batch file. Never fails: what the reference would log as `INVALID` is an
-/// [`Entry`] holding a [`BatchError`] naming the line.
+/// [`Entry`] holding a [`BatchError`] naming the line. `text` is the file decoded as the
+/// reference decodes it (`String::from_utf8_lossy`: bytes that are not UTF-8 become U+FFFD);
+/// the first line they leave no command says so ([`ErrorKind::NotUtf8`]).
 ///
 /// ```
 /// use handle_resolver::admin::batch::{parse, Command};
@@ -104,6 +106,8 @@ pub fn parse(text: &str, files: &mut dyn FileSource) -> Batch {
     let mut lines = Lines::new(text);
     let mut entries = Vec::new();
     let mut n: u32 = 0;
+    // Whether a line that is no command was said to be not UTF-8 (once per file).
+    let mut said_not_utf8 = false;
     while let Some((line_no, line)) = lines.next_line() {
         n = n.saturating_add(1);
         if line.is_empty() {
@@ -187,7 +191,21 @@ pub fn parse(text: &str, files: &mut dyn FileSource) -> Batch {
                     push(Ok(Command::SessionSetup(options)));
                 }
             }
-            _ => push(Err(err(ErrorKind::CommandLine))),
+            _ => {
+                // Bytes that were not UTF-8 come as U+FFFD (the caller decodes as the
+                // reference does): say so once, on the first line they make invalid.
+                let kind = match line.find(char::REPLACEMENT_CHARACTER) {
+                    Some(byte) if !said_not_utf8 => {
+                        said_not_utf8 = true;
+                        ErrorKind::NotUtf8 {
+                            line: line_no,
+                            byte,
+                        }
+                    }
+                    _ => ErrorKind::CommandLine,
+                };
+                push(Err(err(kind)))
+            }
         }
     }
     Batch { entries, lines: n }

@@ -191,3 +191,47 @@ fn each_outcome_has_one_json_form() {
     assert_eq!(invalid["outcome"], "invalid");
     assert_eq!(invalid["message"], "error in command line");
 }
+
+/// A file that is not UTF-8 (read as the reference reads it, each bad sequence as U+FFFD):
+/// the first line it leaves no command says so, with the line and the byte; the others are
+/// the reference's `error in command line`, and valid commands stay valid.
+#[test]
+fn a_file_that_is_not_utf8_is_said_so_once() {
+    let bytes = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\nDELETE 20.500.1/x\nab\xff\xfecd\n";
+    let text = String::from_utf8_lossy(bytes);
+    let batch = parse(&text, &mut |_: &str| None);
+    let kinds: Vec<(u32, ErrorKind)> = batch
+        .entries
+        .iter()
+        .filter_map(|e| e.command.as_ref().err())
+        .map(|e| (e.line, e.kind.clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (1, ErrorKind::NotUtf8 { line: 1, byte: 0 }),
+            (2, ErrorKind::CommandLine),
+            (3, ErrorKind::CommandLine),
+            (4, ErrorKind::CommandLine),
+            (6, ErrorKind::CommandLine),
+        ]
+    );
+    assert!(matches!(
+        batch.entries[4].command,
+        Ok(Command::Delete { .. })
+    ));
+    assert_eq!(
+        ErrorKind::NotUtf8 { line: 1, byte: 0 }.to_string(),
+        "error in command line (the file is not UTF-8 text: line 1 has a byte that is not \
+         UTF-8 at byte 0)"
+    );
+    // A U+FFFD after valid text: its byte offset in the line.
+    let batch = parse(
+        &String::from_utf8_lossy(b"CREAT\xe9 x\n"),
+        &mut |_: &str| None,
+    );
+    let Err(e) = &batch.entries[0].command else {
+        panic!("{:?}", batch.entries[0])
+    };
+    assert_eq!(e.kind, ErrorKind::NotUtf8 { line: 1, byte: 5 });
+}

@@ -226,8 +226,14 @@ fn a_cordra_like_suffix_is_sent_as_written_and_shown_in_cordra_form() {
         assert_eq!(id.kind(), IdentifierKind::Cordra, "{input}");
         assert_eq!(id.to_handle().unwrap().as_str(), written, "{input}");
         assert_eq!(id.normalized_handle().unwrap().as_str(), upper, "{input}");
+        // Described as sent: as written, the CORDRA form beside it (and as the handle
+        // under the CORDRA profile).
+        let d = id.describe(&input);
+        assert_eq!(d.handle.as_deref(), Some(written), "{input}");
+        assert_eq!(d.cordra_handle.as_deref(), Some(upper), "{input}");
+        let cordra = ParseOptions::default().cordra_only(true);
         assert_eq!(
-            id.describe(&input).handle.as_deref(),
+            id.describe_with(&input, cordra).handle.as_deref(),
             Some(upper),
             "{input}"
         );

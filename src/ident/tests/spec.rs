@@ -193,9 +193,12 @@ fn describe_reports_every_field_tools_rely_on() {
     assert_eq!(json["kind"], "cordra");
     assert_eq!(json["query"], "a=b");
     assert_eq!(json["fragment"], "c");
+    // The handle as sent (as written), its CORDRA form beside it.
+    assert_eq!(json["handle"], "100.102/F58FB49EB1F848f0A606E84CEF294BE5");
+    assert_eq!(json["cordra_handle"], format!("100.102/{CORDRA_SUFFIX}"));
     assert_eq!(
         json["hdl_uri"],
-        format!("hdl:100.102/{CORDRA_SUFFIX}?a=b#c")
+        "hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE5?a=b#c"
     );
     assert!(json["urn"].is_null());
 }
