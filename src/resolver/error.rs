@@ -589,6 +589,18 @@ impl ResolveError {
 
     /// The transport of the exchange that failed, when the failure is of one exchange
     /// ([`TransportKind::Rest`] for a handle proxy's REST API).
+    ///
+    /// ```
+    /// use handle_resolver::transport::{HttpError, TransportError, TransportKind};
+    /// use handle_resolver::ResolveError;
+    ///
+    /// let e = ResolveError::Proxy {
+    ///     url: Box::new("http://127.0.0.1:8000/api/handles/20.500.1/x".parse().unwrap()),
+    ///     error: TransportError::Http(HttpError::EmptyBody { status: 200 }),
+    /// };
+    /// assert_eq!(e.transport(), Some(TransportKind::Rest));
+    /// assert_eq!(e.server(), None);
+    /// ```
     pub fn transport(&self) -> Option<TransportKind> {
         match self {
             ResolveError::Transport { kind, .. } => Some(*kind),
@@ -599,6 +611,21 @@ impl ResolveError {
 
     /// The transport's own error, for a failure at the transport (an exchange with a server
     /// or a handle proxy).
+    ///
+    /// ```
+    /// use handle_resolver::transport::{TransportError, TransportKind};
+    /// use handle_resolver::ResolveError;
+    ///
+    /// let e = ResolveError::Transport {
+    ///     server: "127.0.0.1:2641".parse().unwrap(),
+    ///     kind: TransportKind::Udp,
+    ///     error: TransportError::Timeout,
+    ///     sites_asked: 1,
+    /// };
+    /// assert!(e.transport_error().is_some_and(|t| t.is_timeout()));
+    /// // The server was silent, but the call's deadline did not pass.
+    /// assert!(!e.is_timeout() && e.is_network());
+    /// ```
     pub fn transport_error(&self) -> Option<&TransportError> {
         match self {
             ResolveError::Transport { error, .. } | ResolveError::Proxy { error, .. } => {
@@ -655,6 +682,15 @@ impl ResolveError {
 
     /// Why the identifier is not valid, for [`ResolveError::InvalidIdentifier`] (the input
     /// and the byte offset at fault are in it).
+    ///
+    /// ```
+    /// use handle_resolver::ident::ErrorKind;
+    /// use handle_resolver::{Identifier, ResolveError};
+    ///
+    /// let e = ResolveError::from(Identifier::parse("10..1/x").unwrap_err());
+    /// assert_eq!(e.ident_error().map(|i| i.kind()), Some(ErrorKind::EmptyPrefixSegment));
+    /// assert!(e.is_input_error());
+    /// ```
     pub fn ident_error(&self) -> Option<&IdentError> {
         match self {
             ResolveError::InvalidIdentifier(e) => Some(e),
@@ -663,6 +699,20 @@ impl ResolveError {
     }
 
     /// The deadline that passed, for a [`ResolveError::Timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use handle_resolver::ResolveError;
+    ///
+    /// // `Resolver::send_message` of a message that names no handle: the server it asked.
+    /// let e = ResolveError::Timeout {
+    ///     handle: None,
+    ///     server: Some("127.0.0.1:2641".parse().unwrap()),
+    ///     after: Duration::from_millis(1500),
+    /// };
+    /// assert_eq!(e.deadline(), Some(Duration::from_millis(1500)));
+    /// assert_eq!(e.to_string(), "request to 127.0.0.1:2641: no answer within 1.5 s");
+    /// ```
     pub fn deadline(&self) -> Option<Duration> {
         match self {
             ResolveError::Timeout { after, .. } => Some(*after),
