@@ -117,7 +117,7 @@ pub(crate) fn parse(
     let options = ParseOptions::default().lenient(lenient).cordra_only(cordra);
     match LibIdentifier::parse_with(identifier.trim(), options) {
         Ok(id) => {
-            let description = id.describe(identifier);
+            let description = id.describe_with(identifier, options);
             let json = serde_json::to_value(&description).map_err(|e| {
                 pyo3::exceptions::PyValueError::new_err(format!("cannot describe it: {e}"))
             })?;
