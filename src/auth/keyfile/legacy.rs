@@ -29,7 +29,7 @@ use zeroize::Zeroizing;
 
 use super::super::error::KeyFileError;
 use super::super::keys::PrivateKey;
-use super::pem::MAX_PKCS8_PBKDF2_ITERATIONS;
+use super::MAX_PKCS8_PBKDF2_ITERATIONS;
 
 /// `pbeWithSHAAnd3-KeyTripleDES-CBC` (RFC 7292 Appendix C): the JDK's `PBEWithSHA1AndDESede`.
 pub(super) const OID: ObjectIdentifier = ::pkcs12::PKCS_12_PBE_WITH_SHAAND3_KEY_TRIPLE_DES_CBC;

@@ -76,7 +76,11 @@ use crate::wire::PublicKey;
 
 pub use generate::KeySpec;
 pub use legacy::PKCS12_PBE_ITERATIONS;
-pub use pem::{pem_block, MAX_PKCS8_PBKDF2_ITERATIONS, PKCS8_PBKDF2_ITERATIONS};
+pub use pem::{pem_block, PKCS8_PBKDF2_ITERATIONS};
+
+/// The most PBKDF2 (PBES2) or PKCS#12-KDF rounds an encrypted PKCS#8 file may ask for, read
+/// in `pem.rs` and `legacy.rs` alike (here, so that neither imports the other for it).
+pub const MAX_PKCS8_PBKDF2_ITERATIONS: u32 = 10_000_000;
 
 /// How a private key written as PKCS#8 PEM under a passphrase is encrypted. Either is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -21,14 +21,13 @@ use zeroize::Zeroizing;
 
 use super::super::error::KeyFileError;
 use super::super::keys::{dsa_parameters_checked, dsa_public_key, PrivateKey};
+use super::MAX_PKCS8_PBKDF2_ITERATIONS;
 use super::{legacy, usable, Pkcs8Encryption};
 use crate::wire::PublicKey;
 
 /// PBKDF2-HMAC-SHA-256 rounds of the encrypted PKCS#8 files written (OWASP's figure for
 /// that function, 2023).
 pub const PKCS8_PBKDF2_ITERATIONS: u32 = 600_000;
-/// The most PBKDF2 rounds an encrypted PKCS#8 file may ask for.
-pub const MAX_PKCS8_PBKDF2_ITERATIONS: u32 = 10_000_000;
 /// The most memory (bytes) an scrypt-encrypted PKCS#8 file may ask for: 128 · r · N.
 const MAX_SCRYPT_MEMORY: u64 = 128 << 20;
 /// The most scrypt parallelism (each lane costs the whole memory's time again).
