@@ -22,7 +22,7 @@
 //!    health (breaker), UDP limit, session.
 //!
 //! Below them, used by every stage and using none: `site.rs` ([`Site`]), `query.rs`,
-//! `record.rs`, `error.rs`, `settings.rs`, and `support/` (single flight, the trace of
+//! `record.rs`, `error.rs` (and `error_kind.rs`, what a program asks of one), `settings.rs`, and `support/` (single flight, the trace of
 //! attempts, the hedged race, the caches, the clock, the deadline). Administration
 //! (`crate::admin`) and URN resolution (`crate::urn`) sit beside the resolver and reach
 //! servers through it.
@@ -50,7 +50,9 @@
 mod ask;
 mod build_error;
 mod builder;
+mod builder_endpoints;
 mod error;
+mod error_kind;
 mod locate;
 mod peers;
 mod proxy;
@@ -66,7 +68,8 @@ mod target;
 
 pub use build_error::BuildError;
 pub use builder::ResolverBuilder;
-pub use error::{ProtocolViolation, ResolveError, ResolveErrorKind, SignatureFailure};
+pub use error::{ProtocolViolation, ResolveError, SignatureFailure};
+pub use error_kind::ResolveErrorKind;
 pub use query::Query;
 pub use record::{Attempt, AttemptOutcome, HandleRecord, Rejection, Source};
 pub use resolver::{ResolveMany, Resolver, SiteAnswer};
