@@ -21,6 +21,9 @@ cargo test --all-features
 # The Python tests compare with the resolve CLI's output (built by cargo test already).
 cargo build --all-features --examples
 
+step "the README's commands against the bundled test server"
+"$PYTHON" scripts/readme-commands.py
+
 make_venv() {
     "$PYTHON" -m venv "$VENV" 2>/dev/null && "$VENV/bin/python" -m pip --version >/dev/null 2>&1 && return 0
     rm -rf "$VENV"
@@ -59,10 +62,10 @@ step "pip install ./python (the release build of the extension)"
 "$PY" -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
 
 step "Python lints: ruff, mypy --strict"
-PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py scripts/bench-pyhandle.py)
+PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py scripts/bench-pyhandle.py scripts/readme-commands.py)
 "$VENV/bin/ruff" check --config python/pyproject.toml "${PY_SOURCES[@]}"
 "$VENV/bin/ruff" format --config python/pyproject.toml --check "${PY_SOURCES[@]}"
-(cd python && "$VENV/bin/mypy" pysrc/handle_resolver tests ../examples/python ../scripts/bench-python.py ../scripts/bench-pyhandle.py)
+(cd python && "$VENV/bin/mypy" pysrc/handle_resolver tests ../examples/python ../scripts/bench-python.py ../scripts/bench-pyhandle.py ../scripts/readme-commands.py)
 
 step "pytest python/tests"
 # Run from outside the source tree, so that the installed package is the one tested.

@@ -1,7 +1,7 @@
 //! The README's `admin` walk-through ("Authentication and administration") run as written,
 //! line by line with `sh`, against the bundled test server's data
-//! (`fixtures/testserver/handles.json`: the prefix administrator `300:0.NA/20.500.1` and its
-//! secret file), only the port put in: create, read a non-public value, add, modify,
+//! (`fixtures/testserver/handles.json`: the prefix administrator `0.NA/20.500.1` with its
+//! secret `300` and its RSA key `301`, and their files), only the port put in: create, read a non-public value, add, modify,
 //! remove, list, delete, under the reference's permission rules.
 
 use std::path::Path;
@@ -47,7 +47,7 @@ async fn the_readme_admin_walkthrough_runs_as_written() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     for line in [
-        "created 20.500.1/new (3 values)",
+        "created 20.500.1/new (4 values)",
         "for its administrators only",
         "20.500.1/new: 2 values added",
         "20.500.1/new: 1 value modified",
