@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every test, Rust and Python: `cargo test --all-features`, then the Python package built
-# (release, as `pip install ./python` builds it) into a virtual environment of its own with
-# pytest, ruff, mypy and Dask from PyPI, its lints, and pytest.
+# Every test, Rust and Python: `cargo test --all-features`, the README's commands against the
+# bundled test server, then the Python package's wheel (a release build, scripts/build-wheel.sh)
+# installed into a virtual environment of its own with pytest, ruff, mypy and Dask from PyPI,
+# its lints, and pytest.
 #
 #   scripts/test-all.sh            # what .ci/run runs
 #   HR_VENV=/some/venv scripts/test-all.sh
@@ -56,10 +57,12 @@ export PATH="$VENV/bin:$PATH"
 "$PY" -m pip install --quiet "maturin>=1.7,<2" "pytest>=7" "ruff>=0.6" "mypy>=1.11" \
     "dask[bag]>=2023.1" "distributed>=2023.1" "pyhandle==1.5.0"
 
-step "pip install ./python (the release build of the extension)"
-# --no-build-isolation: maturin is in the venv already; the build uses the workspace's
-# target/ (incremental, as cargo's own builds).
-"$PY" -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
+step "the wheel (scripts/build-wheel.sh: the release build of the extension), installed"
+# The venv's maturin builds it, into the workspace's target/ (incremental, as cargo's own
+# builds); python/tests/test_wheel.py installs it again where there is no Rust toolchain.
+HR_WHEEL=$(scripts/build-wheel.sh | tail -n 1)
+export HR_WHEEL
+"$PY" -m pip install --quiet --force-reinstall --no-deps "$HR_WHEEL"
 
 step "Python lints: ruff, mypy --strict"
 PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py scripts/bench-pyhandle.py scripts/readme-commands.py)
