@@ -32,10 +32,16 @@ impl Identifier {
     fn kind(&self) -> String {
         self.json["kind"].as_str().unwrap_or_default().to_string()
     }
-    /// The normalized handle (`None` for a URN).
+    /// The handle as a resolver sends it: the prefix normalized, the suffix as written (a
+    /// CORDRA id's upper-case form is `cordra_handle`); `None` for a URN.
     #[getter]
     fn handle(&self) -> Option<&str> {
         self.description.handle.as_deref()
+    }
+    /// A CORDRA id's upper-case CORDRA form (`None` for other identifiers).
+    #[getter]
+    fn cordra_handle(&self) -> Option<&str> {
+        self.description.cordra_handle.as_deref()
     }
     /// The handle's prefix.
     #[getter]

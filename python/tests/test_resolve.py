@@ -186,6 +186,11 @@ def test_parse_is_check_json(resolve_cli: Path) -> None:
     )
     urn = hr.parse("urn:fdc:example.com:2002:A572007")
     assert urn.kind == "urn" and urn.namespace == "fdc" and urn.handle is None
+    assert urn.cordra_handle is None and p.cordra_handle is None
+    # A CORDRA id: sent as written, its CORDRA form beside it.
+    cordra = hr.parse("hdl://100.102/F58FB49EB1F848f0A606E84CEF294BE5")
+    assert cordra.handle == "100.102/F58FB49EB1F848f0A606E84CEF294BE5"
+    assert cordra.cordra_handle == "100.102/F58FB49EB1F848F0A606E84CEF294BE5"
     with pytest.raises(hr.InvalidIdentifier) as info:
         hr.parse("hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE", cordra=True)
     assert isinstance(info.value, ValueError) and "31 hex digits" in str(info.value)

@@ -124,7 +124,12 @@ class Identifier:
     @property
     def kind(self) -> Literal["handle", "cordra", "urn"]: ...
     @property
-    def handle(self) -> str | None: ...
+    def handle(self) -> str | None:
+        """The handle as a resolver sends it: the prefix normalized, the suffix as written;
+        ``None`` for a URN."""
+    @property
+    def cordra_handle(self) -> str | None:
+        """A CORDRA id's upper-case CORDRA form (``None`` for other identifiers)."""
     @property
     def prefix(self) -> str | None: ...
     @property
