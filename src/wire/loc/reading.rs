@@ -111,6 +111,11 @@ pub(crate) fn range_holds(range: &str, client: IpAddr) -> bool {
     (start..=end).contains(&target)
 }
 
+/// `text` URL-component-encoded (as JavaScript's `encodeURIComponent`).
+pub(crate) fn encode_component(text: &str) -> String {
+    utf8_percent_encode(text, COMPONENT).to_string()
+}
+
 /// `template` with `{hdl}` replaced by `handle` URL-component-encoded, then `{hdl:path}` by
 /// `handle` path-encoded.
 pub(crate) fn fill_template(template: &str, handle: &str) -> String {
