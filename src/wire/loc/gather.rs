@@ -68,6 +68,14 @@ pub struct ConsultedTtl {
     pub other_handle: bool,
 }
 
+impl ConsultedTtl {
+    /// The TTL of a value consulted: of the handle itself, or (`other_handle`) of an
+    /// included or namespace handle.
+    pub fn new(ttl: Ttl, other_handle: bool) -> ConsultedTtl {
+        ConsultedTtl { ttl, other_handle }
+    }
+}
+
 /// A handle's locations being gathered (see the module documentation).
 ///
 /// ```
