@@ -80,8 +80,9 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     reference_store: Option<PathBuf>,
     /// With `--reference-store`: keep the file's HS_SITE values as stored (naming the server
-    /// the file was recorded from) instead of replacing them by this server's own; clients
-    /// then reach this server with `--server` only.
+    /// the file was recorded from) instead of replacing them by this server's own, and serve
+    /// every `0.NA/` handle as that server, its own root, did; clients then reach this server
+    /// with `--server` only.
     #[arg(long, requires = "reference_store")]
     keep_sites: bool,
     /// A server administrator (INDEX:HANDLE, e.g. 300:0.NA/20.500.12345): may home and unhome
@@ -224,8 +225,11 @@ async fn serve(args: &Args) -> Result<(), String> {
         .map_err(|e| format!("{file_name}: {e}"))?;
     let file_name = match (&reference, &args.reference_store) {
         (Some(reference), Some(path)) => {
-            let own_site = server.site_value(1).data;
-            reference.fill(&store, (!args.keep_sites).then_some(&own_site));
+            if args.keep_sites {
+                reference.fill_as_recorded(&store);
+            } else {
+                reference.fill(&store, Some(&server.site_value(1).data));
+            }
             path.display().to_string()
         }
         _ => file_name,

@@ -128,4 +128,24 @@ impl ReferenceStore {
             store.insert(handle, values);
         }
     }
+
+    /// Stores every handle in `store` as the file holds it (HS_SITE values kept) and serves
+    /// as the server that wrote it did when it was the root of its own Handle System (the
+    /// gateway sets' lab server, `testserver --reference-store FILE --keep-sites`): homes
+    /// [`homed_prefixes`](Self::homed_prefixes) and `0.NA`, so that its `0.NA/` records are
+    /// answered and a `0.NA/` handle it lacks is not found.
+    ///
+    /// ```
+    /// use handle_resolver::testing::{ReferenceStore, Store};
+    /// let file = ReferenceStore::parse(r#"{"handles": [{"handle": "0.NA/20.500.1", "values": []}]}"#)?;
+    /// let store = Store::case_insensitive();
+    /// file.fill_as_recorded(&store);
+    /// assert!(store.serves("0.NA/20.500.1") && store.serves("0.NA/20.500.2"));
+    /// assert!(store.serves("20.500.1/x") && !store.serves("20.500.2/x"));
+    /// # Ok::<(), handle_resolver::testing::StoreFileError>(())
+    /// ```
+    pub fn fill_as_recorded(&self, store: &Store) {
+        self.fill(store, None);
+        store.home_prefix("0.NA");
+    }
 }

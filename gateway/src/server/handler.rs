@@ -19,7 +19,7 @@ use crate::upstream::{LookupError, Resolution};
 /// Where the reference's `/help.html` sends a client.
 pub const HELP_URL: &str = "http://www.handle.net/proxy.html";
 
-/// What a handle keeps in a proxy URL's path: letters, digits, `-_.!~*'()` and `/`.
+/// What a handle keeps in a proxy URL's path: letters, digits, `-_.!~*'()`, `/` and `;`.
 const PATH: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'_')
@@ -30,7 +30,8 @@ const PATH: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'\'')
     .remove(b'(')
     .remove(b')')
-    .remove(b'/');
+    .remove(b'/')
+    .remove(b';');
 
 /// A request as received.
 #[derive(Debug, Clone)]
