@@ -52,7 +52,7 @@ mod tests {
 
     #[test]
     fn redirect_types() {
-        let v = |t: &str| HandleValue::new(1, t, "x");
+        let v = |t: &str| HandleValue::new(1, t.to_owned(), "x");
         assert!(can_redirect(&[v("URL.pdf")]));
         assert!(can_redirect(&[v("10320/loc")]));
         assert!(!can_redirect(&[

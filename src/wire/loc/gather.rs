@@ -171,7 +171,7 @@ struct Run<'a> {
 }
 
 /// The `<locs>` handles of an `HS_NAMESPACE` text (direct children of its root).
-fn namespace_locs(text: &str) -> Vec<String> {
+pub(super) fn namespace_locs(text: &str) -> Vec<String> {
     let mut reader = quick_xml::Reader::from_str(text);
     let mut depth = 0usize;
     let mut current: Option<String> = None;
@@ -578,17 +578,5 @@ impl LocationGather {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn namespace_location_handles() {
-        assert_eq!(
-            namespace_locs(
-                "<NAMESPACE>\n<contact>x@example.org</contact>\n<locs> 20.500.1/ns </locs><locs>20.500.1/b</locs>\n</NAMESPACE>"
-            ),
-            ["20.500.1/ns", "20.500.1/b"]
-        );
-        assert!(namespace_locs("<NAMESPACE/>").is_empty());
-    }
-}
+#[path = "gather_tests.rs"]
+mod tests;
