@@ -5,7 +5,8 @@
 //! One folder per concern: [`config`] (the command line and the TOML file), [`path`] (the
 //! handle and parameters of a request), [`redirect`] (status, `Location`, `Expires`, page),
 //! [`locations`] (the `10320/loc` choice with its includes and namespaces), [`aliases`]
-//! (HS_ALIAS), [`upstream`] (the resolver), [`pages`] (the other answers), [`server`] (axum).
+//! (HS_ALIAS), [`upstream`] (the resolver), [`pages`] and [`rest`] (the other answers, in a
+//! first form), [`server`] (axum).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,5 +26,6 @@ pub mod locations;
 pub mod pages;
 pub mod path;
 pub mod redirect;
+pub mod rest;
 pub mod server;
 pub mod upstream;

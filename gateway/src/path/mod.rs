@@ -121,13 +121,13 @@ pub fn normalize(handle: &str) -> (String, bool, bool) {
     let mut hdl = handle.to_owned();
     let (mut api, mut old_api) = (false, false);
     let lower = hdl.to_lowercase();
-    if lower.starts_with("api/handles/") {
-        api = true;
-        hdl = hdl[12..].to_owned();
-    } else if lower.starts_with("api/") {
+    if lower.starts_with("api/handles/") || lower == "api/handles" {
+        // The REST servlet's own path: no scheme is stripped there.
+        return (hdl.get(12..).unwrap_or_default().to_owned(), true, false);
+    } else if lower.starts_with("api/") || lower == "api" {
         api = true;
         old_api = true;
-        hdl = hdl[4..].to_owned();
+        hdl = hdl.get(4..).unwrap_or_default().to_owned();
     }
     let lower = hdl.to_lowercase();
     if lower.starts_with("info:doi/") || lower.starts_with("info:hdl/") {
@@ -299,5 +299,11 @@ mod tests {
         assert_eq!(r.handle, "20.500.1/x");
         let r = get("/api/20.500.1/x", None);
         assert!(r.api && r.old_api);
+        assert_eq!(
+            get("/api/handles/hdl:20.500.1/x", None).handle,
+            "hdl:20.500.1/x"
+        );
+        let r = get("/api/handles", None);
+        assert!(r.api && !r.old_api && r.handle.is_empty());
     }
 }

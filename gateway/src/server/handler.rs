@@ -14,6 +14,7 @@ use crate::locations;
 use crate::pages;
 use crate::path::{self, ProxyRequest};
 use crate::redirect::{self, earliest_expiry, Answer, RedirectParts};
+use crate::rest;
 use crate::upstream::{LookupError, Resolution};
 
 /// Where the reference's `/help.html` sends a client.
@@ -56,8 +57,14 @@ pub struct Incoming {
 }
 
 impl Incoming {
-    /// A request with no header and no body.
-    pub fn new(method: &str, path: &str, query: Option<&str>, client: SocketAddr) -> Incoming {
+    /// An HTTP/1.1 request with no header and no body, from `client` to `local`.
+    pub fn new(
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+        client: IpAddr,
+        local: SocketAddr,
+    ) -> Incoming {
         Incoming {
             method: method.to_owned(),
             path: path.to_owned(),
@@ -65,8 +72,8 @@ impl Incoming {
             http10: false,
             headers: Vec::new(),
             body: Vec::new(),
-            client: client.ip(),
-            local: client,
+            client,
+            local,
         }
     }
 
@@ -89,9 +96,16 @@ impl Incoming {
 /// The proxy's answer to `req`, resolving through `resolution`.
 pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
     let method = req.method.to_ascii_uppercase();
+    if !req.http10 && req.header("Host").is_none() {
+        // HTTP/1.1 requires a Host (the reference's Jetty answers so).
+        let mut a = Answer::new(400).header("Content-Type", "text/html;charset=iso-8859-1");
+        a.body = b"<h1>Bad Message 400</h1><pre>reason: No Host</pre>".to_vec();
+        return a;
+    }
     let mut answer = match method.as_str() {
         "GET" | "HEAD" | "POST" => proxy(resolution, req).await,
         "OPTIONS" => Answer::new(200).header("Allow", "GET, HEAD, POST, TRACE, OPTIONS"),
+        "TRACE" => trace(req),
         "PUT" | "DELETE" => Answer::new(405),
         _ => Answer::new(501),
     };
@@ -102,6 +116,25 @@ pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
             .insert(0, ("Access-Control-Allow-Origin".into(), origin.to_owned()));
     }
     answer
+}
+
+/// `TRACE`: the request's head echoed, `message/http`.
+fn trace(req: &Incoming) -> Answer {
+    let mut text = format!(
+        "TRACE {}{} {}\r\n",
+        req.path,
+        req.query
+            .as_deref()
+            .map(|q| format!("?{q}"))
+            .unwrap_or_default(),
+        if req.http10 { "HTTP/1.0" } else { "HTTP/1.1" }
+    );
+    for (k, v) in &req.headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let mut a = Answer::new(200).header("Content-Type", "message/http");
+    a.body = text.into_bytes();
+    a
 }
 
 /// The proxy's own base URL for this request: `http://` and the `Host` header, else the
@@ -146,6 +179,12 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         Vec::new()
     };
     let pr = ProxyRequest::read(&req.method, &req.path, req.query.as_deref(), &form);
+    if pr.api {
+        if pr.old_api {
+            return rest::unknown_endpoint(&req.method.to_ascii_uppercase(), &req.path);
+        }
+        return rest::answer(resolution, &pr.handle, &pr.params).await;
+    }
     if pr.handle.is_empty() {
         return pages::query_page();
     }
@@ -161,14 +200,20 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         .map(str::parse)
         .collect::<Result<_, _>>()
         .unwrap_or_default();
+    let action = pr.params.get("action").map(str::to_ascii_lowercase);
+    if action.as_deref() == Some("api") {
+        return rest::answer(resolution, &handle, &pr.params).await;
+    }
     let values = match resolution.values(&handle, &types, &indexes).await {
         Ok(v) => v,
+        Err(LookupError::Resolve(e)) if e.kind() == ResolveErrorKind::NoMatchingValues => {
+            Vec::new()
+        }
         Err(e) => return lookup_failed(&pr.handle, &e),
     };
-    let action = pr.params.get("action").map(str::to_ascii_lowercase);
     let metadata = action.as_deref() == Some("metadata");
     let show_values = match action.as_deref() {
-        Some("showvalues") | Some("showurls") | Some("api") => true,
+        Some("showvalues") | Some("showurls") => true,
         Some(_) => false,
         None => pr.params.has("noredirect"),
     };

@@ -189,7 +189,7 @@ pub fn other(record: &Json, got: &Received, context: &Context) -> Vec<String> {
     let mut problems = Vec::new();
     let r = &record["response"];
     if u64::from(got.status) != r["status"].as_u64().unwrap_or(0) {
-        problems.push("status".into());
+        problems.push(format!("status {}", got.status));
     }
     let location = r["selected"]["location"]
         .as_str()

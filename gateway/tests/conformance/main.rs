@@ -12,7 +12,8 @@
 //! the recorded shares within 5 points.
 //!
 //! The set is the folder named by `HANDLE_GATEWAY_SET` (default `fixtures/gateway/`); the
-//! test fails when it is missing. It names no handle of its own: every name comes from the
+//! test fails when it is missing. `HANDLE_GATEWAY_VERBOSE=1` lists what differs in the
+//! requests that are not redirects. It names no handle of its own: every name comes from the
 //! set's files.
 
 mod compare;
@@ -148,6 +149,8 @@ fn the_gateway_answers_as_the_recorded_proxy() {
 
     let (mut redirects, mut redirect_ok, mut retried) = (0, 0, 0);
     let (mut others, mut others_status, mut others_ok) = (0, 0, 0);
+    // HANDLE_GATEWAY_VERBOSE=1 lists what differs in the other requests.
+    let verbose = std::env::var_os("HANDLE_GATEWAY_VERBOSE").is_some();
     let mut failures = Vec::new();
     for record in &records {
         let id = record["id"].as_str().unwrap_or("?");
@@ -187,8 +190,11 @@ fn the_gateway_answers_as_the_recorded_proxy() {
             if u64::from(got.status) == status {
                 others_status += 1;
             }
-            if compare::other(record, &got, &context).is_empty() {
+            let problems = compare::other(record, &got, &context);
+            if problems.is_empty() {
                 others_ok += 1;
+            } else if verbose {
+                println!("part 2: {id}: {} (recorded {status})", problems.join("; "));
             }
         }
     }
