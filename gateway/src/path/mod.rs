@@ -120,7 +120,8 @@ fn query_params(path: &str, query: Option<&str>, params: &mut Params) {
 pub fn normalize(handle: &str) -> (String, bool, bool) {
     let mut hdl = handle.to_owned();
     let (mut api, mut old_api) = (false, false);
-    let lower = hdl.to_lowercase();
+    // ASCII case only: the prefixes are ASCII, and the byte offsets stay those of `hdl`.
+    let lower = hdl.to_ascii_lowercase();
     if lower.starts_with("api/handles/") || lower == "api/handles" {
         // The REST servlet's own path: no scheme is stripped there.
         return (hdl.get(12..).unwrap_or_default().to_owned(), true, false);
@@ -129,11 +130,11 @@ pub fn normalize(handle: &str) -> (String, bool, bool) {
         old_api = true;
         hdl = hdl.get(4..).unwrap_or_default().to_owned();
     }
-    let lower = hdl.to_lowercase();
+    let lower = hdl.to_ascii_lowercase();
     if lower.starts_with("info:doi/") || lower.starts_with("info:hdl/") {
-        hdl = hdl[9..].to_owned();
+        hdl = hdl.get(9..).unwrap_or_default().to_owned();
     } else if lower.starts_with("hdl:") || lower.starts_with("doi:") {
-        hdl = hdl[4..].to_owned();
+        hdl = hdl.get(4..).unwrap_or_default().to_owned();
     } else if lower.starts_with("urn:hdl:")
         || lower.starts_with("urn:doi:")
         || lower.starts_with("urn:eidr:")
@@ -141,7 +142,7 @@ pub fn normalize(handle: &str) -> (String, bool, bool) {
         // After the second colon; then the first colon is the slash when no slash precedes it.
         let first = hdl.find(':').unwrap_or(0);
         let second = hdl[first + 1..].find(':').map_or(0, |i| first + 1 + i);
-        hdl = hdl[second + 1..].to_owned();
+        hdl = hdl.get(second + 1..).unwrap_or_default().to_owned();
         if let Some(colon) = hdl.find(':') {
             if hdl.find('/').map_or(true, |slash| slash > colon) {
                 hdl.replace_range(colon..=colon, "/");
@@ -290,6 +291,24 @@ mod tests {
             .params
             .0
             .is_empty());
+    }
+
+    #[test]
+    fn odd_text_never_panics() {
+        for path in [
+            "/\u{212A}api/x",
+            "/İnfo:doi/x",
+            "/urn:hdl:",
+            "/urn:hdl:x",
+            "/api",
+            "/%FF%FE",
+            "/#",
+            "/hdl:",
+        ] {
+            let _ = get(path, None);
+            let _ = get(path, Some("#"));
+        }
+        assert_eq!(get("/urn:hdl:", None).handle, "");
     }
 
     #[test]
