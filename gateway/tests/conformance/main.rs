@@ -206,7 +206,9 @@ fn the_gateway_answers_as_the_recorded_proxy() {
     );
 
     let mut distribution_failures = Vec::new();
-    let n = distributions["n_per_case"].as_u64().unwrap_or(2000).max(1) as usize;
+    // Twice the recorded draws: the gateway's own sampling noise stays well under the
+    // tolerance (at 4,000 draws a share's standard deviation is under 0.8 points).
+    let n = 2 * distributions["n_per_case"].as_u64().unwrap_or(2000).max(1) as usize;
     for case in distributions["cases"].as_array().expect("cases") {
         let (line, problems) = compare::distribution(case, n, &host, gateway.addr);
         println!("{line}");
