@@ -10,7 +10,6 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::wire::HandleValue;
@@ -53,6 +52,7 @@ fn get(addr: SocketAddr, target: &str, extra: &str) -> http::Received {
     http::exchange(addr, raw.as_bytes()).expect("an answer")
 }
 
+#[cfg(feature = "demo")]
 #[test]
 fn demo_redirects_and_stops_on_sigterm() {
     let mut gw = start(&["--listen", "127.0.0.1:0", "--demo"]);
@@ -75,6 +75,7 @@ fn demo_redirects_and_stops_on_sigterm() {
 
     #[cfg(unix)]
     {
+        use std::time::{Duration, Instant};
         let pid = gw.child.id().to_string();
         let status = Command::new("kill")
             .args(["-TERM", &pid])

@@ -120,8 +120,6 @@ impl Resolution {
                 #[cfg(not(feature = "demo"))]
                 return Err(UpstreamError::NoDemo);
             }
-            #[allow(unreachable_patterns)]
-            _ => builder,
         };
         Ok(Resolution {
             resolver: builder.build()?,
