@@ -75,10 +75,10 @@ pub fn alias_chain_too_long(handle: &str) -> Answer {
     )
 }
 
-/// 400 "Resolution Error" (a prefix not served there, and the like).
-pub fn resolution_error(handle: &str, reason: &str) -> Answer {
+/// "Resolution Error" of `status` (400 for a prefix not served there, 500 for a failure).
+pub fn resolution_error(status: u16, handle: &str, reason: &str) -> Answer {
     page(
-        400,
+        status,
         "Resolution Error",
         &format!(
             "<p>Error resolving {}: {}</p>",

@@ -146,22 +146,24 @@ fn base_url(req: &Incoming) -> String {
     }
 }
 
-/// The answer for a failed resolution of `handle`.
+/// The answer for a failed resolution of `handle`: 404 when it does not exist, 400 for a
+/// prefix the server does not serve (the reference's answer to its RC 301), 500 otherwise.
 fn lookup_failed(handle: &str, e: &LookupError) -> Answer {
     if e.is_not_found() {
         return pages::not_found(handle);
     }
-    match e {
+    let status = match e {
         LookupError::Resolve(r)
             if matches!(
                 r.kind(),
                 ResolveErrorKind::PrefixNotServed | ResolveErrorKind::UnknownPrefix
             ) =>
         {
-            pages::resolution_error(handle, &r.to_string())
+            400
         }
-        other => pages::resolution_error(handle, &other.to_string()),
-    }
+        _ => 500,
+    };
+    pages::resolution_error(status, handle, &e.to_string())
 }
 
 async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
@@ -189,7 +191,7 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         return pages::query_page();
     }
     let mut handle = pr.handle.clone();
-    if !handle.contains('/') && !pr.api {
+    if !handle.contains('/') {
         // A bare prefix: its prefix handle.
         handle = format!("0.NA/{handle}");
     }
