@@ -140,3 +140,61 @@ fn config_file_names_the_server() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--config") && err.contains("listen"), "{err}");
 }
+
+/// SIGTERM while a request is in flight: the request is answered, then the gateway exits.
+#[cfg(unix)]
+#[test]
+fn sigterm_lets_the_request_in_flight_finish() {
+    use std::time::{Duration, Instant};
+
+    use handle_resolver::testing::Faults;
+
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = Arc::new(Store::new());
+    store.insert(
+        "20.500.7/slow",
+        vec![HandleValue::new(1, "URL", "https://example.org/slow")],
+    );
+    let mut config = TestServerConfig::new(store);
+    config.faults = Faults {
+        delay: Duration::from_millis(1500),
+        ..Faults::default()
+    };
+    let server = runtime
+        .block_on(TestServer::start(config))
+        .expect("the test server starts");
+    let mut gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &server.addr().to_string(),
+        "--timeout-ms",
+        "10000",
+    ]);
+    let addr = gw.addr;
+    let request = std::thread::spawn(move || get(addr, "/20.500.7/slow", ""));
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = gw.child.id().to_string();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let answer = request.join().expect("the request thread");
+    assert_eq!(
+        (answer.status, answer.first("location")),
+        (302, Some("https://example.org/slow"))
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(exit) = gw.child.try_wait().expect("wait") {
+            assert!(exit.success(), "exit after SIGTERM: {exit}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
