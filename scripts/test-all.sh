@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test, Rust and Python: `cargo test --all-features`, then the Python package built
+# Every test, Rust and Python: `cargo test --all-features`, the gateway's (`cargo test -p
+# handle-gateway`), then the Python package built
 # (release, as `pip install ./python` builds it) into a virtual environment of its own with
 # pytest, ruff, mypy and Dask from PyPI, its lints, and pytest.
 #
@@ -20,6 +21,9 @@ step "cargo test --all-features"
 cargo test --all-features
 # The Python tests compare with the resolve CLI's output (built by cargo test already).
 cargo build --all-features --examples
+
+step "the gateway: its tests and the conformance test on fixtures/gateway/"
+cargo test -p handle-gateway --all-features
 
 step "the README's commands against the bundled test server"
 "$PYTHON" scripts/readme-commands.py
