@@ -16,6 +16,8 @@
 //! cargo run --features testing --example testserver -- --port 2661 \
 //!     --reference-store fixtures/genericbatch/server/handles.json --server-admin 300:0.NA/20.500.12345
 //! ```
+//! `--keep-sites` keeps that file's HS_SITE values as stored (the gateway sets,
+//! `fixtures/gateway/handles.json`, are served so: `--reference-store FILE --keep-sites`).
 //! Stop with Ctrl-C.
 
 use std::path::PathBuf;
@@ -74,8 +76,15 @@ struct Args {
     /// `{"handle", "values"}` with REST API values, as `fixtures/genericbatch/server/handles.json`):
     /// the prefixes of its `0.NA/` records are homed, and their HS_SITE values become this
     /// server's own. Suffixes are case-insensitive, as the reference's `case_sensitive = no`.
+    /// A `fixtures/gateway/handles.json` (`{"handles": [...]}`) is read as well.
     #[arg(long, value_name = "FILE")]
     reference_store: Option<PathBuf>,
+    /// With `--reference-store`: keep the file's HS_SITE values as stored (naming the server
+    /// the file was recorded from) instead of replacing them by this server's own, and serve
+    /// every `0.NA/` handle as that server, its own root, did; clients then reach this server
+    /// with `--server` only.
+    #[arg(long, requires = "reference_store")]
+    keep_sites: bool,
     /// A server administrator (INDEX:HANDLE, e.g. 300:0.NA/20.500.12345): may home and unhome
     /// prefixes and change every handle. Repeatable.
     #[arg(long, value_name = "INDEX:HANDLE")]
@@ -216,7 +225,11 @@ async fn serve(args: &Args) -> Result<(), String> {
         .map_err(|e| format!("{file_name}: {e}"))?;
     let file_name = match (&reference, &args.reference_store) {
         (Some(reference), Some(path)) => {
-            reference.fill(&store, Some(&server.site_value(1).data));
+            if args.keep_sites {
+                reference.fill_as_recorded(&store);
+            } else {
+                reference.fill(&store, Some(&server.site_value(1).data));
+            }
             path.display().to_string()
         }
         _ => file_name,

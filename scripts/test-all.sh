@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every test, Rust and Python: `cargo test --all-features`, the README's commands against the
-# bundled test server, then the Python package's wheel (a release build, scripts/build-wheel.sh)
-# installed into a virtual environment of its own with pytest, ruff, mypy and Dask from PyPI,
-# its lints, and pytest.
+# Every test, Rust and Python: `cargo test --all-features`, the gateway's (`cargo test -p
+# handle-gateway`), the README's commands against the bundled test server, then the Python
+# package's wheel (a release build, scripts/build-wheel.sh) installed into a virtual
+# environment of its own with pytest, ruff, mypy and Dask from PyPI, its lints, and pytest.
 #
 #   scripts/test-all.sh            # what .ci/run runs
 #   HR_VENV=/some/venv scripts/test-all.sh
@@ -21,6 +21,9 @@ step "cargo test --all-features"
 cargo test --all-features
 # The Python tests compare with the resolve CLI's output (built by cargo test already).
 cargo build --all-features --examples
+
+step "the gateway: its tests and the conformance test on fixtures/gateway/"
+cargo test -p handle-gateway --all-features
 
 step "the README's commands against the bundled test server"
 "$PYTHON" scripts/readme-commands.py

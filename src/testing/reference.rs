@@ -1,7 +1,10 @@
 //! A handles JSON in the reference's own shape (`testserver --reference-store`): an object of
 //! handle → `{"handle", "values"}` with REST API values (`string`, `hex`, `base64`, `admin`,
 //! `vlist`, `site` and `key` formats), as the reference's `hdl-dumpjson` writes it and as
-//! `server/handles.json` of the batch samples (`fixtures/genericbatch/`) holds it.
+//! `server/handles.json` of the batch samples (`fixtures/genericbatch/`) holds it; or the
+//! gateway sets' shape (`fixtures/gateway/handles.json`): an object whose `handles` list holds
+//! `{"handle", "values", ...}` records (its other members, such as `prefix` and `names`, are
+//! not read).
 //!
 //! ```
 //! use handle_resolver::testing::{ReferenceStore, Store};
@@ -32,7 +35,18 @@ pub struct ReferenceStore {
 }
 
 impl ReferenceStore {
-    /// Reads the JSON text: an object of handle → `{"handle"?, "values": [...]}`.
+    /// Reads the JSON text: an object of handle → `{"handle"?, "values": [...]}`, or an
+    /// object whose `handles` member is a list of `{"handle", "values": [...]}`.
+    ///
+    /// ```
+    /// use handle_resolver::testing::ReferenceStore;
+    /// let text = r#"{"prefix": "20.500.1", "handles": [{"handle": "20.500.1/x", "kind": "URL",
+    ///     "values": [{"index": 1, "type": "URL",
+    ///                 "data": {"format": "string", "value": "https://example.org/"}}]}]}"#;
+    /// let file = ReferenceStore::parse(text)?;
+    /// assert_eq!(file.handles()[0].0, "20.500.1/x");
+    /// # Ok::<(), handle_resolver::testing::StoreFileError>(())
+    /// ```
     pub fn parse(text: &str) -> Result<ReferenceStore, StoreFileError> {
         let doc: Json = serde_json::from_str(text)?;
         let err = |handle: &str, reason: String| StoreFileError::Reference {
@@ -42,8 +56,22 @@ impl ReferenceStore {
         let Json::Object(map) = doc else {
             return Err(err("", "expected an object of handle → record".into()));
         };
-        let mut handles = Vec::with_capacity(map.len());
-        for (handle, record) in map {
+        let records: Vec<(String, Json)> = match map.get("handles") {
+            Some(Json::Array(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, record)| {
+                    let handle = record.get("handle").and_then(Json::as_str).ok_or_else(|| {
+                        err(&format!("handles[{i}]"), "no \"handle\" text".into())
+                    })?;
+                    Ok((handle.to_string(), record.clone()))
+                })
+                .collect::<Result<_, StoreFileError>>()?,
+            Some(_) => return Err(err("handles", "expected a list of records".into())),
+            None => map.into_iter().collect(),
+        };
+        let mut handles = Vec::with_capacity(records.len());
+        for (handle, record) in records {
             let values = record
                 .get("values")
                 .ok_or_else(|| err(&handle, "no \"values\" array".into()))?;
@@ -99,5 +127,25 @@ impl ReferenceStore {
                 .collect();
             store.insert(handle, values);
         }
+    }
+
+    /// Stores every handle in `store` as the file holds it (HS_SITE values kept) and serves
+    /// as the server that wrote it did when it was the root of its own Handle System (the
+    /// gateway sets' lab server, `testserver --reference-store FILE --keep-sites`): homes
+    /// [`homed_prefixes`](Self::homed_prefixes) and `0.NA`, so that its `0.NA/` records are
+    /// answered and a `0.NA/` handle it lacks is not found.
+    ///
+    /// ```
+    /// use handle_resolver::testing::{ReferenceStore, Store};
+    /// let file = ReferenceStore::parse(r#"{"handles": [{"handle": "0.NA/20.500.1", "values": []}]}"#)?;
+    /// let store = Store::case_insensitive();
+    /// file.fill_as_recorded(&store);
+    /// assert!(store.serves("0.NA/20.500.1") && store.serves("0.NA/20.500.2"));
+    /// assert!(store.serves("20.500.1/x") && !store.serves("20.500.2/x"));
+    /// # Ok::<(), handle_resolver::testing::StoreFileError>(())
+    /// ```
+    pub fn fill_as_recorded(&self, store: &Store) {
+        self.fill(store, None);
+        store.home_prefix("0.NA");
     }
 }

@@ -69,7 +69,10 @@ pub use fragments::{
 pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
-pub use loc::{Chooser, LocError, Location, LocationRequest, LocationSet, Locations};
+pub use loc::{
+    encode_url_text, Chooser, ConsultedTtl, LocError, Location, LocationGather, LocationNeed,
+    LocationRequest, LocationSet, Locations,
+};
 pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};
 pub use reader::Reader;

@@ -10,6 +10,9 @@
 //! (a weight it cannot read counts as 1), so that a list the reference uses is never refused
 //! here for one odd attribute.
 
+mod conneg;
+mod gather;
+mod links;
 mod reading;
 mod select;
 #[cfg(test)]
@@ -19,6 +22,8 @@ use quick_xml::events::{BytesStart, Event};
 use serde_json::{json, Value as Json};
 use thiserror::Error;
 
+pub use gather::{ConsultedTtl, LocationGather, LocationNeed};
+pub use links::encode_url_text;
 pub use select::{Chooser, LocationRequest, LocationSet};
 
 /// One `<location>` (or, the older name, `<loc_template>`) element.
@@ -46,6 +51,10 @@ pub struct Locations {
     /// The handles named by the `include` attribute, then by `<include>` elements, whose
     /// locations the proxy adds to these: named here, never resolved (see [`LocationSet`]).
     pub includes: Vec<String>,
+    /// The prefix handles (`0.NA/<prefix>`) named by the `includeNamespace` attribute, then
+    /// by `<includeNamespace>` elements, whose `HS_NAMESPACE` location handles the proxy
+    /// adds: named here, resolved by [`LocationGather`].
+    pub include_namespaces: Vec<String>,
     /// The XML text exactly as received.
     pub raw: String,
 }
@@ -203,8 +212,9 @@ impl Locations {
         let mut root_attributes = Vec::new();
         let mut locations = Vec::new();
         let mut include_elements = Vec::new();
-        // The text of an `<include>` child being read.
-        let mut include: Option<String> = None;
+        let mut namespace_elements = Vec::new();
+        // The text of an `<include>` (false) or `<includeNamespace>` (true) child being read.
+        let mut include: Option<(bool, String)> = None;
         loop {
             let (e, empty) = match reader.read_event().map_err(xml_err)? {
                 Event::Start(e) => (e, false),
@@ -212,8 +222,10 @@ impl Locations {
                 Event::End(_) => {
                     depth = depth.checked_sub(1).ok_or(LocError::NotLocations)?;
                     if depth == 1 {
-                        if let Some(name) = include.take() {
-                            include_elements.push(name.trim().to_owned());
+                        match include.take() {
+                            Some((false, name)) => include_elements.push(name.trim().to_owned()),
+                            Some((true, name)) => namespace_elements.push(name.trim().to_owned()),
+                            None => {}
                         }
                     }
                     continue;
@@ -222,7 +234,7 @@ impl Locations {
                     return Err(LocError::NotLocations)
                 }
                 Event::Text(t) if depth == 2 => {
-                    if let Some(name) = include.as_mut() {
+                    if let Some((_, name)) = include.as_mut() {
                         name.push_str(&t.unescape().map_err(xml_err)?);
                     }
                     continue;
@@ -245,11 +257,16 @@ impl Locations {
                     locations.push(Location {
                         attributes: attributes(&e)?,
                     });
-                } else if name == b"include" {
+                } else if name == b"include" || name == b"includeNamespace" {
+                    let namespace = name == b"includeNamespace";
                     if empty {
-                        include_elements.push(String::new());
+                        if namespace {
+                            namespace_elements.push(String::new());
+                        } else {
+                            include_elements.push(String::new());
+                        }
                     } else {
-                        include = Some(String::new());
+                        include = Some((namespace, String::new()));
                     }
                 }
             }
@@ -269,11 +286,17 @@ impl Locations {
             .into_iter()
             .chain(include_elements)
             .collect();
+        let include_namespaces = attribute(&root_attributes, "includeNamespace")
+            .map(str::to_owned)
+            .into_iter()
+            .chain(namespace_elements)
+            .collect();
         Ok(Locations {
             choose_by,
             attributes: root_attributes,
             locations,
             includes,
+            include_namespaces,
             raw: text.to_owned(),
         })
     }
@@ -381,6 +404,12 @@ mod tests {
         .unwrap();
         assert_eq!(l.includes, ["20.500.1/a", "20.500.1/b", "20.500.1/&c"]);
         assert!(l.locations.is_empty());
+        let ns = Locations::parse(
+            r#"<locations includeNamespace="0.NA/20.500.1"><includeNamespace>0.NA/20.500.2</includeNamespace></locations>"#,
+        )
+        .unwrap();
+        assert_eq!(ns.include_namespaces, ["0.NA/20.500.1", "0.NA/20.500.2"]);
+        assert!(ns.includes.is_empty());
     }
 
     #[test]

@@ -19,8 +19,9 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'(')
     .remove(b')');
 
-/// A URL path keeps `/` as well.
-const PATH: &AsciiSet = &COMPONENT.remove(b'/');
+/// A URL path keeps `/` and `;` as well (as the reference's `encodeURLPath`: a `;` in a
+/// handle stays, a `+` does not).
+const PATH: &AsciiSet = &COMPONENT.remove(b'/').remove(b';');
 
 /// `text` read as Java's `Double.parseDouble` reads the trimmed attribute: an optional sign,
 /// then `NaN`, `Infinity` or a decimal number (`1`, `.5`, `2.`, `1e-3`) with an optional
@@ -109,6 +110,11 @@ pub(crate) fn range_holds(range: &str, client: IpAddr) -> bool {
     let end = start | low;
     let (target, _) = number(client);
     (start..=end).contains(&target)
+}
+
+/// `text` URL-component-encoded (as JavaScript's `encodeURIComponent`).
+pub(crate) fn encode_component(text: &str) -> String {
+    utf8_percent_encode(text, COMPONENT).to_string()
 }
 
 /// `template` with `{hdl}` replaced by `handle` URL-component-encoded, then `{hdl:path}` by

@@ -9,7 +9,9 @@
 //! could be read; subtypes weigh as `URL` when the handle has no plain `URL`). `no_legacy`
 //! (`yes`, `true` or `1`) leaves them out. A handle with no `10320/loc` (nor `10320/links`,
 //! `10320/headers`) value at all is the legacy case: its first `URL` (or `0.TYPE/URL`) value,
-//! else its first subtype of either, is the choice.
+//! else its first subtype of either, is the choice. The locations of other handles (`include`,
+//! `includeNamespace`, `nshdl`, `overridePrefix`, `no_nslocs`) are gathered by
+//! [`LocationGather`](super::LocationGather), which asks the caller for their values.
 //!
 //! **The choice** ([`LocationSet::select`]): the methods of `choose_by` (else `chooseby`;
 //! default `locatt,address,country,score,weighted`) in turn, one location left being chosen
@@ -28,19 +30,21 @@
 //!   first; when the weights add up to 0 (or to no number), location `round(r × n)` clamped
 //!   to the list (`r` uniform in [0, 1)), which favours the last and slights the first.
 //!
-//! What the proxy does beyond the handle's own values is not done here: the locations of
-//! handles named by `include` or `includeNamespace` (see [`Locations::includes`]), of the
-//! prefix's `HS_NAMESPACE` location templates (`nshdl`, `overridePrefix`), `10320/links`
-//! and `10320/headers`, the country of a client address (a GeoIP database: give
-//! [`LocationRequest::country`]), `urlappend` and the redirect's status (`http_sc`).
+//! The redirect around the choice: its status ([`LocationSet::redirect_status`], `http_sc`),
+//! `Vary: Accept` ([`LocationSet::conneg`]), the `Link` headers of `10320/links` and of the
+//! locations with a `rel` ([`LocationSet::link_headers`]), the `10320/headers` lines
+//! ([`LocationSet::header_fields`], [`LocationSet::head_lines`]) and the TTLs for `Expires`
+//! ([`LocationSet::ttls`]); the `locatt` wishes of the request's headers
+//! ([`LocationRequest::negotiate`]). Not done here: the country of a client address (a GeoIP
+//! database: give [`LocationRequest::country`]) and `urlappend`.
 
 use std::net::IpAddr;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::reading::{java_double, java_switch, range_holds};
-use super::{Location, Locations};
+use super::reading::range_holds;
+use super::Location;
 use crate::wire::HandleValue;
 
 /// The random draws of a location choice (the `weighted` method): the library's own
@@ -110,7 +114,8 @@ impl Default for Chooser {
 }
 
 /// The methods when no `choose_by` or `chooseby` is given.
-const DEFAULT_CHOOSE_BY: [&str; 5] = ["locatt", "address", "country", "score", "weighted"];
+pub(super) const DEFAULT_CHOOSE_BY: [&str; 5] =
+    ["locatt", "address", "country", "score", "weighted"];
 
 /// What the proxy knows of the request it chooses for: the caller's `locatt` wishes, the
 /// client's address, its country.
@@ -188,12 +193,30 @@ pub struct LocationSet {
     pub locations: Vec<Location>,
     /// True for a handle without location values: the one location is its URL.
     pub legacy_only: bool,
-    /// The handles the values name by `include`, not followed.
+    /// The handles the values name by `include` (followed by [`LocationGather`]).
+    ///
+    /// [`LocationGather`]: super::LocationGather
     pub includes: Vec<String>,
+    /// The attributes of each `<locations>` element whose attributes apply to the choice
+    /// (`choose_by`, `http_sc`): the handle's own lists, then the namespace lists.
+    pub set_attributes: Vec<Vec<(String, String)>>,
+    /// The lists whose locations with a `rel` give `Link` headers
+    /// ([`LocationSet::link_headers`]): the `10320/links` values (own, included,
+    /// namespace), then the location lists.
+    pub links: Vec<super::Locations>,
+    /// The `10320/headers` texts (own, included, namespace), for
+    /// [`LocationSet::header_fields`] and [`LocationSet::head_lines`].
+    pub headers: Vec<String>,
+    /// The TTLs of the values the choice consulted (location, link and header values, the
+    /// URL values, those of other handles), for the redirect's `Expires`.
+    pub ttls: Vec<super::ConsultedTtl>,
+    /// Why `10320/loc` or `10320/links` values could not be read (the proxy answers an error
+    /// page for such a handle).
+    pub invalid: Vec<super::LocError>,
 }
 
 /// True when the value's type is `t` or a subtype of it (`t.something`), in any case.
-fn has_type(value: &HandleValue, t: &str) -> bool {
+pub(super) fn has_type(value: &HandleValue, t: &str) -> bool {
     let name = &value.type_name[..];
     let t = t.as_bytes();
     name.eq_ignore_ascii_case(t)
@@ -204,7 +227,7 @@ fn has_type(value: &HandleValue, t: &str) -> bool {
 
 /// A Java `double` as Java's `String.valueOf` writes the special ones (so that it reads
 /// back the same).
-fn java_text(x: f64) -> String {
+pub(super) fn java_text(x: f64) -> String {
     if x.is_nan() {
         "NaN".into()
     } else if x.is_infinite() {
@@ -214,92 +237,13 @@ fn java_text(x: f64) -> String {
     }
 }
 
-/// A URL value as a legacy location of `weight`.
-fn legacy(value: &HandleValue, weight: f64) -> Location {
-    Location::new([
-        ("href", String::from_utf8_lossy(&value.data).into_owned()),
-        ("weight", java_text(weight)),
-        ("mode", "legacy".to_owned()),
-    ])
-}
-
-/// The first of `lists` with the root attribute `name`, read by `read`.
-fn first_set<T>(lists: &[Locations], name: &str, read: impl Fn(&str) -> T) -> Option<T> {
-    lists.iter().find_map(|l| l.attribute(name)).map(read)
-}
-
 impl LocationSet {
-    /// Gathers the locations of `values` (a handle's values, in the server's order).
+    /// Gathers the locations of `values` (a handle's values, in the server's order), the
+    /// handles they name (includes, namespaces) left out: [`LocationGather`] follows them.
+    ///
+    /// [`LocationGather`]: super::LocationGather
     pub fn from_values(values: &[HandleValue]) -> LocationSet {
-        let mut lists = Vec::new();
-        let mut location_typed = false;
-        for v in values {
-            if has_type(v, "10320/loc") {
-                location_typed = true;
-                // A value that is no location list adds nothing (the proxy fails on it).
-                if let Some(l) = std::str::from_utf8(&v.data)
-                    .ok()
-                    .and_then(|t| Locations::parse(t).ok())
-                {
-                    lists.push(l);
-                }
-            } else if has_type(v, "10320/links") || has_type(v, "10320/headers") {
-                location_typed = true;
-            }
-        }
-        let default_methods = || DEFAULT_CHOOSE_BY.iter().map(|m| m.to_string()).collect();
-        if !location_typed {
-            let url = |exact: bool| {
-                values.iter().find(|v| {
-                    if exact {
-                        v.is_type("URL") || v.is_type("0.TYPE/URL")
-                    } else {
-                        has_type(v, "URL") || has_type(v, "0.TYPE/URL")
-                    }
-                })
-            };
-            return LocationSet {
-                choose_by: default_methods(),
-                locations: url(true)
-                    .or_else(|| url(false))
-                    .map(|v| legacy(v, 1.0))
-                    .into_iter()
-                    .collect(),
-                legacy_only: true,
-                includes: Vec::new(),
-            };
-        }
-        let mut locations: Vec<Location> = lists
-            .iter()
-            .flat_map(|l| l.locations.iter().cloned())
-            .collect();
-        if !first_set(&lists, "no_legacy", java_switch).unwrap_or(false) {
-            let number = |t: &str| java_double(t).unwrap_or(0.0);
-            let url_weight = first_set(&lists, "urlWeight", number)
-                .unwrap_or(if lists.is_empty() { 1.0 } else { 0.0 });
-            let mut subtype_weight = first_set(&lists, "urlSubtypeWeight", number).unwrap_or(0.0);
-            let plain_url = values.iter().any(|v| v.is_type("URL"));
-            if !plain_url {
-                subtype_weight = url_weight;
-            }
-            for v in values.iter().filter(|v| has_type(v, "URL")) {
-                let weight = if plain_url && v.is_type("URL") {
-                    url_weight
-                } else {
-                    subtype_weight
-                };
-                locations.push(legacy(v, weight));
-            }
-        }
-        let choose_by = first_set(&lists, "choose_by", super::methods)
-            .or_else(|| first_set(&lists, "chooseby", super::methods))
-            .unwrap_or_else(default_methods);
-        LocationSet {
-            choose_by,
-            locations,
-            legacy_only: false,
-            includes: lists.into_iter().flat_map(|l| l.includes).collect(),
-        }
+        super::LocationGather::new(values).finish()
     }
 
     /// The location the proxy would redirect `request` to; `None` when there is none (no

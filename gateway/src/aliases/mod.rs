@@ -1,0 +1,63 @@
+//! HS_ALIAS as the reference's proxy follows it (Handle.Net 9.2.0, `HDLProxy.doResolution`):
+//! up to 20 hops to the final handle, a longer chain or a loop being "Alias chain too
+//! long"; the expiry of the answer is that of the alias values followed.
+
+use handle_resolver::wire::{ConsultedTtl, HandleValue};
+
+use crate::upstream::{LookupError, Resolution};
+
+/// The most HS_ALIAS hops followed; one more is "Alias chain too long".
+pub const MAX_HOPS: usize = 20;
+
+/// Where an alias chain ends.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AliasEnd {
+    /// The final handle (no HS_ALIAS value) and its values.
+    Final {
+        /// The final handle, as named by the last alias.
+        handle: String,
+        /// Its values.
+        values: Vec<HandleValue>,
+        /// The TTLs of the alias values followed.
+        ttls: Vec<ConsultedTtl>,
+    },
+    /// More than [`MAX_HOPS`] hops (a loop too).
+    TooLong,
+    /// A handle of the chain cannot be resolved.
+    Failed(LookupError),
+}
+
+/// The target of the first HS_ALIAS value, when there is one.
+pub fn alias_target(values: &[HandleValue]) -> Option<(String, &HandleValue)> {
+    values
+        .iter()
+        .find(|v| v.is_type("HS_ALIAS"))
+        .map(|v| (String::from_utf8_lossy(&v.data).trim().to_owned(), v))
+}
+
+/// Follows the aliases of `values` (the values of the handle asked for).
+pub async fn follow(resolution: &Resolution, values: Vec<HandleValue>) -> AliasEnd {
+    let mut ttls = Vec::new();
+    let mut current = values;
+    let mut handle = String::new();
+    for hop in 0..=MAX_HOPS {
+        let Some((target, value)) = alias_target(&current) else {
+            return AliasEnd::Final {
+                handle,
+                values: current,
+                ttls,
+            };
+        };
+        if hop == MAX_HOPS {
+            break;
+        }
+        ttls.push(ConsultedTtl::new(value.ttl, false));
+        match resolution.values(&target, &[], &[]).await {
+            Ok(v) => current = v,
+            Err(e) => return AliasEnd::Failed(e),
+        }
+        handle = target;
+    }
+    AliasEnd::TooLong
+}

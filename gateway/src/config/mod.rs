@@ -1,0 +1,265 @@
+//! The command line and the `--config` file: where to listen and where to resolve.
+//!
+//! Every option of the command line may also be given in the TOML file named by `--config`
+//! (the command line wins):
+//!
+//! ```toml
+//! listen = "127.0.0.1:8080"
+//! server = "127.0.0.1:2641"      # or: root = "127.0.0.1:2641"
+//! timeout_ms = 5000
+//! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+use handle_resolver::transport::addr::{Endpoint, RootEndpoint};
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The listening address when none is given.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// `handle-gateway`'s command line.
+#[derive(Parser, Debug, Clone, Default)]
+#[command(
+    name = "handle-gateway",
+    version,
+    about = "An HTTP gateway to the Handle System: redirects as the handle.net proxy does, \
+             resolved over the native protocol"
+)]
+pub struct Args {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Send every resolution to this server (HOST:PORT, or an http(s):// URL), as
+    /// `resolve --server`.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["root", "demo"])]
+    pub server: Option<String>,
+    /// Resolve from this root (HOST:PORT, an http(s):// URL or a root file) [default: the
+    /// global root of the Handle System].
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "demo")]
+    pub root: Option<String>,
+    /// Resolve through the bundled test network, started in-process on loopback (a root
+    /// and the handles 20.500.1/demo and 20.500.1/alias).
+    #[arg(long)]
+    pub demo: bool,
+    /// A TOML file of further settings (see the README); the command line wins.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The time a resolution may take, in milliseconds [default: the resolver's].
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// The TOML file of `--config`: the options of the command line, by the same names.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// `--listen`.
+    pub listen: Option<SocketAddr>,
+    /// `--server`.
+    pub server: Option<String>,
+    /// `--root`.
+    pub root: Option<String>,
+    /// `--demo`.
+    pub demo: Option<bool>,
+    /// `--timeout-ms`.
+    pub timeout_ms: Option<u64>,
+}
+
+/// Where resolutions go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Upstream {
+    /// Every resolution to this server (`--server`).
+    Server(Endpoint),
+    /// From this root (`--root`).
+    Root(RootEndpoint),
+    /// From the global root of the Handle System (no option).
+    GlobalRoot,
+    /// Through the bundled test network (`--demo`).
+    Demo,
+}
+
+/// The settings the gateway runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The listening address.
+    pub listen: SocketAddr,
+    /// Where resolutions go.
+    pub upstream: Upstream,
+    /// The time a resolution may take.
+    pub timeout: Option<Duration>,
+}
+
+/// Why the settings cannot be used.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The `--config` file cannot be read.
+    #[error("--config {path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The `--config` file is not the expected TOML.
+    #[error("--config {path}: {source}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<toml::de::Error>,
+    },
+    /// An option's value cannot be read.
+    #[error("{option} {value}: {reason}")]
+    Value {
+        /// The option.
+        option: &'static str,
+        /// Its value.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+    /// Options that exclude each other.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+impl ConfigFile {
+    /// Reads and parses a TOML file.
+    pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Toml {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })
+    }
+}
+
+impl Settings {
+    /// The settings of a command line (and of its `--config` file).
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// use handle_gateway::config::{Args, Settings, Upstream};
+    /// let args = Args::parse_from(["handle-gateway", "--server", "127.0.0.1:2641"]);
+    /// let settings = Settings::from_args(&args)?;
+    /// assert_eq!(settings.listen.to_string(), "127.0.0.1:8080");
+    /// assert!(matches!(settings.upstream, Upstream::Server(_)));
+    /// # Ok::<(), handle_gateway::config::ConfigError>(())
+    /// ```
+    pub fn from_args(args: &Args) -> Result<Settings, ConfigError> {
+        let file = match &args.config {
+            Some(path) => ConfigFile::read(path)?,
+            None => ConfigFile::default(),
+        };
+        Self::from_parts(args, &file)
+    }
+
+    /// The settings of a command line and a config file's contents (the command line wins).
+    pub fn from_parts(args: &Args, file: &ConfigFile) -> Result<Settings, ConfigError> {
+        let listen = match args.listen.or(file.listen) {
+            Some(a) => a,
+            None => DEFAULT_LISTEN.parse().map_err(|e| ConfigError::Value {
+                option: "--listen",
+                value: DEFAULT_LISTEN.into(),
+                reason: format!("{e}"),
+            })?,
+        };
+        let cli_chosen = args.server.is_some() || args.root.is_some() || args.demo;
+        let (server, root, demo) = if cli_chosen {
+            (args.server.clone(), args.root.clone(), args.demo)
+        } else {
+            (
+                file.server.clone(),
+                file.root.clone(),
+                file.demo.unwrap_or(false),
+            )
+        };
+        let upstream = match (server, root, demo) {
+            (Some(_), Some(_), _) | (Some(_), _, true) | (_, Some(_), true) => {
+                return Err(ConfigError::Conflict(
+                    "give one of server, root and demo".into(),
+                ))
+            }
+            (Some(s), None, false) => {
+                Upstream::Server(Endpoint::parse(&s).map_err(|e| ConfigError::Value {
+                    option: "--server",
+                    value: s.clone(),
+                    reason: e.to_string(),
+                })?)
+            }
+            (None, Some(r), false) => {
+                Upstream::Root(RootEndpoint::parse(&r).map_err(|e| ConfigError::Value {
+                    option: "--root",
+                    value: r.clone(),
+                    reason: e.to_string(),
+                })?)
+            }
+            (None, None, true) => Upstream::Demo,
+            (None, None, false) => Upstream::GlobalRoot,
+        };
+        Ok(Settings {
+            listen,
+            upstream,
+            timeout: args
+                .timeout_ms
+                .or(file.timeout_ms)
+                .map(Duration::from_millis),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Args {
+        Args::parse_from(std::iter::once("handle-gateway").chain(list.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_line_wins_over_the_file() {
+        let file: ConfigFile = toml::from_str(
+            "listen = \"127.0.0.1:9000\"\nroot = \"127.0.0.1:2641\"\ntimeout_ms = 50",
+        )
+        .unwrap();
+        let s = Settings::from_parts(&args(&["--server", "127.0.0.1:2642"]), &file).unwrap();
+        assert_eq!(s.listen.to_string(), "127.0.0.1:9000");
+        assert!(matches!(s.upstream, Upstream::Server(_)));
+        assert_eq!(s.timeout, Some(Duration::from_millis(50)));
+        let s = Settings::from_parts(&args(&[]), &file).unwrap();
+        assert!(matches!(s.upstream, Upstream::Root(_)));
+        let s = Settings::from_parts(&args(&[]), &ConfigFile::default()).unwrap();
+        assert_eq!(s.upstream, Upstream::GlobalRoot);
+    }
+
+    #[test]
+    fn bad_files_and_values_are_named() {
+        let e = toml::from_str::<ConfigFile>("bogus = 1").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = Settings::from_parts(
+            &args(&["--server", "not an address"]),
+            &ConfigFile::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--server not an address"), "{e}");
+        let file = ConfigFile {
+            server: Some("127.0.0.1:1".into()),
+            demo: Some(true),
+            ..ConfigFile::default()
+        };
+        assert!(Settings::from_parts(&args(&[]), &file).is_err());
+        assert!(
+            Args::try_parse_from(["handle-gateway", "--demo", "--server", "127.0.0.1:1"]).is_err()
+        );
+    }
+}

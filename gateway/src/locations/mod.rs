@@ -1,0 +1,64 @@
+//! A handle's locations gathered with the handles its `10320/loc` values name (`include`,
+//! `includeNamespace`, `nshdl`, `overridePrefix`): the library's sans-IO
+//! [`LocationGather`] asks, this module resolves.
+
+use std::collections::HashSet;
+
+use handle_resolver::wire::{HandleValue, LocationGather, LocationSet};
+
+use crate::upstream::Resolution;
+
+/// At most this many other handles are resolved for one request (the reference follows
+/// includes 20 deep; this bounds a list that names very many).
+pub const MAX_LOOKUPS: usize = 64;
+
+/// The location set of `values` with every handle it names resolved (a handle that cannot
+/// be resolved adds nothing, as with the reference).
+pub async fn gather(resolution: &Resolution, values: &[HandleValue]) -> LocationSet {
+    let mut gather = LocationGather::new(values);
+    let mut asked = HashSet::new();
+    while let Some(need) = gather.next_need() {
+        if asked.len() >= MAX_LOOKUPS || !asked.insert(need.clone()) {
+            break;
+        }
+        let types: Vec<String> = need.types().iter().map(|t| t.to_string()).collect();
+        let found = resolution.values(need.handle(), &types, &[]).await.ok();
+        gather.provide(&need, found);
+    }
+    gather.finish()
+}
+
+/// True when the proxy redirects for these values: one has a `URL` or `10320/loc` type
+/// (or a subtype of either; the reference's `Location.canRedirect`).
+pub fn can_redirect(values: &[HandleValue]) -> bool {
+    values
+        .iter()
+        .any(|v| has_type(v, "URL") || has_type(v, "10320/loc"))
+}
+
+/// True when `value`'s type is `t` or `t.` followed by anything (any case).
+pub fn has_type(value: &HandleValue, t: &str) -> bool {
+    let name = String::from_utf8_lossy(&value.type_name);
+    name.eq_ignore_ascii_case(t)
+        || (name.len() > t.len()
+            && name.as_bytes()[t.len()] == b'.'
+            && name.is_char_boundary(t.len())
+            && name[..t.len()].eq_ignore_ascii_case(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_types() {
+        let v = |t: &str| HandleValue::new(1, t.to_owned(), "x");
+        assert!(can_redirect(&[v("URL.pdf")]));
+        assert!(can_redirect(&[v("10320/loc")]));
+        assert!(!can_redirect(&[
+            v("0.TYPE/URL"),
+            v("10320/links"),
+            v("URLX")
+        ]));
+    }
+}

@@ -1,0 +1,134 @@
+//! The HTTP side: axum over hyper on a TCP listener, every path to [`handler::answer`],
+//! tower-http's trace layer, and a graceful shutdown (Ctrl-C or SIGTERM: the listener
+//! closes, requests in flight finish).
+
+pub mod handler;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, Version};
+use axum::response::Response;
+use axum::Router;
+use tokio::net::TcpListener;
+use tower_http::trace::{DefaultOnFailure, TraceLayer};
+
+use crate::redirect::Answer;
+use crate::upstream::Resolution;
+pub use handler::Incoming;
+
+/// The largest request body read (a POST form).
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// The router: every method and path to the proxy.
+pub fn router(resolution: Arc<Resolution>) -> Router {
+    Router::new()
+        .fallback(serve_one)
+        .with_state(resolution)
+        // A 5xx here is the reference's answer to a handle (an unreadable 10320/loc, say),
+        // not a failure of the gateway: traced at DEBUG with the rest.
+        .layer(
+            TraceLayer::new_for_http()
+                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
+        )
+}
+
+async fn serve_one(
+    State(resolution): State<Arc<Resolution>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let local = parts.extensions.get::<LocalAddr>().map_or(client, |l| l.0);
+    let body: Bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .unwrap_or_default();
+    let incoming = Incoming {
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+        http10: parts.version <= Version::HTTP_10,
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: body.to_vec(),
+        client: client.ip(),
+        local,
+    };
+    to_response(handler::answer(&resolution, &incoming).await)
+}
+
+/// The listening address, for requests without `Host`.
+#[derive(Debug, Clone, Copy)]
+struct LocalAddr(SocketAddr);
+
+/// An [`Answer`] as an HTTP response (a header that is no valid HTTP header is left out).
+pub fn to_response(answer: Answer) -> Response {
+    let mut response = Response::new(Body::from(answer.body));
+    *response.status_mut() =
+        StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    for (name, value) in answer.headers {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            headers.append(n, v);
+        }
+    }
+    response
+}
+
+/// Serves on `listener` until `shutdown` completes, then lets the requests in flight
+/// finish.
+pub async fn serve(
+    listener: TcpListener,
+    resolution: Arc<Resolution>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let local = listener.local_addr()?;
+    let app = router(resolution).layer(axum::middleware::from_fn(
+        move |mut req: Request, next: axum::middleware::Next| async move {
+            req.extensions_mut().insert(LocalAddr(local));
+            next.run(req).await
+        },
+    ));
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+}
+
+/// Completes on Ctrl-C or (on Unix) SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,200 @@
+//! The `handle-gateway` binary as a user starts it: `--demo` (the bundled test network),
+//! `--config FILE` (a TOML file naming the server), and its stop on SIGTERM.
+
+// The conformance test's raw client (its keep-alive side is not used here).
+#[allow(dead_code)]
+#[path = "conformance/http.rs"]
+mod http;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+use handle_resolver::wire::HandleValue;
+
+struct Running {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the handle-gateway binary starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("its banner");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ' ', '\n']).next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
+    Running { child, addr }
+}
+
+fn get(addr: SocketAddr, target: &str, extra: &str) -> http::Received {
+    let raw =
+        format!("GET {target} HTTP/1.1\r\nHost: gw.example\r\nConnection: close\r\n{extra}\r\n");
+    http::exchange(addr, raw.as_bytes()).expect("an answer")
+}
+
+#[cfg(feature = "demo")]
+#[test]
+fn demo_redirects_and_stops_on_sigterm() {
+    let mut gw = start(&["--listen", "127.0.0.1:0", "--demo"]);
+    let a = get(gw.addr, "/20.500.1/demo", "");
+    assert_eq!(
+        (a.status, a.first("location")),
+        (302, Some("https://example.org/demo"))
+    );
+    assert!(a.first("expires").is_some());
+    let a = get(gw.addr, "/hdl:20.500.1/alias?x=1", "");
+    assert_eq!(
+        (a.status, a.first("location")),
+        (301, Some("http://gw.example/20.500.1/demo?x=1"))
+    );
+    let a = get(gw.addr, "/20.500.1/loc", "Accept: application/json\r\n");
+    assert_eq!(a.first("location"), Some("https://example.org/data.json"));
+    assert_eq!(a.first("vary"), Some("Accept"));
+    let a = get(gw.addr, "/20.500.1/nothing", "");
+    assert_eq!(a.status, 404);
+
+    #[cfg(unix)]
+    {
+        use std::time::{Duration, Instant};
+        let pid = gw.child.id().to_string();
+        let status = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(exit) = gw.child.try_wait().expect("wait") {
+                assert!(exit.success(), "exit after SIGTERM: {exit}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still running 10 s after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn config_file_names_the_server() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = Arc::new(Store::new());
+    store.insert(
+        "20.500.7/x",
+        vec![HandleValue::new(1, "URL", "https://example.org/x")],
+    );
+    let server = runtime
+        .block_on(TestServer::start(TestServerConfig::new(store)))
+        .expect("the test server starts");
+    let dir = std::env::temp_dir().join(format!("handle-gateway-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = dir.join("gateway.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "listen = \"127.0.0.1:0\"\nserver = \"{}\"\ntimeout_ms = 5000\n",
+            server.addr()
+        ),
+    )
+    .expect("the config file");
+    let gw = start(&["--config", file.to_str().expect("a UTF-8 path")]);
+    let a = get(gw.addr, "/20.500.7/x?urlappend=%2Fmore", "");
+    assert_eq!(
+        (a.status, a.first("location")),
+        (302, Some("https://example.org/x/more"))
+    );
+    drop(gw);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // A bad file is named and refused.
+    let bad = std::env::temp_dir().join(format!("handle-gateway-bad-{}.toml", std::process::id()));
+    std::fs::write(&bad, "listen = 5\n").expect("the bad file");
+    let out = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+        .args(["--config", bad.to_str().expect("UTF-8")])
+        .output()
+        .expect("runs");
+    let _ = std::fs::remove_file(&bad);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--config") && err.contains("listen"), "{err}");
+}
+
+/// SIGTERM while a request is in flight: the request is answered, then the gateway exits.
+#[cfg(unix)]
+#[test]
+fn sigterm_lets_the_request_in_flight_finish() {
+    use std::time::{Duration, Instant};
+
+    use handle_resolver::testing::Faults;
+
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = Arc::new(Store::new());
+    store.insert(
+        "20.500.7/slow",
+        vec![HandleValue::new(1, "URL", "https://example.org/slow")],
+    );
+    let mut config = TestServerConfig::new(store);
+    config.faults = Faults {
+        delay: Duration::from_millis(1500),
+        ..Faults::default()
+    };
+    let server = runtime
+        .block_on(TestServer::start(config))
+        .expect("the test server starts");
+    let mut gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &server.addr().to_string(),
+        "--timeout-ms",
+        "10000",
+    ]);
+    let addr = gw.addr;
+    let request = std::thread::spawn(move || get(addr, "/20.500.7/slow", ""));
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = gw.child.id().to_string();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let answer = request.join().expect("the request thread");
+    assert_eq!(
+        (answer.status, answer.first("location")),
+        (302, Some("https://example.org/slow"))
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(exit) = gw.child.try_wait().expect("wait") {
+            assert!(exit.success(), "exit after SIGTERM: {exit}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,226 @@
+//! The gateway against the answers recorded from the reference's proxy (issue 38).
+//!
+//! The set's `handles.json` is served by the library's loopback test server (as
+//! `testserver --reference-store FILE --keep-sites` serves it), the real `handle-gateway`
+//! binary runs with `--server` at it, and every request of `requests.jsonl` is sent to the
+//! gateway byte for byte (its own `Host`). A request whose recorded answer is a redirect
+//! (301, 302, 303, 307, 308) must match on status, `Location` (for a request the reference
+//! answered at random: one of the answers it gave), `Link`, `Vary`, `Content-Type`, the CORS
+//! headers, the `10320/headers` headers, `Expires` (present or not; its distance from `Date`
+//! within 2 s) and, answered the same every time, the page. The other requests (part 2) are
+//! counted, not asserted. Then the 9 distributions of `distributions.json` must agree with
+//! the recorded shares within 5 points.
+//!
+//! The set is the folder named by `HANDLE_GATEWAY_SET` (default `fixtures/gateway/`); the
+//! test fails when it is missing. `HANDLE_GATEWAY_VERBOSE=1` lists what differs in the
+//! requests that are not redirects. It names no handle of its own: every name comes from the
+//! set's files.
+
+mod compare;
+mod http;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use handle_resolver::testing::{ReferenceStore, Store, TestServer, TestServerConfig};
+use serde_json::Value as Json;
+
+/// The set's folder.
+fn set_dir() -> PathBuf {
+    match std::env::var_os("HANDLE_GATEWAY_SET") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/gateway"),
+    }
+}
+
+fn read(name: &str) -> String {
+    let path = set_dir().join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "the gateway set is missing: {}: {e} (HANDLE_GATEWAY_SET names the folder)",
+            path.display()
+        )
+    })
+}
+
+/// The gateway binary, killed when dropped.
+struct Gateway {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_gateway(server: SocketAddr) -> Gateway {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+        .args(["--listen", "127.0.0.1:0", "--server", &server.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the handle-gateway binary starts");
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("its banner");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ' ', '\n']).next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
+    Gateway { child, addr }
+}
+
+/// The raw bytes of a recorded request.
+fn raw_request(request: &Json) -> Vec<u8> {
+    let s = |k: &str| request[k].as_str().unwrap_or_default();
+    let mut raw = format!("{} {} {}\r\n", s("method"), s("target"), s("http_version")).into_bytes();
+    for h in request["headers"].as_array().into_iter().flatten() {
+        let name = h[0].as_str().unwrap_or_default();
+        let value = h[1].as_str().unwrap_or_default();
+        raw.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    raw.extend_from_slice(b"\r\n");
+    if let Some(body) = request["body"].as_str() {
+        raw.extend_from_slice(body.as_bytes());
+    }
+    raw
+}
+
+/// The `Host` most requests of the set carry: the recording server's address.
+fn recording_host(records: &[Json]) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for r in records {
+        for h in r["request"]["headers"].as_array().into_iter().flatten() {
+            if h[0].as_str() == Some("Host") {
+                *counts
+                    .entry(h[1].as_str().unwrap_or_default().to_owned())
+                    .or_default() += 1;
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map(|(h, _)| h)
+        .expect("the set's requests carry a Host")
+}
+
+const REDIRECTS: [u64; 5] = [301, 302, 303, 307, 308];
+
+/// How often a redirect whose answer is one the reference did not give is sent again (the
+/// gateway draws at random where the reference did, also where one recorded pass happened
+/// to give one answer only).
+const TRIES: usize = 40;
+
+#[test]
+fn the_gateway_answers_as_the_recorded_proxy() {
+    let handles = ReferenceStore::parse(&read("handles.json")).expect("handles.json");
+    let records: Vec<Json> = read("requests.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let distributions: Json = serde_json::from_str(&read("distributions.json")).expect("JSON");
+    assert!(!records.is_empty(), "requests.jsonl is empty");
+
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = Arc::new(Store::case_insensitive());
+    let server = runtime
+        .block_on(TestServer::start(TestServerConfig::new(store.clone())))
+        .expect("the test server starts");
+    handles.fill_as_recorded(&store);
+    let gateway = start_gateway(server.addr());
+    let host = recording_host(&records);
+    let context = compare::Context {
+        recording_host: host.clone(),
+        gateway: gateway.addr,
+    };
+
+    let (mut redirects, mut redirect_ok, mut retried) = (0, 0, 0);
+    let (mut others, mut others_status, mut others_ok) = (0, 0, 0);
+    // HANDLE_GATEWAY_VERBOSE=1 lists what differs in the other requests.
+    let verbose = std::env::var_os("HANDLE_GATEWAY_VERBOSE").is_some();
+    let mut failures = Vec::new();
+    for record in &records {
+        let id = record["id"].as_str().unwrap_or("?");
+        let expected = &record["response"];
+        let raw = raw_request(&record["request"]);
+        let status = expected["status"].as_u64().unwrap_or(0);
+        let send = || {
+            http::exchange(gateway.addr, &raw).unwrap_or_else(|e| http::Received {
+                status: 0,
+                headers: vec![("x-test-error".into(), e.to_string())],
+                body: Vec::new(),
+            })
+        };
+        let mut got = send();
+        if REDIRECTS.contains(&status) {
+            redirects += 1;
+            let mut problems = compare::redirect(record, &got, &context);
+            let mut tries = 1;
+            while !problems.is_empty()
+                && tries < TRIES
+                && compare::choice_differs(record, &got, &context)
+            {
+                got = send();
+                problems = compare::redirect(record, &got, &context);
+                tries += 1;
+            }
+            if tries > 1 && problems.is_empty() {
+                retried += 1;
+            }
+            if problems.is_empty() {
+                redirect_ok += 1;
+            } else {
+                failures.push(format!("{id}: {}", problems.join("; ")));
+            }
+        } else {
+            others += 1;
+            if u64::from(got.status) == status {
+                others_status += 1;
+            }
+            let problems = compare::other(record, &got, &context);
+            if problems.is_empty() {
+                others_ok += 1;
+            } else if verbose {
+                println!("part 2: {id}: {} (recorded {status})", problems.join("; "));
+            }
+        }
+    }
+    println!(
+        "redirects: {redirect_ok} of {redirects} match ({retried} after another draw); \
+         other requests (part 2): {others_status} of {others} with the recorded status, \
+         {others_ok} of {others} matching on status, Location, Content-Type, Vary, CORS, \
+         Expires and JSON body"
+    );
+
+    let mut distribution_failures = Vec::new();
+    // Twice the recorded draws: the gateway's own sampling noise stays well under the
+    // tolerance (at 4,000 draws a share's standard deviation is under 0.8 points).
+    let n = 2 * distributions["n_per_case"].as_u64().unwrap_or(2000).max(1) as usize;
+    for case in distributions["cases"].as_array().expect("cases") {
+        let (line, problems) = compare::distribution(case, n, &host, gateway.addr);
+        println!("{line}");
+        distribution_failures.extend(problems);
+    }
+    drop(gateway);
+    drop(server);
+    assert!(
+        failures.is_empty() && distribution_failures.is_empty(),
+        "{} of {redirects} redirects differ:\n{}\ndistributions:\n{}",
+        failures.len(),
+        failures.join("\n"),
+        distribution_failures.join("\n")
+    );
+}
