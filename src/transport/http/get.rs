@@ -1,18 +1,20 @@
-//! HTTP GETs ([`HttpGet`]) through one pooled client (keep-alive matters for a REST proxy
-//! answering thousands of requests): redirects are answers, the body is capped, TLS is
-//! checked against the web PKI.
+//! HTTP GETs ([`HttpGet`]) and the REST API's PUTs and DELETEs ([`HttpSend`]) through one
+//! pooled client (keep-alive matters for a REST proxy answering thousands of requests):
+//! redirects are answers, the body is capped, TLS is checked against the web PKI.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Empty;
-use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER, USER_AGENT};
+use http_body_util::Full;
+use hyper::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER, USER_AGENT,
+};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 use super::super::error::{HttpError, TransportError};
-use super::super::exchange::{Fetched, HttpGet};
+use super::super::exchange::{Fetched, HttpGet, HttpSend};
 use super::native::read_capped;
 use super::tls;
 
@@ -21,7 +23,7 @@ type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 /// The pooled GET client of a transport.
 #[derive(Debug, Clone)]
 pub(crate) struct Getter {
-    client: Client<Connector, Empty<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
 }
 
 /// Longest wait for a connection to open.
@@ -50,28 +52,41 @@ impl Getter {
 
     /// One GET.
     pub(crate) async fn get(&self, get: &HttpGet) -> Result<Fetched, TransportError> {
-        let uri: hyper::Uri =
-            get.url
-                .parse()
-                .map_err(|e: hyper::http::uri::InvalidUri| HttpError::Url {
-                    url: get.url.clone(),
-                    reason: e.to_string(),
-                })?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) {
-            return Err(HttpError::Url {
-                url: get.url.clone(),
-                reason: "not http or https".into(),
-            }
-            .into());
-        }
+        let uri = checked_uri(&get.url)?;
         let request = hyper::Request::get(uri)
             .header(ACCEPT, get.accept)
-            .header(
-                USER_AGENT,
-                concat!("handle-resolver/", env!("CARGO_PKG_VERSION")),
-            )
-            .body(Empty::new())
+            .header(USER_AGENT, AGENT)
+            .body(Full::new(Bytes::new()))
             .map_err(|e| HttpError::Client(format!("request: {e}")))?;
+        self.request(request, get.max_body).await
+    }
+
+    /// One PUT or DELETE.
+    pub(crate) async fn send(&self, send: &HttpSend) -> Result<Fetched, TransportError> {
+        let uri = checked_uri(&send.url)?;
+        let mut request = hyper::Request::builder()
+            .method(send.method.as_str())
+            .uri(uri)
+            .header(ACCEPT, send.accept)
+            .header(USER_AGENT, AGENT);
+        if let Some(content_type) = send.content_type {
+            request = request.header(CONTENT_TYPE, content_type);
+        }
+        if let Some(authorization) = &send.authorization {
+            request = request.header(AUTHORIZATION, authorization.as_str());
+        }
+        let request = request
+            .body(Full::new(send.body.clone()))
+            .map_err(|e| HttpError::Client(format!("request: {e}")))?;
+        self.request(request, send.max_body).await
+    }
+
+    /// Sends `request` and reads the answer, its body capped at `max_body`.
+    async fn request(
+        &self,
+        request: hyper::Request<Full<Bytes>>,
+        max_body: usize,
+    ) -> Result<Fetched, TransportError> {
         let response = self.client.request(request).await.map_err(client_error)?;
         let header = |name| {
             response
@@ -81,18 +96,37 @@ impl Getter {
                 .map(str::to_owned)
         };
         let declared = header(CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > get.max_body as u64) {
-            return Err(TransportError::BodyTooLarge {
-                limit: get.max_body,
-            });
+        if declared.is_some_and(|n| n > max_body as u64) {
+            return Err(TransportError::BodyTooLarge { limit: max_body });
         }
         let mut fetched = Fetched::new(response.status().as_u16(), Bytes::new());
         fetched.content_type = header(CONTENT_TYPE);
         fetched.location = header(LOCATION);
         fetched.retry_after = header(RETRY_AFTER);
-        fetched.body = read_capped(response.into_body(), get.max_body).await?;
+        fetched.body = read_capped(response.into_body(), max_body).await?;
         Ok(fetched)
     }
+}
+
+/// The `User-Agent` sent.
+const AGENT: &str = concat!("handle-resolver/", env!("CARGO_PKG_VERSION"));
+
+/// `url` as a URI, when it is one of `http` or `https`.
+fn checked_uri(url: &str) -> Result<hyper::Uri, TransportError> {
+    let uri: hyper::Uri =
+        url.parse()
+            .map_err(|e: hyper::http::uri::InvalidUri| HttpError::Url {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(HttpError::Url {
+            url: url.to_string(),
+            reason: "not http or https".into(),
+        }
+        .into());
+    }
+    Ok(uri)
 }
 
 fn client_error(e: hyper_util::client::legacy::Error) -> TransportError {
