@@ -38,10 +38,7 @@ fn reply_dict<'py>(py: Python<'py>, r: &RestReply) -> PyResult<Bound<'py, PyDict
 /// The exception of a write that got no answer.
 fn raise(py: Python<'_>, e: &RestAdminError, handle: &str) -> PyErr {
     let name = match e {
-        RestAdminError::Transport {
-            error: handle_resolver::transport::TransportError::Timeout,
-            ..
-        } => "Timeout",
+        RestAdminError::Transport { error, .. } if error.is_timeout() => "Timeout",
         RestAdminError::Transport { .. } => "NetworkError",
         _ => "ProtocolError",
     };

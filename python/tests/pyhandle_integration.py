@@ -90,8 +90,9 @@ CANNOT_PASS = {
     "test_instantiate_with_credentials_config": (
         CREDENTIALS_CLIENT + "; and past that it expects instantiation to fail with a "
         "GenericHandleError because a bogus REST_API_url_extension sends pyhandle's username "
-        "check (a REST GET) to a path that does not exist: a native client sends no REST GET, "
-        "instantiation succeeds, and the test goes on to read pyhandle's private connector "
+        "check (a REST GET) to a path that does not exist: the drop-in's check does not go "
+        "there (native, or the REST API at /api/handles/), instantiation succeeds, and the "
+        "test goes on to read pyhandle's private connector "
         "(inst._EUDATHandleClient__handlesystemconnector), which the drop-in has not",
         "Client not provided or empty",
     ),

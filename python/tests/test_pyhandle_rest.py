@@ -46,7 +46,9 @@ def test_native_over_http_is_refused_as_the_reference_refuses_it(net: TestNetwor
 
 
 def test_the_drop_in_talks_rest_where_native_is_refused(net: TestNetwork) -> None:
-    client = RESTHandleClient.instantiate_with_username_and_password(url_of(net), USER, SECRET)
+    client = RESTHandleClient.instantiate_with_username_and_password(
+        url_of(net), USER, SECRET, handleowner=USER
+    )
     # The username check at instantiation was refused natively: REST from then on.
     assert client.protocol == "rest"
     h = f"{P}/over-rest"
@@ -100,9 +102,18 @@ def test_rest_admin_returns_every_answer(net: TestNetwork) -> None:
     admin = RestAdmin(url_of(net), identity=USER, secret=SECRET)
     h = f"{P}/rest-admin"
     value = {"index": 1, "type": "URL", "data": {"format": "string", "value": "https://x.org/"}}
-    made = admin.put_handle(h, [value])
+    # An HS_ADMIN value naming the writer, so that it may delete the handle again.
+    admin_value = {
+        "index": 100,
+        "type": "HS_ADMIN",
+        "data": {
+            "format": "admin",
+            "value": {"handle": USER.split(":")[1], "index": 300, "permissions": "111111111111"},
+        },
+    }
+    made = admin.put_handle(h, [admin_value, value])
     assert (made["status"], made["responseCode"], made["handle"]) == (201, 1, h)
-    again = admin.put_handle(h, [value])
+    again = admin.put_handle(h, [admin_value, value])
     assert (again["status"], again["responseCode"]) == (409, 101)
     assert admin.delete_handle(h)["responseCode"] == 1
     assert admin.delete_handle(h)["status"] == 404

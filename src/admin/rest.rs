@@ -54,7 +54,7 @@ pub enum RestAdminError {
         /// The URL asked.
         url: String,
         /// What went wrong.
-        error: TransportError,
+        error: Box<TransportError>,
     },
     /// The server answered with a body that is not the REST API's JSON (and a status other
     /// than 401, which comes without one).
@@ -260,7 +260,7 @@ impl RestAdmin {
             method,
             handle: handle.to_string(),
             url: send.url.clone(),
-            error,
+            error: Box::new(error),
         };
         let fetched = tokio::time::timeout(self.timeout, self.exchange.send(&send))
             .await
