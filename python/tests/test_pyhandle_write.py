@@ -57,8 +57,10 @@ class Server:
 def net(request: pytest.FixtureRequest) -> Iterator[Server]:
     # "rest": the server's site leaves its HTTP interface out, so that it refuses native
     # requests there and the drop-in writes over the REST API.
-    listed = None if request.param == "rest" else "adm+qry"
-    with TestNetwork(sites=1, servers_per_site=1, http=True, http_interface=listed) as network:
+    rest = request.param == "rest"
+    with TestNetwork(
+        sites=1, servers_per_site=1, http=True, http_interface=None if rest else "adm+qry"
+    ) as network:
         yield Server(network, request.param)
 
 
