@@ -79,8 +79,6 @@ class RESTHandleClient(Factories, LocMethods):
     """pyhandle's REST client, over the native protocol where the server takes it, else
     over the REST API (see the module's docstring)."""
 
-    HANDLE_CLIENT = "rest"
-
     def __init__(self, handle_server_url: str | None = None, **args: Any) -> None:
         if handle_server_url is not None:
             args["handle_server_url"] = handle_server_url
@@ -154,8 +152,7 @@ class RESTHandleClient(Factories, LocMethods):
             self.__decided = True
         return self.__protocol
 
-    def __refused(self) -> None:
-        """The server refused a native request over its HTTP interface: REST from now on."""
+    def __refused(self) -> None:  # a native request refused: REST from now on
         self.__protocol, self.__decided = REST, True
 
     @property
@@ -196,9 +193,12 @@ class RESTHandleClient(Factories, LocMethods):
         """A write: native administration, or the REST API's once the server refused."""
         if self.__protocol == NATIVE:
             try:
-                return self.__write(op, handle, native)
+                done = self.__write(op, handle, native)
             except Refused:
                 self.__refused()
+            else:
+                self.__decided = True
+                return done
         return rest(self.__rest())
 
     def __admin(self) -> Admin:
@@ -273,9 +273,11 @@ class RESTHandleClient(Factories, LocMethods):
                 record = self.__reader.resolve(plain, types=types, indexes=wanted)
             except ResolveError as e:
                 if self.__protocol == REST or not is_refusal(e):
+                    self.__decided = True  # the server answered
                     raise
                 self.__refused()
                 record = self.__reader.resolve(plain, types=types, indexes=wanted)
+            self.__decided = True
         except HandleNotFound:
             return None
         except NoMatchingValues:
