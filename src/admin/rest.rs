@@ -37,13 +37,20 @@ const QUOTE: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~')
     .remove(b'/');
 
-/// A write of the REST API that got no answer in its JSON.
+/// A write of the REST API that was not sent or got no answer in its JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum RestAdminError {
     /// The base URL is not an `http(s)://host[:port][/path]` URL.
     #[error(transparent)]
     Url(#[from] BaseUrlError),
+    /// [`RestAdmin::delete_values`] without an index (a `DELETE` without one deletes the
+    /// handle): not sent.
+    #[error("DELETE of no values of {handle}: give at least one index")]
+    NoIndexes {
+        /// The handle.
+        handle: String,
+    },
     /// The request got no answer (connection, TLS, timeout, a body over the cap).
     #[error("{method} {url} (handle {handle}): {error}")]
     Transport {
@@ -204,16 +211,12 @@ impl RestAdmin {
         handle: &str,
         indexes: &[u32],
     ) -> Result<RestReply, RestAdminError> {
-        let url = self.url(handle, indexes, None);
         if indexes.is_empty() {
-            return Err(RestAdminError::Unreadable {
-                method: "DELETE",
+            return Err(RestAdminError::NoIndexes {
                 handle: handle.to_string(),
-                url,
-                status: 0,
-                error: "no index given: that would delete the handle".into(),
             });
         }
+        let url = self.url(handle, indexes, None);
         let send = HttpSend::new(HttpMethod::Delete, url, "application/json", MAX_ANSWER)
             .with_authorization(self.authorization.clone());
         self.run(handle, send).await
