@@ -168,3 +168,55 @@ async fn rest_admin_failures_name_the_handle_and_url() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn rest_admin_reads_and_over_https_checks_the_certificate_unless_told_not_to() {
+    let store = Arc::new(Store::new());
+    let mut key = HandleValue::new(300, "HS_SECKEY", SECRET);
+    key.permissions = Permissions(0x0C);
+    store.insert(format!("0.NA/{PREFIX}"), vec![owner(), key]);
+    store.insert(
+        format!("{PREFIX}/read"),
+        vec![HandleValue::new(1, "URL", "https://example.org/read")],
+    );
+    let mut config = TestServerConfig::new(store);
+    config.key = handle_resolver::testing::TestKey::embedded_2048();
+    config.https = true;
+    config.http_kind = None;
+    let server = TestServer::start(config).await.unwrap();
+    let url = format!("https://127.0.0.1:{}", server.https_addr().unwrap().port());
+    // The server's certificate is self-signed, as handle servers' are: refused by default.
+    let checked = RestAdmin::anonymous(&url).unwrap();
+    let e = checked
+        .get_handle(&format!("{PREFIX}/read"), &[], &[], false)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, RestAdminError::Transport { .. }), "{e}");
+    // pyhandle's HTTPS_verify=False.
+    let admin = RestAdmin::new(&url, ME, SECRET).unwrap().verify_tls(false);
+    let read = admin
+        .get_handle(&format!("{PREFIX}/read"), &[1], &["URL"], true)
+        .await
+        .unwrap();
+    assert!(read.is_success(), "{read:?}");
+    assert!(
+        read.url.ends_with("/read?index=1&type=URL&auth=true"),
+        "{}",
+        read.url
+    );
+    let doc = read.document.unwrap();
+    assert_eq!(
+        doc["values"][0]["data"]["value"],
+        "https://example.org/read"
+    );
+    let missing = admin
+        .get_handle(&format!("{PREFIX}/missing"), &[], &[], false)
+        .await
+        .unwrap();
+    assert_eq!((missing.status, missing.response_code), (404, Some(100)));
+    // Writes with credentials over HTTPS.
+    let h = format!("{PREFIX}/over-https");
+    let made = admin.put_handle(&h, &[owner()], false).await.unwrap();
+    assert!(made.is_success(), "{made:?}");
+    assert!(server.store().get(&h).is_some());
+}

@@ -1,10 +1,14 @@
-//! [`RestAdmin`]: a handle's values written through a handle server's REST API, as pyhandle
-//! writes them, for servers whose HTTP interface takes no native requests: `PUT
+//! [`RestAdmin`]: a handle's record read and its values written through a handle server's
+//! REST API, as pyhandle does, for servers whose HTTP interface takes no native requests:
+//! `GET {base}/api/handles/{handle}` (`?index=`, `?type=`, `?auth=true`), `PUT
 //! {base}/api/handles/{handle}` with the body `{"values": [...]}` (the whole record, or with
 //! `?index=` the values at those indexes), `?overwrite=true|false`; `DELETE` of the handle,
 //! or with `?index=` of those values; `Authorization: Basic base64(urlencoded(INDEX:HANDLE):
 //! secret)`. The reference server takes credentials over HTTPS only (over plain HTTP it
-//! answers 403). Reads go through [`Resolver`](crate::Resolver)'s proxy (the same REST API).
+//! answers 403); its certificate is checked against the web PKI unless the user turns that
+//! off ([`RestAdmin::verify_tls`], pyhandle's `HTTPS_verify=False`: handle servers' own
+//! certificates are self-signed). [`Resolver`](crate::Resolver)'s proxy reads the same API
+//! into records.
 //!
 //! Every answer the server gives in the REST API's JSON is a [`RestReply`] (its HTTP status,
 //! response code and message, the success as the failure); what is not an answer (the
@@ -25,8 +29,8 @@ use crate::transport::{Exchange, Fetched, HttpMethod, HttpSend, NetTransport, Tr
 use crate::wire::json::{value_to_json, JsonError, RestAnswer};
 use crate::wire::{HandleValue, Limits};
 
-/// Most bytes of one answer (a write's answer is small: the handle and a code).
-const MAX_ANSWER: usize = 1 << 20;
+/// Most bytes of one answer (a record of thousands of values fits).
+const MAX_ANSWER: usize = 4 << 20;
 /// The default bound on one request, connect to last byte.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// What Python's `urllib.parse.quote` leaves as it is (pyhandle quotes the username so).
@@ -96,6 +100,9 @@ pub struct RestReply {
     pub message: Option<String>,
     /// The URL asked.
     pub url: String,
+    /// The JSON document as the server sent it (`None` without a body): for a `GET`, the
+    /// record (`values`), what pyhandle returns.
+    pub document: Option<Json>,
 }
 
 impl RestReply {
@@ -123,7 +130,8 @@ impl RestReply {
 #[derive(Clone)]
 pub struct RestAdmin {
     base: String,
-    authorization: String,
+    authorization: Option<String>,
+    verify_tls: bool,
     exchange: Arc<dyn Exchange>,
     timeout: Duration,
     limits: Limits,
@@ -152,14 +160,38 @@ impl RestAdmin {
         secret: &str,
         exchange: Arc<dyn Exchange>,
     ) -> Result<Self, RestAdminError> {
+        let mut admin = Self::anonymous_with_exchange(url, exchange)?;
+        admin.authorization = Some(basic_authorization(identity, secret));
+        Ok(admin)
+    }
+
+    /// A client of the REST API at `url` without credentials (reads; a write is answered
+    /// 401 or 403), over a transport of its own.
+    pub fn anonymous(url: &str) -> Result<Self, RestAdminError> {
+        Self::anonymous_with_exchange(url, Arc::new(NetTransport::new()))
+    }
+
+    /// As [`anonymous`](Self::anonymous), over `exchange`.
+    pub fn anonymous_with_exchange(
+        url: &str,
+        exchange: Arc<dyn Exchange>,
+    ) -> Result<Self, RestAdminError> {
         let base = BaseUrl::parse(url)?.as_str().to_string();
         Ok(Self {
             base,
-            authorization: basic_authorization(identity, secret),
+            authorization: None,
+            verify_tls: true,
             exchange,
             timeout: DEFAULT_TIMEOUT,
             limits: Limits::default(),
         })
+    }
+
+    /// Whether an `https://` server's certificate is checked against the web PKI (default
+    /// `true`); `false` accepts any certificate, as pyhandle's `HTTPS_verify=False` does.
+    pub fn verify_tls(mut self, verify: bool) -> Self {
+        self.verify_tls = verify;
+        self
     }
 
     /// Bounds each request (default 30 s).
@@ -196,12 +228,35 @@ impl RestAdmin {
         self.put(handle, values, Some(&indexes), overwrite).await
     }
 
+    /// Reads `handle` (`GET`, as pyhandle asks: `index=` and `type=` each, `auth=true`); the
+    /// record is the reply's [`document`](RestReply::document).
+    pub async fn get_handle(
+        &self,
+        handle: &str,
+        indexes: &[u32],
+        types: &[&str],
+        auth: bool,
+    ) -> Result<RestReply, RestAdminError> {
+        let mut url = self.url(handle, indexes, None);
+        let mut params: Vec<String> = types
+            .iter()
+            .map(|t| format!("type={}", utf8_percent_encode(t, QUOTE)))
+            .collect();
+        if auth {
+            params.push("auth=true".into());
+        }
+        if !params.is_empty() {
+            url.push(if indexes.is_empty() { '?' } else { '&' });
+            url.push_str(&params.join("&"));
+        }
+        self.run(handle, self.request(HttpMethod::Get, url)).await
+    }
+
     /// Deletes `handle` (`DELETE`).
     pub async fn delete_handle(&self, handle: &str) -> Result<RestReply, RestAdminError> {
         let url = self.url(handle, &[], None);
-        let send = HttpSend::new(HttpMethod::Delete, url, "application/json", MAX_ANSWER)
-            .with_authorization(self.authorization.clone());
-        self.run(handle, send).await
+        self.run(handle, self.request(HttpMethod::Delete, url))
+            .await
     }
 
     /// Removes the values at `indexes` of `handle` (`DELETE` with an `index` each; none is
@@ -217,9 +272,18 @@ impl RestAdmin {
             });
         }
         let url = self.url(handle, indexes, None);
-        let send = HttpSend::new(HttpMethod::Delete, url, "application/json", MAX_ANSWER)
-            .with_authorization(self.authorization.clone());
-        self.run(handle, send).await
+        self.run(handle, self.request(HttpMethod::Delete, url))
+            .await
+    }
+
+    /// A request of `url` with the credentials and TLS setting.
+    fn request(&self, method: HttpMethod, url: String) -> HttpSend {
+        let send = HttpSend::new(method, url, "application/json", MAX_ANSWER)
+            .with_verify_tls(self.verify_tls);
+        match &self.authorization {
+            Some(a) => send.with_authorization(a.clone()),
+            None => send,
+        }
     }
 
     async fn put(
@@ -233,9 +297,9 @@ impl RestAdmin {
         let doc = serde_json::json!({ "values": values.iter().map(value_to_json).collect::<Vec<Json>>() });
         // A JSON value of strings, numbers and objects always serialises.
         let body = serde_json::to_vec(&doc).unwrap_or_default();
-        let send = HttpSend::new(HttpMethod::Put, url, "application/json", MAX_ANSWER)
-            .with_body("application/json", body)
-            .with_authorization(self.authorization.clone());
+        let send = self
+            .request(HttpMethod::Put, url)
+            .with_body("application/json", body);
         self.run(handle, send).await
     }
 
@@ -285,6 +349,7 @@ impl RestAdmin {
             handle: None,
             message: None,
             url: url.to_string(),
+            document: None,
         };
         if fetched.body.is_empty() && fetched.status == 401 {
             return Ok(reply);
@@ -300,11 +365,14 @@ impl RestAdmin {
             let got = fetched.content_type.as_deref().unwrap_or("none");
             return Err(unreadable(format!("Content-Type {got}")));
         }
-        let answer = RestAnswer::from_slice(&fetched.body, &self.limits)
+        let document: Json =
+            serde_json::from_slice(&fetched.body).map_err(|e| unreadable(e.to_string()))?;
+        let answer = RestAnswer::from_json(&document, &self.limits)
             .map_err(|e: JsonError| unreadable(e.to_string()))?;
         reply.response_code = Some(answer.response_code);
         reply.handle = answer.handle;
         reply.message = answer.message;
+        reply.document = Some(document);
         Ok(reply)
     }
 }

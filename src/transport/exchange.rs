@@ -235,8 +235,8 @@ pub trait Exchange: Send + Sync + 'static {
         Box::pin(async { Err(TransportError::Unsupported("http get")) })
     }
 
-    /// Sends one HTTP request other than a GET ([`HttpSend`]: the REST API's `PUT` and
-    /// `DELETE`) and returns the answer as it came (any status; redirects not followed), as
+    /// Sends one request of a server's REST API ([`HttpSend`]: `PUT`, `DELETE`, a `GET`
+    /// with credentials or TLS settings of its own) and returns the answer as it came (any status; redirects not followed), as
     /// [`fetch`](Self::fetch) does. The default answers [`TransportError::Unsupported`], as
     /// does [`NetTransport`](super::NetTransport) built without the `http` feature.
     fn send<'a>(&'a self, send: &'a HttpSend) -> BoxFuture<'a, Result<Fetched, TransportError>> {
@@ -249,6 +249,8 @@ pub trait Exchange: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpMethod {
+    /// `GET`.
+    Get,
     /// `PUT`.
     Put,
     /// `DELETE`.
@@ -259,14 +261,16 @@ impl HttpMethod {
     /// The method's name (`PUT`, `DELETE`).
     pub const fn as_str(self) -> &'static str {
         match self {
+            HttpMethod::Get => "GET",
             HttpMethod::Put => "PUT",
             HttpMethod::Delete => "DELETE",
         }
     }
 }
 
-/// An HTTP `PUT` or `DELETE` (the REST API's writes): what [`Exchange::send`] sends.
-/// Redirects are never followed: a 30x is an answer.
+/// An HTTP request of the REST API of a server, with credentials (`PUT`, `DELETE`, and a
+/// `GET` as the same client sends it): what [`Exchange::send`] sends. Redirects are never
+/// followed: a 30x is an answer.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpSend {
@@ -284,6 +288,9 @@ pub struct HttpSend {
     pub body: bytes::Bytes,
     /// Most answer body bytes read; a longer body is [`TransportError::BodyTooLarge`].
     pub max_body: usize,
+    /// Whether an `https://` server's certificate is checked against the web PKI (default);
+    /// `false` accepts any (pyhandle's `HTTPS_verify=False`, only where a user asks).
+    pub verify_tls: bool,
 }
 
 impl std::fmt::Debug for HttpSend {
@@ -294,6 +301,7 @@ impl std::fmt::Debug for HttpSend {
             .field("content_type", &self.content_type)
             .field("authorization", &self.authorization.as_ref().map(|_| "…"))
             .field("body_len", &self.body.len())
+            .field("verify_tls", &self.verify_tls)
             .finish()
     }
 }
@@ -315,7 +323,14 @@ impl HttpSend {
             authorization: None,
             body: bytes::Bytes::new(),
             max_body,
+            verify_tls: true,
         }
+    }
+
+    /// Sets [`verify_tls`](Self::verify_tls).
+    pub fn with_verify_tls(mut self, verify: bool) -> Self {
+        self.verify_tls = verify;
+        self
     }
 
     /// Sets the body and its `Content-Type`.

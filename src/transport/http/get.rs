@@ -24,6 +24,8 @@ type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 #[derive(Debug, Clone)]
 pub(crate) struct Getter {
     client: Client<Connector, Full<Bytes>>,
+    /// The same, accepting any certificate: for an [`HttpSend`] that asks for it.
+    unverified: Client<Connector, Full<Bytes>>,
 }
 
 /// Longest wait for a connection to open.
@@ -34,20 +36,10 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 impl Getter {
     /// A client (no connection is opened until the first GET).
     pub(crate) fn new() -> Result<Getter, TransportError> {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        http.set_nodelay(true);
-        let config = (*tls::web_pki()?).clone();
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(config)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(IDLE_TIMEOUT)
-            .build(connector);
-        Ok(Getter { client })
+        Ok(Getter {
+            client: client((*tls::web_pki()?).clone()),
+            unverified: client((*tls::unverified()?).clone()),
+        })
     }
 
     /// One GET.
@@ -58,10 +50,10 @@ impl Getter {
             .header(USER_AGENT, AGENT)
             .body(Full::new(Bytes::new()))
             .map_err(|e| HttpError::Client(format!("request: {e}")))?;
-        self.request(request, get.max_body).await
+        request_on(&self.client, request, get.max_body).await
     }
 
-    /// One PUT or DELETE.
+    /// One request of a server's REST API (`PUT`, `DELETE`, `GET`).
     pub(crate) async fn send(&self, send: &HttpSend) -> Result<Fetched, TransportError> {
         let uri = checked_uri(&send.url)?;
         let mut request = hyper::Request::builder()
@@ -78,34 +70,54 @@ impl Getter {
         let request = request
             .body(Full::new(send.body.clone()))
             .map_err(|e| HttpError::Client(format!("request: {e}")))?;
-        self.request(request, send.max_body).await
-    }
-
-    /// Sends `request` and reads the answer, its body capped at `max_body`.
-    async fn request(
-        &self,
-        request: hyper::Request<Full<Bytes>>,
-        max_body: usize,
-    ) -> Result<Fetched, TransportError> {
-        let response = self.client.request(request).await.map_err(client_error)?;
-        let header = |name| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v: &hyper::header::HeaderValue| v.to_str().ok())
-                .map(str::to_owned)
+        let client = match send.verify_tls {
+            true => &self.client,
+            false => &self.unverified,
         };
-        let declared = header(CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > max_body as u64) {
-            return Err(TransportError::BodyTooLarge { limit: max_body });
-        }
-        let mut fetched = Fetched::new(response.status().as_u16(), Bytes::new());
-        fetched.content_type = header(CONTENT_TYPE);
-        fetched.location = header(LOCATION);
-        fetched.retry_after = header(RETRY_AFTER);
-        fetched.body = read_capped(response.into_body(), max_body).await?;
-        Ok(fetched)
+        request_on(client, request, send.max_body).await
     }
+}
+
+/// A pooled client with the TLS settings `config`.
+fn client(config: rustls::ClientConfig) -> Client<Connector, Full<Bytes>> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+    http.set_nodelay(true);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(IDLE_TIMEOUT)
+        .build(connector)
+}
+
+/// Sends `request` on `client` and reads the answer, its body capped at `max_body`.
+async fn request_on(
+    client: &Client<Connector, Full<Bytes>>,
+    request: hyper::Request<Full<Bytes>>,
+    max_body: usize,
+) -> Result<Fetched, TransportError> {
+    let response = client.request(request).await.map_err(client_error)?;
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v: &hyper::header::HeaderValue| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let declared = header(CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max_body as u64) {
+        return Err(TransportError::BodyTooLarge { limit: max_body });
+    }
+    let mut fetched = Fetched::new(response.status().as_u16(), Bytes::new());
+    fetched.content_type = header(CONTENT_TYPE);
+    fetched.location = header(LOCATION);
+    fetched.retry_after = header(RETRY_AFTER);
+    fetched.body = read_capped(response.into_body(), max_body).await?;
+    Ok(fetched)
 }
 
 /// The `User-Agent` sent.
