@@ -1,6 +1,7 @@
-//! `RestAdmin`: the library's [`handle_resolver::RestAdmin`] (a handle's values written
-//! through a server's REST API with Basic credentials, as pyhandle writes them), blocking,
-//! for the pyhandle drop-in on servers whose HTTP interface takes no native requests.
+//! `RestAdmin`: the library's [`handle_resolver::RestAdmin`] (a handle's record read and its
+//! values written through a server's REST API with Basic credentials, as pyhandle does),
+//! blocking, for the pyhandle drop-in on servers whose HTTP interface takes no native
+//! requests.
 
 use std::time::Duration;
 
@@ -9,16 +10,19 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::to_py;
 use crate::errors::{instance, Details};
 use crate::record::values_from_py;
 use crate::runtime::{block_on, shared};
 
-/// Writes a handle's values through a handle server's REST API (`PUT`/`DELETE
+/// Reads and writes a handle's values through a handle server's REST API (`GET`/`PUT`/`DELETE
 /// {url}/api/handles/...`) with Basic credentials (`identity` `INDEX:HANDLE`, `secret` its
-/// HS_SECKEY), as pyhandle does. Each method returns the server's answer as a dict
-/// `{"status", "responseCode", "handle", "message", "url"}` (a failure's too: its HTTP
-/// status and response code, as pyhandle reads them); no answer in the REST API's JSON
-/// raises `NetworkError` (`Timeout`) or `ProtocolError`, naming the handle and the URL.
+/// HS_SECKEY; neither: no credentials), as pyhandle does; `verify=False` accepts any
+/// certificate of an `https://` server (pyhandle's `HTTPS_verify=False`). Each method
+/// returns the server's answer as a dict `{"status", "responseCode", "handle", "message",
+/// "url", "document"}` (a failure's too: its HTTP status and response code, as pyhandle
+/// reads them; `document` the JSON as sent); no answer in the REST API's JSON raises
+/// `NetworkError` (`Timeout`) or `ProtocolError`, naming the handle and the URL.
 #[pyclass(frozen, module = "handle_resolver._native")]
 pub(crate) struct RestAdmin {
     inner: Lib,
@@ -32,6 +36,10 @@ fn reply_dict<'py>(py: Python<'py>, r: &RestReply) -> PyResult<Bound<'py, PyDict
     d.set_item("handle", r.handle.as_deref())?;
     d.set_item("message", r.message.as_deref())?;
     d.set_item("url", &r.url)?;
+    match &r.document {
+        Some(doc) => d.set_item("document", to_py(py, doc)?)?,
+        None => d.set_item("document", py.None())?,
+    }
     Ok(d)
 }
 
@@ -69,8 +77,14 @@ impl RestAdmin {
 #[pymethods]
 impl RestAdmin {
     #[new]
-    #[pyo3(signature = (url, *, identity, secret, timeout=30.0))]
-    fn new(url: &str, identity: &str, secret: &str, timeout: f64) -> PyResult<Self> {
+    #[pyo3(signature = (url, *, identity=None, secret=None, timeout=30.0, verify=true))]
+    fn new(
+        url: &str,
+        identity: Option<&str>,
+        secret: Option<&str>,
+        timeout: f64,
+        verify: bool,
+    ) -> PyResult<Self> {
         if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
             return Err(PyValueError::new_err(
                 "timeout: seconds, above 0, at most 3600",
@@ -78,10 +92,41 @@ impl RestAdmin {
         }
         let rt = shared()?;
         let _entered = rt.enter();
-        let inner = Lib::new(url, identity, secret)
+        let made = match (identity, secret) {
+            (Some(identity), Some(secret)) => Lib::new(url, identity, secret),
+            (None, None) => Lib::anonymous(url),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "give identity and secret, or neither",
+                ))
+            }
+        };
+        let inner = made
             .map_err(|e| PyValueError::new_err(e.to_string()))?
-            .timeout(Duration::from_secs_f64(timeout));
+            .timeout(Duration::from_secs_f64(timeout))
+            .verify_tls(verify);
         Ok(RestAdmin { inner })
+    }
+
+    /// `GET` of `handle` (`index=`, `type=` each, `auth=true`); the record is the answer's
+    /// `document`.
+    #[pyo3(signature = (handle, *, indexes=None, types=None, auth=false))]
+    fn get_handle<'py>(
+        &self,
+        py: Python<'py>,
+        handle: &str,
+        indexes: Option<Vec<u32>>,
+        types: Option<Vec<String>>,
+        auth: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let indexes = indexes.unwrap_or_default();
+        let types = types.unwrap_or_default();
+        let types: Vec<&str> = types.iter().map(String::as_str).collect();
+        self.run(
+            py,
+            handle,
+            self.inner.get_handle(handle, &indexes, &types, auth),
+        )
     }
 
     /// The base URL, without a final `/`.

@@ -115,6 +115,11 @@ def test_rest_admin_returns_every_answer(net: TestNetwork) -> None:
     assert (made["status"], made["responseCode"], made["handle"]) == (201, 1, h)
     again = admin.put_handle(h, [admin_value, value])
     assert (again["status"], again["responseCode"]) == (409, 101)
+    got = admin.get_handle(h, indexes=[1], types=["URL"], auth=True)
+    assert got["url"].endswith("?index=1&type=URL&auth=true")
+    assert [v["data"]["value"] for v in got["document"]["values"]] == ["https://x.org/"]
+    anonymous = RestAdmin(url_of(net)).get_handle(f"{P}/missing")
+    assert (anonymous["status"], anonymous["responseCode"]) == (404, 100)
     assert admin.delete_handle(h)["responseCode"] == 1
     assert admin.delete_handle(h)["status"] == 404
     bad = RestAdmin(url_of(net), identity=USER, secret="wrong").delete_handle(h)

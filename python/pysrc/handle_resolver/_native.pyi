@@ -384,15 +384,32 @@ class AsyncResolver(
     """The asyncio resolver: the same arguments as ``Resolver``; awaitable calls."""
 
 class RestAdmin:
-    """Writes through a handle server's REST API (``PUT``/``DELETE {url}/api/handles/...``)
-    with Basic credentials, as pyhandle does. Each method returns the server's answer,
-    ``{"status", "responseCode", "handle", "message", "url"}`` (a failure's too);
-    ``NetworkError``/``Timeout``/``ProtocolError`` when there is no answer in the REST API's
-    JSON."""
+    """Reads and writes through a handle server's REST API (``GET``/``PUT``/``DELETE
+    {url}/api/handles/...``) with Basic credentials (or none), as pyhandle does;
+    ``verify=False`` accepts any certificate (pyhandle's ``HTTPS_verify=False``). Each method
+    returns the server's answer, ``{"status", "responseCode", "handle", "message", "url",
+    "document"}`` (a failure's too); ``NetworkError``/``Timeout``/``ProtocolError`` when there
+    is no answer in the REST API's JSON."""
 
-    def __init__(self, url: str, *, identity: str, secret: str, timeout: float = 30.0) -> None: ...
+    def __init__(
+        self,
+        url: str,
+        *,
+        identity: str | None = None,
+        secret: str | None = None,
+        timeout: float = 30.0,
+        verify: bool = True,
+    ) -> None: ...
     @property
     def url(self) -> str: ...
+    def get_handle(
+        self,
+        handle: str,
+        *,
+        indexes: list[int] | None = None,
+        types: list[str] | None = None,
+        auth: bool = False,
+    ) -> dict[str, Any]: ...
     def put_handle(
         self, handle: str, values: Iterable[ValueLike], *, overwrite: bool = False
     ) -> dict[str, Any]: ...

@@ -1,9 +1,9 @@
 """The drop-in's other way to a handle server: its REST API, where the server's HTTP interface
 takes no native requests (its site does not list it for them, so it refuses them:
-``Received query request on non-query interface``). Reads go through
-``Resolver(proxy=URL)`` (``GET /api/handles/...``), writes through
-:class:`handle_resolver.RestAdmin` (``PUT``/``DELETE`` with Basic credentials), and the
-answers become what pyhandle 1.5.0 makes of them, status by status."""
+``Received query request on non-query interface``). Reads (``GET /api/handles/...``) and
+writes (``PUT``/``DELETE`` with Basic credentials) go through
+:class:`handle_resolver.RestAdmin`, with pyhandle's ``HTTPS_verify``, and the answers become
+what pyhandle 1.5.0 makes of them, status by status."""
 
 from __future__ import annotations
 
@@ -46,19 +46,54 @@ def _response(reply: dict[str, Any]) -> Response:
     return Response(reply["status"], content, reply["url"])
 
 
+def https_verify(value: Any) -> bool:
+    """pyhandle's ``HTTPS_verify``: ``False`` (or ``"false"``, any case) turns the check of an
+    ``https://`` server's certificate off; anything else (``True``, a CA bundle's path, which
+    is not read here) keeps the web PKI check."""
+    if isinstance(value, str):
+        return value.lower() != "false"
+    return value is not False
+
+
 def _success(reply: dict[str, Any]) -> bool:
     """pyhandle's ``handle_success``: HTTP 200 or 201 with response code 1."""
     return reply["status"] in (200, 201) and reply["responseCode"] == 1
 
 
-class RestWrites:
-    """pyhandle's writes over the REST API with Basic credentials, each answer read as
-    pyhandle reads it (``hsresponses``): 401 or code 402 is ``HandleAuthenticationError``
-    (its connector's check), other failures as each method of pyhandle's has them."""
+class RestWay:
+    """pyhandle's reads and writes over the REST API (writes with Basic credentials), each
+    answer read as pyhandle reads it (``hsresponses``): 401 or code 402 is
+    ``HandleAuthenticationError`` (its connector's check), other failures as each method of
+    pyhandle's has them."""
 
-    def __init__(self, url: str, username: str, password: str) -> None:
-        self.admin = RestAdmin(url, identity=username, secret=password)
+    def __init__(self, url: str, username: str | None, password: str | None, verify: bool) -> None:
+        if username and password:
+            self.admin = RestAdmin(url, identity=username, secret=password, verify=verify)
+        else:
+            self.admin = RestAdmin(url, verify=verify)
         self.username = username
+
+    def read(
+        self, handle: str, indices: list[int] | None, types: list[str] | None, auth: bool
+    ) -> dict[str, Any] | None:
+        """pyhandle's ``retrieve_handle_record_json``: the server's document, ``None`` on 404
+        (code 100), the empty record of code 200, else ``GenericHandleError``."""
+        reply = self.admin.get_handle(handle, indexes=indices, types=types, auth=auth)
+        doc: dict[str, Any] | None = reply["document"]
+        if reply["status"] == 404 and reply["responseCode"] == 100:
+            return None
+        if doc is not None and _success(reply):
+            if doc.get("handle") != handle:
+                raise GenericHandleError(
+                    operation="retrieving handle record",
+                    handle=handle,
+                    response=_response(reply),
+                    msg="The retrieve returned a different handle than was asked for.",
+                )
+            return doc
+        if doc is not None and reply["status"] == 200 and reply["responseCode"] == 200:
+            return doc
+        raise GenericHandleError(operation="retrieving", handle=handle, response=_response(reply))
 
     def __checked(self, reply: dict[str, Any], op: str, handle: str) -> dict[str, Any]:
         if reply["status"] == 401 or reply["responseCode"] == 402:

@@ -15,8 +15,8 @@ configured. b2handle's 10320/LOC helpers (``add_additional_URL``, ...) are here 
 A server takes native requests over its HTTP interface only when its site lists that
 interface for them; otherwise it refuses each (``Received query request on non-query
 interface``). The client then talks as pyhandle does, once and for all: reads
-``GET /api/handles/...`` (``Resolver(proxy=URL)``), writes ``PUT``/``DELETE`` with Basic
-credentials (:class:`handle_resolver.RestAdmin`; ``username`` and ``password`` only). Its
+``GET /api/handles/...``, writes ``PUT``/``DELETE`` with Basic credentials (``username`` and
+``password`` only), through :class:`handle_resolver.RestAdmin`, with ``HTTPS_verify``. Its
 ``protocol`` attribute says which: ``"native"`` or ``"rest"``.
 """
 
@@ -67,7 +67,7 @@ from ._entries import (
 from ._factories import Factories
 from ._loc_methods import LocMethods
 from ._modify import modification_plan
-from ._rest import NATIVE, REST, Refused, RestWrites, is_refusal
+from ._rest import NATIVE, REST, Refused, RestWay, https_verify, is_refusal
 
 T = TypeVar("T")
 NO_AUTH_MESSAGE = "No credentials passed. Read access only."
@@ -94,8 +94,8 @@ class RESTHandleClient(Factories, LocMethods):
         )
         self.__kwargs = resolver_arguments(self.__handle_server_url)
         self.__resolver_made: Resolver | None = None
-        self.__proxy_made: Resolver | None = None
-        self.__rest_made: RestWrites | None = None
+        self.__rest_made: RestWay | None = None
+        self.__verify = https_verify(args.get("HTTPS_verify", True))
         # Native until an HTTP interface refuses a native request; a native address
         # (`hdl://`) has no REST API.
         self.__protocol = NATIVE
@@ -164,31 +164,28 @@ class RESTHandleClient(Factories, LocMethods):
         return self.__resolver_made
 
     @property
-    def __reader(self) -> Resolver:
-        """The resolver reads go through: native, or the server's REST API."""
-        if self.__protocol == NATIVE:
-            return self.__resolver
-        if self.__proxy_made is None:
-            self.__proxy_made = Resolver(proxy=str(self.__kwargs["server"]), cache=False)
-        return self.__proxy_made
-
-    def __rest(self) -> RestWrites:
-        """The REST API's writer; Basic credentials only, as pyhandle sends them."""
+    def __rest_way(self) -> RestWay:
+        """The server's REST API, with the credentials (Basic) when there are some."""
         if self.__rest_made is None:
-            if self.__keys is not None or not (self.__username and self.__password):
-                if self.__keys is None:
-                    raise HandleAuthenticationError(msg=self.__no_auth_message)
-                raise HandleAuthenticationError(
-                    msg="This server takes no native requests over its HTTP interface, and "
-                    "its REST API takes a username and password here (Basic credentials), "
-                    "not a key"
-                )
             url = str(self.__kwargs["server"])
-            self.__rest_made = RestWrites(url, self.__username, self.__password)
+            user, password = self.__username, self.__password
+            self.__rest_made = RestWay(url, user, password, self.__verify)
         return self.__rest_made
 
+    def __rest(self) -> RestWay:
+        """The REST API for a write: Basic credentials only, as pyhandle sends them."""
+        if self.__keys is not None:
+            raise HandleAuthenticationError(
+                msg="This server takes no native requests over its HTTP interface, and "
+                "its REST API takes a username and password here (Basic credentials), "
+                "not a key"
+            )
+        if not (self.__username and self.__password):
+            raise HandleAuthenticationError(msg=self.__no_auth_message)
+        return self.__rest_way
+
     def __change(
-        self, op: str, handle: str, native: Callable[[Admin], T], rest: Callable[[RestWrites], T]
+        self, op: str, handle: str, native: Callable[[Admin], T], rest: Callable[[RestWay], T]
     ) -> T:
         """A write: native administration, or the REST API's once the server refused."""
         if self.__protocol == NATIVE:
@@ -268,28 +265,30 @@ class RESTHandleClient(Factories, LocMethods):
         types = hs_options.get("type")
         if isinstance(types, tuple):
             types = list(types)
+        if self.__protocol == REST:
+            return self.__rest_way.read(plain, wanted, types, auth)
         try:
-            try:
-                record = self.__reader.resolve(plain, types=types, indexes=wanted)
-            except ResolveError as e:
-                if self.__protocol == REST or not is_refusal(e):
-                    self.__decided = True  # the server answered
-                    raise
-                self.__refused()
-                record = self.__reader.resolve(plain, types=types, indexes=wanted)
+            record = self.__resolver.resolve(plain, types=types, indexes=wanted)
             self.__decided = True
-        except HandleNotFound:
-            return None
-        except NoMatchingValues:
-            return {"responseCode": 200, "handle": plain, "values": []}
-        except InvalidIdentifier as e:
-            raise HandleSyntaxError(msg=e.message, handle=handle) from e
         except ResolveError as e:
-            raise GenericHandleError(
-                operation="retrieving", handle=handle, msg=f"{e.message} ({e.response_code})"
-            ) from e
-        doc = record.to_dict()
-        return doc
+            if is_refusal(e):
+                self.__refused()
+                return self.__rest_way.read(plain, wanted, types, auth)
+            self.__decided = True  # the server answered
+            return self.__native_failure(handle, plain, e)
+        return record.to_dict()
+
+    def __native_failure(self, handle: str, plain: str, e: ResolveError) -> dict[str, Any] | None:
+        """A native read's failure as pyhandle's REST read has it."""
+        if isinstance(e, HandleNotFound):
+            return None
+        if isinstance(e, NoMatchingValues):
+            return {"responseCode": 200, "handle": plain, "values": []}
+        if isinstance(e, InvalidIdentifier):
+            raise HandleSyntaxError(msg=e.message, handle=handle) from e
+        raise GenericHandleError(
+            operation="retrieving", handle=handle, msg=f"{e.message} ({e.response_code})"
+        ) from e
 
     def retrieve_handle_record(
         self,
@@ -500,7 +499,7 @@ class RESTHandleClient(Factories, LocMethods):
             elif before is not None:
                 admin.remove_values(plain, [int(before["index"])])
 
-        def rest(r: RestWrites) -> None:
+        def rest(r: RestWay) -> None:
             if after is not None:
                 r.put_values(plain, op, [after], overwrite=before is not None)
             elif before is not None:
