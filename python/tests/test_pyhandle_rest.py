@@ -75,6 +75,12 @@ def test_a_read_only_client_decides_when_asked(net: TestNetwork) -> None:
     client = RESTHandleClient(url_of(net))
     assert client.protocol == "rest"
     assert client.get_value_from_handle(f"{P}/demo", "URL") == "https://example.org/demo"
+    # pyhandle's options: a type (or a list of them), indexes, auth.
+    only = client.retrieve_handle_record_json(f"{P}/demo", True, type="EMAIL")
+    assert only is not None and [v["type"] for v in only["values"]] == ["EMAIL"]
+    some = client.retrieve_handle_record_json(f"{P}/demo", indices=[1, 3])
+    assert some is not None and [v["index"] for v in some["values"]] == [1, 3]
+    assert client.retrieve_handle_record_json(f"{P}/missing") is None
 
 
 def test_rest_failures_raise_what_pyhandle_raises(net: TestNetwork, tmp_path: Path) -> None:

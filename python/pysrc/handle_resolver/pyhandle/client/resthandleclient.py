@@ -263,8 +263,8 @@ class RESTHandleClient(Factories, LocMethods):
                 items = group if isinstance(group, (list, tuple)) else [group]
                 wanted.extend(int(i) for i in items)
         types = hs_options.get("type")
-        if isinstance(types, tuple):
-            types = list(types)
+        if isinstance(types, (tuple, str)):
+            types = [types] if isinstance(types, str) else list(types)
         if self.__protocol == REST:
             return self.__rest_way.read(plain, wanted, types, auth)
         try:
