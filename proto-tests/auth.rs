@@ -17,6 +17,8 @@ mod loopback;
 mod manage;
 #[cfg(feature = "testing")]
 mod readme_admin;
+#[cfg(feature = "testing")]
+mod rest_admin;
 mod sessions;
 #[cfg(feature = "testing")]
 mod window;

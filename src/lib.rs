@@ -42,6 +42,7 @@ mod urn;
 pub mod wire;
 
 pub use admin::client::{Admin, AdminError, CreateOptions};
+pub use admin::rest::{RestAdmin, RestAdminError, RestReply};
 pub use ident::{Handle, Identifier};
 pub use resolver::{
     server_record, Attempt, AttemptOutcome, BuildError, Clock, FixedClock, HandleRecord,

@@ -12,7 +12,8 @@
 //! `config.rs` the constructor's arguments to a `ResolverBuilder`; `ident.rs` `parse`;
 //! `testing.rs` `TestNetwork`; `runtime.rs` the runtimes and fork safety; `convert.rs` JSON
 //! to Python and back; `bench.rs` the library's own figures for the benchmark script;
-//! `certificate.rs` the identity a client certificate names (pyhandle's credentials).
+//! `certificate.rs` the identity a client certificate names (pyhandle's credentials);
+//! `rest_admin.rs` `RestAdmin`, writes through a server's REST API (the pyhandle drop-in's).
 #![forbid(unsafe_code)]
 
 mod aio;
@@ -27,6 +28,7 @@ mod ident;
 mod many;
 mod record;
 mod resolver;
+mod rest_admin;
 mod runtime;
 mod testing;
 
@@ -46,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<record::HandleValue>()?;
     m.add_class::<ident::Identifier>()?;
     m.add_class::<testing::TestNetwork>()?;
+    m.add_class::<rest_admin::RestAdmin>()?;
     m.add_function(wrap_pyfunction!(ident::parse, m)?)?;
     m.add_function(wrap_pyfunction!(certificate::certificate_identity, m)?)?;
     m.add_function(wrap_pyfunction!(record::_record_from_state, m)?)?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use handle_resolver::auth::PrivateKey;
 use handle_resolver::ident::Identifier;
 use handle_resolver::testing::{Faults, TestNetwork as Lib, Urns};
-use handle_resolver::wire::{AdminRecord, HandleValue as Value, Permissions};
+use handle_resolver::wire::{AdminRecord, HandleValue as Value, InterfaceType, Permissions};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;
@@ -37,6 +37,12 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
 /// public URL and a non-public value) and the admin identity `300:0.NA/PREFIX` with the
 /// secret `admin_secret`, allowed everything under the prefix. Stop it with `close()` or a
 /// `with` block.
+///
+/// With `http=True` every server also has an HTTP side (the native protocol over HTTP, the
+/// REST API), which the servers' records list as `http_interface`: `"adm+qry"` (default),
+/// `"adm"`, `"qry"`, `"out-of-service"` (the reference's names), or `None`, left out. A
+/// native request over HTTP of a kind not listed is refused as the reference refuses it
+/// (`Received query request on non-query interface`); the REST API answers all the same.
 #[pyclass(frozen, module = "handle_resolver._native")]
 pub(crate) struct TestNetwork {
     net: Mutex<Option<PerProcess<Lib>>>,
@@ -68,7 +74,7 @@ impl TestNetwork {
     const __test__: bool = false;
 
     #[new]
-    #[pyo3(signature = (*, sites=2, servers_per_site=2, prefix="20.500.1", http=false, admin_secret="test-admin-secret"))]
+    #[pyo3(signature = (*, sites=2, servers_per_site=2, prefix="20.500.1", http=false, admin_secret="test-admin-secret", http_interface=Some("adm+qry")))]
     fn new(
         py: Python<'_>,
         sites: usize,
@@ -76,7 +82,20 @@ impl TestNetwork {
         prefix: &str,
         http: bool,
         admin_secret: &str,
+        http_interface: Option<&str>,
     ) -> PyResult<Self> {
+        let http_kind = match http_interface {
+            None => None,
+            Some("adm+qry") => Some(InterfaceType::AdminAndQuery),
+            Some("adm") => Some(InterfaceType::Admin),
+            Some("qry") => Some(InterfaceType::Query),
+            Some("out-of-service") => Some(InterfaceType::OutOfService),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "http_interface {other:?}: \"adm+qry\", \"adm\", \"qry\", \"out-of-service\" or None"
+                )))
+            }
+        };
         if sites == 0 || servers_per_site == 0 || sites * servers_per_site > 64 {
             return Err(PyValueError::new_err(
                 "sites and servers_per_site: at least 1, at most 64 servers in all",
@@ -87,7 +106,8 @@ impl TestNetwork {
             .sites(sites)
             .servers_per_site(servers_per_site)
             .prefixes([prefix])
-            .http(http);
+            .http(http)
+            .http_kind(http_kind);
         let net = py
             .detach(|| rt.block_on(builder.build()))
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the test network: {e}")))?;

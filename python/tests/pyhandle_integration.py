@@ -22,7 +22,12 @@ reasons (python/README.md repeats them); ``run`` reports what happened to every 
 drop-in's (to show why those tests fail); ``run("upstream")`` swaps nothing: pyhandle itself
 against the test server's REST API.
 
-    python python/tests/pyhandle_integration.py [ours|credentials|upstream]
+``run(..., http_interface=...)`` says how the server's site lists its HTTP interface:
+``"adm+qry"`` (the default: the drop-in speaks the native protocol over it), ``"adm"`` (not
+for queries) or ``None`` (not at all): the server refuses native queries over HTTP as the
+reference does, and the drop-in talks to it as pyhandle does, over the REST API.
+
+    python python/tests/pyhandle_integration.py [ours|credentials|upstream] [adm+qry|adm|none]
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import unittest
 import unittest.mock
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, Optional
 
 from handle_resolver.testing import TestNetwork
 
@@ -60,6 +66,8 @@ CREDENTIALS_SWAP = (
     "handle_resolver.pyhandle.clientcredentials.PIDClientCredentials(",
 )
 MODES = ("ours", "credentials", "upstream")
+# How the server's site lists its HTTP interface (TestNetwork's `http_interface`).
+HttpInterface = Optional[Literal["adm+qry", "adm"]]
 
 # Left out: it would send traffic to the real Handle System.
 NOT_RUN = {
@@ -82,8 +90,9 @@ CANNOT_PASS = {
     "test_instantiate_with_credentials_config": (
         CREDENTIALS_CLIENT + "; and past that it expects instantiation to fail with a "
         "GenericHandleError because a bogus REST_API_url_extension sends pyhandle's username "
-        "check (a REST GET) to a path that does not exist: a native client sends no REST GET, "
-        "instantiation succeeds, and the test goes on to read pyhandle's private connector "
+        "check (a REST GET) to a path that does not exist: the drop-in's check does not go "
+        "there (native, or the REST API at /api/handles/), instantiation succeeds, and the "
+        "test goes on to read pyhandle's private connector "
         "(inst._EUDATHandleClient__handlesystemconnector), which the drop-in has not",
         "Client not provided or empty",
     ),
@@ -179,10 +188,12 @@ def prepare(work: Path, net: TestNetwork, mode: str = "ours") -> list[Path]:
     return copies
 
 
-def network() -> TestNetwork:
-    """One server with an HTTP side, serving the prefix, with the tests' identity and the
-    record the read tests read."""
-    net = TestNetwork(sites=1, servers_per_site=1, prefix=PREFIX, http=True)
+def network(http_interface: HttpInterface = "adm+qry") -> TestNetwork:
+    """One server with an HTTP side (its site listing it as ``http_interface``), serving the
+    prefix, with the tests' identity and the record the read tests read."""
+    net = TestNetwork(
+        sites=1, servers_per_site=1, prefix=PREFIX, http=True, http_interface=http_interface
+    )
     net.add_identity(USER, secret=PASSWORD)
     net.insert(READ_HANDLE, READ_VALUES)
     return net
@@ -198,9 +209,12 @@ def _tests(suite: unittest.TestSuite) -> list[unittest.TestCase]:
     return out
 
 
-def run(mode: str = "ours", verbosity: int = 0) -> Outcome:
-    """Runs every test of the two files but ``NOT_RUN``'s against a fresh test network (the
-    files prepared for ``mode``, see ``prepare``)."""
+def run(
+    mode: str = "ours", verbosity: int = 0, http_interface: HttpInterface = "adm+qry"
+) -> Outcome:
+    """Runs every test of the two files but ``NOT_RUN``'s against a fresh test network whose
+    site lists its HTTP interface as ``http_interface`` (the files prepared for ``mode``, see
+    ``prepare``)."""
     if mode not in MODES:
         raise ValueError(f"mode: one of {MODES}")
     outcome = Outcome()
@@ -208,9 +222,9 @@ def run(mode: str = "ours", verbosity: int = 0) -> Outcome:
     sys.modules.setdefault("mock", unittest.mock)
     work = Path(tempfile.mkdtemp(prefix="pyhandle-integration-"))
     try:
-        with network() as net:
+        with network(http_interface) as net:
             for path in prepare(work, net, mode):
-                module_name = f"{path.stem}_{mode}"
+                module_name = f"{path.stem}_{mode}_{http_interface}"
                 spec = importlib.util.spec_from_file_location(module_name, path)
                 assert spec is not None and spec.loader is not None
                 module = importlib.util.module_from_spec(spec)
@@ -255,7 +269,9 @@ def expected_failures(outcome: Outcome) -> dict[str, str]:
 
 def main() -> int:
     mode = sys.argv[1] if len(sys.argv) > 1 else "ours"
-    outcome = run(mode, verbosity=1)
+    listed = sys.argv[2] if len(sys.argv) > 2 else "adm+qry"
+    interface: HttpInterface = "adm" if listed == "adm" else None if listed == "none" else "adm+qry"
+    outcome = run(mode, verbosity=1, http_interface=interface)
     print(f"\n{mode}: {len(outcome.passed)} passed, {len(outcome.failed)} failed, ", end="")
     print(f"{len(outcome.not_run)} not run")
     for name, why in outcome.not_run.items():

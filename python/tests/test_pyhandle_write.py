@@ -1,7 +1,8 @@
 """handle_resolver.pyhandle's write methods over a test server's HTTP interface (native
-messages over HTTP) and over its native address, authenticated with the test network's admin
-identity (HS_SECKEY), with pyhandle 1.5.0's arguments, return values and exceptions; each
-call's outcome read back from the server."""
+messages over HTTP), over its native address, and over its REST API (a server whose site
+leaves its HTTP interface out, so that it refuses native requests there), authenticated with
+the test network's admin identity (HS_SECKEY), with pyhandle 1.5.0's arguments, return values
+and exceptions; each call's outcome read back from the server."""
 
 from __future__ import annotations
 
@@ -42,18 +43,24 @@ class Server:
 
     def __init__(self, network: TestNetwork, kind: str) -> None:
         self.network = network
+        self.kind = kind
         rest = network.rest_url
         assert rest is not None
-        self.url = rest if kind == "http" else f"hdl://{network.servers[0]}"
+        self.url = f"hdl://{network.servers[0]}" if kind == "hdl" else rest
         network.add_identity(USER, secret=SECRET)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.network, name)
 
 
-@pytest.fixture(scope="module", params=["http", "hdl"])
+@pytest.fixture(scope="module", params=["http", "hdl", "rest"])
 def net(request: pytest.FixtureRequest) -> Iterator[Server]:
-    with TestNetwork(sites=1, servers_per_site=1, http=True) as network:
+    # "rest": the server's site leaves its HTTP interface out, so that it refuses native
+    # requests there and the drop-in writes over the REST API.
+    rest = request.param == "rest"
+    with TestNetwork(
+        sites=1, servers_per_site=1, http=True, http_interface=None if rest else "adm+qry"
+    ) as network:
         yield Server(network, request.param)
 
 
@@ -235,6 +242,13 @@ def test_key_credentials(net: Server, tmp_path: Path) -> None:
 
     client = RESTHandleClient(address(net), certificate_and_key=str(both), handleowner=who)
     h = f"{P}/by-key"
+    if net.kind == "rest":
+        # Over the REST API the drop-in writes with Basic credentials only (pyhandle sends
+        # a TLS client certificate there): a key is refused before anything is sent.
+        with pytest.raises(HandleAuthenticationError, match="not a key"):
+            client.register_handle(h, "https://k.example/")
+        assert client.protocol == "rest" and values(net, h) == []
+        return
     assert client.register_handle(h, "https://k.example/") == h
     assert values(net, h)[0] == (1, "URL", "https://k.example/")
     separate = RESTHandleClient(address(net), certificate_only=str(cert), private_key=str(key))

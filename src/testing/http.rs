@@ -77,6 +77,10 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// Decodes a native request (envelope ‖ message), decrypting one sent encrypted in a
     /// session.
     fn decode(&self, frame: Bytes) -> Result<Message, String>;
+    /// Writes the server's refusal of `request` into `out` when its own record does not list
+    /// the interface it came in on (HTTP, or HTTPS when `secure`) for a request of its kind;
+    /// false (nothing written) when the request is taken.
+    fn refuse(&self, request: &Message, secure: bool, out: &mut BytesMut) -> bool;
     /// The REST API's answer to `GET target` (429 when the faults say so).
     fn rest(&self, target: &str) -> HttpReply;
     /// The REST API's answer to a `PUT` or `DELETE`.
@@ -104,16 +108,17 @@ pub(super) async fn accept<B: Backend>(
         let state = state.clone();
         let tls = tls.clone();
         // Credentials go over HTTPS, or over plain HTTP from loopback (the tests' clients).
-        let credentials_allowed = tls.is_some() || peer.ip().is_loopback();
+        let secure = tls.is_some();
+        let credentials_allowed = secure || peer.ip().is_loopback();
         tokio::spawn(async move {
             let stop = state.stop();
             let work = async move {
                 match tls {
                     Some(tls) => match tls.accept(stream).await {
-                        Ok(stream) => connection(state, stream, credentials_allowed).await,
+                        Ok(stream) => connection(state, stream, secure, credentials_allowed).await,
                         Err(e) => debug!(error = %e, "test server tls handshake failed"),
                     },
-                    None => connection(state, stream, credentials_allowed).await,
+                    None => connection(state, stream, secure, credentials_allowed).await,
                 }
             };
             stop.run_until_cancelled(tokio::time::timeout(CONNECTION_LIMIT, work))
@@ -122,14 +127,18 @@ pub(super) async fn accept<B: Backend>(
     }
 }
 
-/// Serves HTTP/1.1 on one connection.
-async fn connection<B: Backend, S>(state: Arc<B>, stream: S, credentials_allowed: bool)
-where
+/// Serves HTTP/1.1 on one connection (`secure`: over TLS).
+async fn connection<B: Backend, S>(
+    state: Arc<B>,
+    stream: S,
+    secure: bool,
+    credentials_allowed: bool,
+) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(serve(&*state, request, credentials_allowed).await) }
+        async move { Ok::<_, Infallible>(serve(&*state, request, secure, credentials_allowed).await) }
     });
     let _ = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
@@ -140,6 +149,7 @@ where
 async fn serve<B: Backend>(
     state: &B,
     request: Request<Incoming>,
+    secure: bool,
     credentials_allowed: bool,
 ) -> Response<Full<Bytes>> {
     state.count();
@@ -161,7 +171,7 @@ async fn serve<B: Backend>(
     let reply = if method == Method::POST {
         let cap = ENVELOPE_LEN + state.limits().max_message_length;
         match Limited::new(request.into_body(), cap).collect().await {
-            Ok(body) => native(state, body.to_bytes()),
+            Ok(body) => native(state, body.to_bytes(), secure),
             Err(_) => HttpReply::new(413, "text/plain", "request body too large"),
         }
     } else if (method == Method::PUT || method == Method::DELETE) && target.starts_with("/api/") {
@@ -212,10 +222,12 @@ async fn serve<B: Backend>(
 }
 
 /// `POST /<handle>`: the body is a native request; the answer is the one UDP and TCP give,
-/// with status 200 (an undecodable request gets the server's error answer, as over TCP).
-fn native<B: Backend>(state: &B, body: Bytes) -> HttpReply {
+/// with status 200 (an undecodable request gets the server's error answer, as over TCP; a
+/// request of a kind the server's record does not list this interface for, its refusal).
+fn native<B: Backend>(state: &B, body: Bytes, secure: bool) -> HttpReply {
     let mut out = BytesMut::new();
     match state.decode(body) {
+        Ok(request) if state.refuse(&request, secure, &mut out) => {}
         Ok(request) => state.respond(&request, &mut out),
         Err(e) => protocol_error(&e, &mut out),
     }

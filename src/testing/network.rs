@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::faults::Faults;
 use super::server::{interfaces, TestServer, TestServerConfig};
 use super::store::Store;
-use crate::wire::{HandleValue, HashOption, ProtocolVersion, ServerInfo, SiteInfo};
+use crate::wire::{HandleValue, HashOption, InterfaceType, ProtocolVersion, ServerInfo, SiteInfo};
 
 /// Builder of a [`TestNetwork`].
 #[derive(Debug, Clone)]
@@ -23,6 +23,7 @@ pub struct TestNetworkBuilder {
     udp_workers: usize,
     case_insensitive: bool,
     http: bool,
+    http_kind: Option<InterfaceType>,
 }
 
 impl Default for TestNetworkBuilder {
@@ -37,6 +38,7 @@ impl Default for TestNetworkBuilder {
             udp_workers: 1,
             case_insensitive: false,
             http: false,
+            http_kind: Some(InterfaceType::AdminAndQuery),
         }
     }
 }
@@ -102,6 +104,15 @@ impl TestNetworkBuilder {
         self
     }
 
+    /// How the servers' records list their HTTP sides (with [`http`](Self::http)): `Some(kind)`
+    /// (default [`InterfaceType::AdminAndQuery`]) or `None`, left out. A native request over
+    /// HTTP of a kind the record does not list the interface for is refused as the reference
+    /// refuses it ([`TestServerConfig::http_kind`]); the REST API is served all the same.
+    pub fn http_kind(mut self, kind: Option<InterfaceType>) -> Self {
+        self.http_kind = kind;
+        self
+    }
+
     /// Starts every server and writes the service information.
     pub async fn build(self) -> std::io::Result<TestNetwork> {
         let mut seed = self.seed;
@@ -114,6 +125,7 @@ impl TestNetworkBuilder {
             c.primary = primary;
             c.udp_workers = self.udp_workers;
             c.http = self.http;
+            c.http_kind = self.http_kind;
             c
         };
         let root_store = Arc::new(Store::new());

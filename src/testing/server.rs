@@ -73,6 +73,13 @@ pub struct TestServerConfig {
     pub http: bool,
     /// Port of the HTTP side; 0 (default) = a free port.
     pub http_port: u16,
+    /// How the server's record lists its HTTP and HTTPS sides: `Some(kind)` (default
+    /// [`InterfaceType::AdminAndQuery`]), or `None`, left out of the record. A native request
+    /// over HTTP(S) that the record does not list the interface for is refused as the
+    /// reference's `NativeServlet` refuses it (`Received query request on non-query
+    /// interface`, `Received admin request on non-admin interface`); the REST API and RFC
+    /// 2169 are served whatever the record says.
+    pub http_kind: Option<InterfaceType>,
     /// UDP overload model: at most this many request datagrams wait to be served; one more
     /// is dropped, as a full receive buffer drops it (counted in `udp_dropped`). `None`
     /// (default): no model, the workers read the socket directly.
@@ -107,6 +114,7 @@ impl TestServerConfig {
             ip: LOOPBACK,
             http: false,
             http_port: 0,
+            http_kind: Some(InterfaceType::AdminAndQuery),
             capacity: None,
             https: false,
             udp_closed: false,
@@ -204,6 +212,7 @@ impl TestServer {
             addr.port(),
             http_addr.map(|a| a.port()),
             https_addr.map(|a| a.port()),
+            config.http_kind,
         );
         let site = SiteInfo {
             data_format_version: 1,
@@ -230,6 +239,7 @@ impl TestServer {
             addr,
             http_addr,
             https_addr,
+            http_kind: config.http_kind,
             server_id: config.server_id,
             faults: FaultState::new(config.faults, config.seed),
             urns: RwLock::new(config.urns),
@@ -374,9 +384,9 @@ impl TestServer {
     }
 
     /// This server's record: id, 127.0.0.1, the test key, interfaces TCP (query + admin) and
-    /// UDP (query) on [`addr`](Self::addr)'s port, and HTTP and HTTPS (query + admin) on
-    /// [`http_addr`](Self::http_addr)'s and [`https_addr`](Self::https_addr)'s when it has
-    /// them.
+    /// UDP (query) on [`addr`](Self::addr)'s port, and HTTP and HTTPS (query + admin, or as
+    /// [`TestServerConfig::http_kind`] lists them) on [`http_addr`](Self::http_addr)'s and
+    /// [`https_addr`](Self::https_addr)'s when it has them.
     pub fn server_info(&self) -> ServerInfo {
         let mut s = ServerInfo::new(self.state.server_id, self.state.addr.ip());
         s.public_key = self.state.key.hs_pubkey();
@@ -384,6 +394,7 @@ impl TestServer {
             self.state.addr.port(),
             self.state.http_addr.map(|a| a.port()),
             self.state.https_addr.map(|a| a.port()),
+            self.state.http_kind,
         );
         s
     }
@@ -440,13 +451,21 @@ pub fn interfaces(port: u16) -> Vec<Interface> {
     ]
 }
 
-/// [`interfaces`], plus HTTP and HTTPS (query + admin) on their ports when given.
-fn all_interfaces(port: u16, http: Option<u16>, https: Option<u16>) -> Vec<Interface> {
+/// [`interfaces`], plus HTTP and HTTPS (of `kind`) on their ports when given (and a kind).
+fn all_interfaces(
+    port: u16,
+    http: Option<u16>,
+    https: Option<u16>,
+    kind: Option<InterfaceType>,
+) -> Vec<Interface> {
     let mut all = interfaces(port);
+    let Some(kind) = kind else {
+        return all;
+    };
     for (protocol, port) in [(Protocol::Http, http), (Protocol::Https, https)] {
         if let Some(port) = port {
             all.push(Interface {
-                kind: InterfaceType::AdminAndQuery,
+                kind,
                 protocol,
                 port: u32::from(port),
             });

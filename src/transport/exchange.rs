@@ -234,6 +234,117 @@ pub trait Exchange: Send + Sync + 'static {
         let _ = get;
         Box::pin(async { Err(TransportError::Unsupported("http get")) })
     }
+
+    /// Sends one request of a server's REST API ([`HttpSend`]: `PUT`, `DELETE`, a `GET`
+    /// with credentials or TLS settings of its own) and returns the answer as it came (any status; redirects not followed), as
+    /// [`fetch`](Self::fetch) does. The default answers [`TransportError::Unsupported`], as
+    /// does [`NetTransport`](super::NetTransport) built without the `http` feature.
+    fn send<'a>(&'a self, send: &'a HttpSend) -> BoxFuture<'a, Result<Fetched, TransportError>> {
+        let _ = send;
+        Box::pin(async { Err(TransportError::Unsupported("http put/delete")) })
+    }
+}
+
+/// The method of an [`HttpSend`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpMethod {
+    /// `GET`.
+    Get,
+    /// `PUT`.
+    Put,
+    /// `DELETE`.
+    Delete,
+}
+
+impl HttpMethod {
+    /// The method's name (`PUT`, `DELETE`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Delete => "DELETE",
+        }
+    }
+}
+
+/// An HTTP request of the REST API of a server, with credentials (`PUT`, `DELETE`, and a
+/// `GET` as the same client sends it): what [`Exchange::send`] sends. Redirects are never
+/// followed: a 30x is an answer.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpSend {
+    /// The method.
+    pub method: HttpMethod,
+    /// Absolute `http://` or `https://` URL, already percent-encoded.
+    pub url: String,
+    /// The `Accept` header.
+    pub accept: &'static str,
+    /// The `Content-Type` header, when the request has a body.
+    pub content_type: Option<&'static str>,
+    /// The `Authorization` header (kept out of `Debug`).
+    pub authorization: Option<String>,
+    /// The body (empty for none).
+    pub body: bytes::Bytes,
+    /// Most answer body bytes read; a longer body is [`TransportError::BodyTooLarge`].
+    pub max_body: usize,
+    /// Whether an `https://` server's certificate is checked against the web PKI (default);
+    /// `false` accepts any (pyhandle's `HTTPS_verify=False`, only where a user asks).
+    pub verify_tls: bool,
+}
+
+impl std::fmt::Debug for HttpSend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSend")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("content_type", &self.content_type)
+            .field("authorization", &self.authorization.as_ref().map(|_| "…"))
+            .field("body_len", &self.body.len())
+            .field("verify_tls", &self.verify_tls)
+            .finish()
+    }
+}
+
+impl HttpSend {
+    /// A `method` request of `url` (absolute, already percent-encoded) with no body and no
+    /// credentials, `Accept: accept`, reading at most `max_body` answer bytes.
+    pub fn new(
+        method: HttpMethod,
+        url: impl Into<String>,
+        accept: &'static str,
+        max_body: usize,
+    ) -> Self {
+        Self {
+            method,
+            url: url.into(),
+            accept,
+            content_type: None,
+            authorization: None,
+            body: bytes::Bytes::new(),
+            max_body,
+            verify_tls: true,
+        }
+    }
+
+    /// Sets [`verify_tls`](Self::verify_tls).
+    pub fn with_verify_tls(mut self, verify: bool) -> Self {
+        self.verify_tls = verify;
+        self
+    }
+
+    /// Sets the body and its `Content-Type`.
+    pub fn with_body(mut self, content_type: &'static str, body: impl Into<bytes::Bytes>) -> Self {
+        self.content_type = Some(content_type);
+        self.body = body.into();
+        self
+    }
+
+    /// Sets the `Authorization` header.
+    pub fn with_authorization(mut self, value: impl Into<String>) -> Self {
+        self.authorization = Some(value.into());
+        self
+    }
 }
 
 /// An HTTP GET (the REST API of a proxy, RFC 2169 URN resolution): what
@@ -324,6 +435,10 @@ impl Fetched {
 impl<T: Exchange + ?Sized> Exchange for Arc<T> {
     fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
         (**self).fetch(get)
+    }
+
+    fn send<'a>(&'a self, send: &'a HttpSend) -> BoxFuture<'a, Result<Fetched, TransportError>> {
+        (**self).send(send)
     }
 
     fn exchange_http<'a>(

@@ -40,7 +40,8 @@ pub use codec::{CodecError, HandleCodec};
 pub use continued::MAX_CONTINUED;
 pub use error::{HttpError, TransportError};
 pub use exchange::{
-    media_type, Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, TransportKind,
+    media_type, Exchange, ExchangeOptions, Exchanged, Fetched, HttpGet, HttpMethod, HttpSend,
+    TransportKind,
 };
 #[cfg(feature = "http")]
 #[doc(hidden)]

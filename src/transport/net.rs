@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use super::error::TransportError;
 use super::exchange::{Exchange, ExchangeOptions, Exchanged, TransportKind};
 #[cfg(feature = "http")]
-use super::exchange::{Fetched, HttpGet};
+use super::exchange::{Fetched, HttpGet, HttpSend};
 #[cfg(feature = "http")]
 use super::http;
 use super::tcp;
@@ -339,6 +339,11 @@ impl Exchange for NetTransport {
     #[cfg(feature = "http")]
     fn fetch<'a>(&'a self, get: &'a HttpGet) -> BoxFuture<'a, Result<Fetched, TransportError>> {
         Box::pin(async move { self.getter()?.get(get).await })
+    }
+
+    #[cfg(feature = "http")]
+    fn send<'a>(&'a self, send: &'a HttpSend) -> BoxFuture<'a, Result<Fetched, TransportError>> {
+        Box::pin(async move { self.getter()?.send(send).await })
     }
 }
 

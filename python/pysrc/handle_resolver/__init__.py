@@ -56,6 +56,7 @@ from ._native import (
     Identifier,
     ResolveMany,
     Resolver,
+    RestAdmin,
     __version__,
     parse,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "ResolveError",
     "ResolveMany",
     "Resolver",
+    "RestAdmin",
     "ServerError",
     "SignatureError",
     "Timeout",

@@ -388,6 +388,42 @@ class AsyncResolver(
 ):
     """The asyncio resolver: the same arguments as ``Resolver``; awaitable calls."""
 
+class RestAdmin:
+    """Reads and writes through a handle server's REST API (``GET``/``PUT``/``DELETE
+    {url}/api/handles/...``) with Basic credentials (or none), as pyhandle does;
+    ``verify=False`` accepts any certificate (pyhandle's ``HTTPS_verify=False``). Each method
+    returns the server's answer, ``{"status", "responseCode", "handle", "message", "url",
+    "document"}`` (a failure's too); ``NetworkError``/``Timeout``/``ProtocolError`` when there
+    is no answer in the REST API's JSON."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        identity: str | None = None,
+        secret: str | None = None,
+        timeout: float = 30.0,
+        verify: bool = True,
+    ) -> None: ...
+    @property
+    def url(self) -> str: ...
+    def get_handle(
+        self,
+        handle: str,
+        *,
+        indexes: list[int] | None = None,
+        types: list[str] | None = None,
+        auth: bool = False,
+    ) -> dict[str, Any]: ...
+    def put_handle(
+        self, handle: str, values: Iterable[ValueLike], *, overwrite: bool = False
+    ) -> dict[str, Any]: ...
+    def put_values(
+        self, handle: str, values: Iterable[ValueLike], *, overwrite: bool = False
+    ) -> dict[str, Any]: ...
+    def delete_handle(self, handle: str) -> dict[str, Any]: ...
+    def delete_values(self, handle: str, indexes: list[int]) -> dict[str, Any]: ...
+
 class TestNetwork:
     """A loopback Handle System in this process: a root and a service of several sites."""
 
@@ -399,7 +435,11 @@ class TestNetwork:
         prefix: str = "20.500.1",
         http: bool = False,
         admin_secret: str = "test-admin-secret",
-    ) -> None: ...
+        http_interface: Literal["adm+qry", "adm", "qry", "out-of-service"] | None = "adm+qry",
+    ) -> None:
+        """With ``http``, the servers' records list their HTTP sides as ``http_interface``
+        (``None``: not at all); a native request over HTTP of a kind not listed is refused
+        as the reference refuses it, while the REST API answers all the same."""
     @property
     def root(self) -> str: ...
     @property

@@ -19,7 +19,9 @@ use crate::testing::respond::{Responder, SiteRole};
 use crate::testing::session::{encrypt_answer, InSession};
 use crate::testing::store::Store;
 use crate::testing::uri_res::Urns;
-use crate::wire::{Body, ErrorBody, Limits, Message, Reassembler, ResponseCode};
+use crate::wire::{
+    Body, ErrorBody, InterfaceType, Limits, Message, OpCode, Protocol, Reassembler, ResponseCode,
+};
 
 pub(crate) struct State {
     pub(crate) store: Arc<Store>,
@@ -31,6 +33,8 @@ pub(crate) struct State {
     pub(crate) http_addr: Option<SocketAddr>,
     /// The HTTPS listener's address, when there is one.
     pub(crate) https_addr: Option<SocketAddr>,
+    /// How the server's own record lists the HTTP and HTTPS sides (`None`: not at all).
+    pub(crate) http_kind: Option<InterfaceType>,
     pub(crate) server_id: u32,
     pub(crate) faults: FaultState,
     pub(crate) urns: RwLock<Urns>,
@@ -97,6 +101,45 @@ impl State {
         }
     }
 
+    /// Why a native request over HTTP (HTTPS when `secure`) is refused, as the reference
+    /// refuses it, or `None` when it is taken. The reference source: `NativeServlet`
+    /// (net.handle.server.servletcontainer.servlets) takes the kinds of request its server's
+    /// own record lists the HTTP interface for (for HTTP and HTTPS alike) and the HTTPS
+    /// interface for (for HTTPS), and asks `Interface.canProcessMsg` (net.handle.hdllib)
+    /// for the text; the answer is an error of code 4 (PROTOCOL_ERROR) to the request, sent
+    /// with HTTP status 200 as every native answer.
+    pub(crate) fn http_refusal(&self, request: &Message, secure: bool) -> Option<&'static str> {
+        let role = self.role();
+        let own = role.site.servers.get(role.index)?;
+        let (mut query, mut admin) = (false, false);
+        for i in &own.interfaces {
+            let counts = i.protocol == Protocol::Http || (secure && i.protocol == Protocol::Https);
+            query |= counts && i.kind.allows_query();
+            admin |= counts && i.kind.allows_admin();
+        }
+        match request.header.op_code {
+            OpCode::GetNextTxnId
+            | OpCode::HomeNa
+            | OpCode::UnhomeNa
+            | OpCode::ListHomedNas
+            | OpCode::BackupServer
+            | OpCode::CreateHandle
+            | OpCode::DeleteHandle
+            | OpCode::AddValue
+            | OpCode::RemoveValue
+            | OpCode::ModifyValue
+            | OpCode::ListHandles
+            | OpCode::RetrieveTxnLog
+            | OpCode::DumpHandles
+                if !admin =>
+            {
+                Some("Received admin request on non-admin interface")
+            }
+            OpCode::Resolution if !query => Some("Received query request on non-query interface"),
+            _ => None,
+        }
+    }
+
     /// Decodes a request frame (envelope ‖ message), decrypted when it is encrypted in a
     /// session.
     pub(crate) fn decode_request(&self, frame: Bytes) -> Result<Message, String> {
@@ -123,6 +166,20 @@ impl crate::testing::http::Backend for State {
 
     fn decode(&self, frame: Bytes) -> Result<Message, String> {
         self.decode_request(frame)
+    }
+
+    fn refuse(&self, request: &Message, secure: bool, out: &mut BytesMut) -> bool {
+        let Some(why) = self.http_refusal(request, secure) else {
+            return false;
+        };
+        out.clear();
+        let body = Body::Error(ErrorBody::new(Bytes::from_static(why.as_bytes())));
+        let mut answer = Message::response_to(request, ResponseCode::ProtocolError, body);
+        answer.header.site_info_serial = self.role().site.serial;
+        if let Ok(b) = answer.encode() {
+            out.extend_from_slice(&b);
+        }
+        true
     }
 
     fn rest(&self, target: &str) -> crate::testing::http_reply::HttpReply {

@@ -7,7 +7,9 @@
 //!   trusts any certificate there and relies on message signatures instead; we use its HTTP
 //!   interface, where `certify` gives the same protection);
 //! - without a key to pin (a URL the user typed, a REST proxy) the certificate is checked
-//!   against the web PKI roots for the host name.
+//!   against the web PKI roots for the host name;
+//! - [`unverified`], only where a user asks for it (pyhandle's `HTTPS_verify=False` for a
+//!   server's REST API): any certificate, the handshake still signed with its key.
 
 use std::sync::{Arc, LazyLock};
 
@@ -42,6 +44,63 @@ pub(crate) fn web_pki() -> Result<Arc<ClientConfig>, TransportError> {
             .map_err(|e| e.to_string())
     });
     CONFIG.clone().map_err(TransportError::Tls)
+}
+
+/// Client settings that accept any certificate (the handshake must still be signed with its
+/// key): what a user asks for with pyhandle's `HTTPS_verify=False`, never a default.
+pub(crate) fn unverified() -> Result<Arc<ClientConfig>, TransportError> {
+    let provider = provider();
+    let verifier = AnyCertificate {
+        algorithms: provider.signature_verification_algorithms,
+    };
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::Tls(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// Accepts any certificate, and handshakes signed with its key.
+#[derive(Debug)]
+struct AnyCertificate {
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
 }
 
 /// Client settings that accept exactly the certificate carrying `key` (HS_PUBKEY bytes).

@@ -1,5 +1,5 @@
 """pyhandle 1.5.0's ``RESTHandleClient``, speaking the native Handle protocol through
-:class:`handle_resolver.Resolver` instead of sending REST requests.
+:class:`handle_resolver.Resolver` where the server takes it, else the REST API as pyhandle.
 
 The records it returns are the REST API's JSON documents (what pyhandle returns), built from
 the native answers. ``handle_server_url`` is a handle server's HTTP interface
@@ -11,6 +11,13 @@ the ``password`` (HS_SECKEY), or with a private key (``private_key``, ``certific
 HS_PUBKEY). ``search_handle`` needs a reverse-lookup servlet, which is not part of the handle
 protocol: it raises ``ReverseLookupException`` as pyhandle does when no search servlet is
 configured. b2handle's 10320/LOC helpers (``add_additional_URL``, ...) are here too.
+
+A server takes native requests over its HTTP interface only when its site lists that
+interface for them; otherwise it refuses each (``Received query request on non-query
+interface``). The client then talks as pyhandle does, once and for all: reads
+``GET /api/handles/...``, writes ``PUT``/``DELETE`` with Basic credentials (``username`` and
+``password`` only), through :class:`handle_resolver.RestAdmin`, with ``HTTPS_verify``. Its
+``protocol`` attribute says which: ``"native"`` or ``"rest"``.
 """
 
 from __future__ import annotations
@@ -57,7 +64,10 @@ from ._entries import (
     resolver_arguments,
     strip_scheme,
 )
+from ._factories import Factories
+from ._loc_methods import LocMethods
 from ._modify import modification_plan
+from ._rest import NATIVE, REST, Refused, RestWay, https_verify, is_refusal
 
 T = TypeVar("T")
 NO_AUTH_MESSAGE = "No credentials passed. Read access only."
@@ -65,10 +75,9 @@ NO_AUTH_MESSAGE = "No credentials passed. Read access only."
 __all__ = ["DEFAULT_SERVER_URL", "RESTHandleClient", "check_handle_syntax"]
 
 
-class RESTHandleClient:
-    """pyhandle's REST client, over the native protocol (see the module's docstring)."""
-
-    HANDLE_CLIENT = "rest"
+class RESTHandleClient(Factories, LocMethods):
+    """pyhandle's REST client, over the native protocol where the server takes it, else
+    over the REST API (see the module's docstring)."""
 
     def __init__(self, handle_server_url: str | None = None, **args: Any) -> None:
         if handle_server_url is not None:
@@ -77,7 +86,7 @@ class RESTHandleClient:
         self.__HS_ADMIN_permissions: str = args.get("HS_ADMIN_permissions") or "011111110011"
         self.__modify_HS_ADMIN: bool = bool(args.get("modify_HS_ADMIN", False))
         self.__handleowner: str | None = args.get("handleowner")
-        self.__chooseby: str | None = args.get("10320LOC_chooseby")
+        self._loc_chooseby = args.get("10320LOC_chooseby")
         self.__username: str | None = args.get("username") or None
         self.__password: str | None = args.get("password") or None
         self.__search_configured = bool(
@@ -85,6 +94,12 @@ class RESTHandleClient:
         )
         self.__kwargs = resolver_arguments(self.__handle_server_url)
         self.__resolver_made: Resolver | None = None
+        self.__rest_made: RestWay | None = None
+        self.__verify = https_verify(args.get("HTTPS_verify", True))
+        # Native until an HTTP interface refuses a native request; a native address
+        # (`hdl://`) has no REST API.
+        self.__protocol = NATIVE
+        self.__decided = not str(self.__kwargs["server"]).startswith(("http://", "https://"))
         self.__admin_made: Admin | None = None
         self.__keys = KeyCredentials.from_args(args)
         self.__no_auth_message = NO_AUTH_MESSAGE
@@ -122,12 +137,66 @@ class RESTHandleClient:
         return True
 
     @property
+    def protocol(self) -> str:
+        """How this client talks to its server: ``"native"`` (the native protocol, over the
+        server's HTTP interface for an ``http(s)://`` URL) or ``"rest"`` (the REST API, as
+        pyhandle), chosen once: REST from the server's first refusal of a native request
+        over its HTTP interface on. Read before any request, it asks the server (a native
+        resolution it refuses or not)."""
+        if not self.__decided:
+            try:
+                self.__resolver.resolve("0.NA/0.NA")
+            except ResolveError as e:
+                if is_refusal(e):
+                    self.__protocol = REST
+            self.__decided = True
+        return self.__protocol
+
+    def __refused(self) -> None:  # a native request refused: REST from now on
+        self.__protocol, self.__decided = REST, True
+
+    @property
     def __resolver(self) -> Resolver:
         # Made on first use: creating a read-only client sends nothing and resolves no host
         # name. Reads see the writes just made: no cache (pyhandle has none either).
         if self.__resolver_made is None:
             self.__resolver_made = Resolver(cache=False, **self.__kwargs)
         return self.__resolver_made
+
+    @property
+    def __rest_way(self) -> RestWay:
+        """The server's REST API, with the credentials (Basic) when there are some."""
+        if self.__rest_made is None:
+            url = str(self.__kwargs["server"])
+            user, password = self.__username, self.__password
+            self.__rest_made = RestWay(url, user, password, self.__verify)
+        return self.__rest_made
+
+    def __rest(self) -> RestWay:
+        """The REST API for a write: Basic credentials only, as pyhandle sends them."""
+        if self.__keys is not None:
+            raise HandleAuthenticationError(
+                msg="This server takes no native requests over its HTTP interface, and "
+                "its REST API takes a username and password here (Basic credentials), "
+                "not a key"
+            )
+        if not (self.__username and self.__password):
+            raise HandleAuthenticationError(msg=self.__no_auth_message)
+        return self.__rest_way
+
+    def __change(
+        self, op: str, handle: str, native: Callable[[Admin], T], rest: Callable[[RestWay], T]
+    ) -> T:
+        """A write: native administration, or the REST API's once the server refused."""
+        if self.__protocol == NATIVE:
+            try:
+                done = self.__write(op, handle, native)
+            except Refused:
+                self.__refused()
+            else:
+                self.__decided = True
+                return done
+        return rest(self.__rest())
 
     def __admin(self) -> Admin:
         """The native administration client; no credentials is
@@ -169,54 +238,11 @@ class RESTHandleClient:
         except ValueError as e:  # a value the native encoding cannot hold
             raise GenericHandleError(operation=op, handle=handle, msg=str(e)) from e
         except ResolveError as e:
+            if is_refusal(e):
+                raise Refused(e.message) from e
             raise GenericHandleError(
                 operation=op, handle=handle, msg=f"{e.message} ({e.response_code})"
             ) from e
-
-    # Instantiation, as pyhandle's factory methods:
-
-    @staticmethod
-    def instantiate_for_read_access(
-        handle_server_url: str | None = None, **config: Any
-    ) -> RESTHandleClient:
-        return RESTHandleClient(handle_server_url, **config)
-
-    @staticmethod
-    def instantiate_for_read_and_search(
-        handle_server_url: str | None,
-        reverselookup_username: str,
-        reverselookup_password: str,
-        **config: Any,
-    ) -> RESTHandleClient:
-        if handle_server_url is None and "reverselookup_baseuri" not in config:
-            raise TypeError(
-                'You must specify either "handle_server_url" or "reverselookup_baseuri".'
-                " Searching not possible without the URL of a search servlet."
-            )
-        return RESTHandleClient(
-            handle_server_url,
-            reverselookup_username=reverselookup_username,
-            reverselookup_password=reverselookup_password,
-            **config,
-        )
-
-    @staticmethod
-    def instantiate_with_username_and_password(
-        handle_server_url: str, username: str, password: str, **config: Any
-    ) -> RESTHandleClient:
-        return RESTHandleClient(handle_server_url, username=username, password=password, **config)
-
-    @staticmethod
-    def instantiate_with_credentials(credentials: Any, **config: Any) -> RESTHandleClient:
-        """``credentials``: ours or pyhandle's ``PIDClientCredentials`` (anything with
-        ``get_all_args()``)."""
-        args = dict(credentials.get_all_args())
-        args.update(config)
-        return RESTHandleClient(**args)
-
-    @classmethod
-    def check_client(cls, client: str) -> bool:
-        return client == cls.HANDLE_CLIENT
 
     # Reads:
 
@@ -237,22 +263,32 @@ class RESTHandleClient:
                 items = group if isinstance(group, (list, tuple)) else [group]
                 wanted.extend(int(i) for i in items)
         types = hs_options.get("type")
-        if isinstance(types, tuple):
-            types = list(types)
+        if isinstance(types, (tuple, str)):
+            types = [types] if isinstance(types, str) else list(types)
+        if self.__protocol == REST:
+            return self.__rest_way.read(plain, wanted, types, auth)
         try:
             record = self.__resolver.resolve(plain, types=types, indexes=wanted)
-        except HandleNotFound:
-            return None
-        except NoMatchingValues:
-            return {"responseCode": 200, "handle": plain, "values": []}
-        except InvalidIdentifier as e:
-            raise HandleSyntaxError(msg=e.message, handle=handle) from e
+            self.__decided = True
         except ResolveError as e:
-            raise GenericHandleError(
-                operation="retrieving", handle=handle, msg=f"{e.message} ({e.response_code})"
-            ) from e
-        doc = record.to_dict()
-        return doc
+            if is_refusal(e):
+                self.__refused()
+                return self.__rest_way.read(plain, wanted, types, auth)
+            self.__decided = True  # the server answered
+            return self.__native_failure(handle, plain, e)
+        return record.to_dict()
+
+    def __native_failure(self, handle: str, plain: str, e: ResolveError) -> dict[str, Any] | None:
+        """A native read's failure as pyhandle's REST read has it."""
+        if isinstance(e, HandleNotFound):
+            return None
+        if isinstance(e, NoMatchingValues):
+            return {"responseCode": 200, "handle": plain, "values": []}
+        if isinstance(e, InvalidIdentifier):
+            raise HandleSyntaxError(msg=e.message, handle=handle) from e
+        raise GenericHandleError(
+            operation="retrieving", handle=handle, msg=f"{e.message} ({e.response_code})"
+        ) from e
 
     def retrieve_handle_record(
         self,
@@ -263,7 +299,7 @@ class RESTHandleClient:
         **hs_options: Any,
     ) -> dict[str, str] | None:
         """``{type: value}`` of the first value of each type (as ``str``), or ``None``."""
-        doc = self.__record_if_necessary(handle, handlerecord_json, auth, indices, **hs_options)
+        doc = self._record_if_necessary(handle, handlerecord_json, auth, indices, **hs_options)
         if doc is None:
             return None
         out: dict[str, str] = {}
@@ -282,7 +318,7 @@ class RESTHandleClient:
     ) -> Any:
         """The data value of the first value of type ``key``, or ``None``;
         ``HandleNotFoundException`` when the handle does not exist."""
-        doc = self.__record_if_necessary(handle, handlerecord_json, auth, indices, **hs_options)
+        doc = self._record_if_necessary(handle, handlerecord_json, auth, indices, **hs_options)
         if doc is None:
             raise HandleNotFoundException(handle=handle)
         for entry in doc["values"]:
@@ -394,7 +430,9 @@ class RESTHandleClient:
                 return False
             return True
 
-        return plain if self.__write(f'deleting "{keys}"', handle, remove) else None
+        op = f'deleting "{keys}"'
+        done = self.__change(op, handle, remove, lambda r: r.delete_values(plain, op, indices))
+        return plain if done else None
 
     def delete_handle(self, handle: str, *other: Any) -> str:
         """Deletes ``handle``; ``HandleNotFoundException`` when it does not exist. More
@@ -406,14 +444,22 @@ class RESTHandleClient:
                 'values from a handle, please use the new method "delete_handle_value()".'
             )
         plain = strip_scheme(handle)
+
+        def native(admin: Admin) -> str:
+            admin.delete_handle(plain)
+            return plain
+
         try:
-            self.__write("deleting handle", handle, lambda a: a.delete_handle(plain))
+            return self.__change(
+                "deleting handle", handle, native, lambda r: r.delete_handle(plain)
+            )
         except HandleNotFoundException as e:
+            if e.response is not None:  # the REST API's 404, as pyhandle raises it
+                raise
             raise HandleNotFoundException(
                 handle=plain,
                 msg=f"delete_handle: Handle {plain} did not exist, so it could not be deleted.",
             ) from e
-        return plain
 
     def get_handlerecord_indices_for_key(
         self, key: str, list_of_entries: list[dict[str, Any]]
@@ -432,69 +478,9 @@ class RESTHandleClient:
             + ("" if self.__search_configured else " (and no search was configured)")
         )
 
-    # b2handle's 10320/LOC helpers:
-
-    def is_10320LOC_empty(  # noqa: N802
-        self, handle: str, handlerecord_json: dict[str, Any] | None = None
-    ) -> bool:
-        """True when no 10320/LOC value lists a location with an ``href``
-        (``HandleNotFoundException`` when the handle does not exist)."""
-        doc = self.__record_if_necessary(handle, handlerecord_json, False, None)
-        if doc is None:
-            raise HandleNotFoundException(handle=handle)
-        return loc.is_empty(doc["values"])
-
-    def is_URL_contained_in_10320LOC(  # noqa: N802
-        self, handle: str, url: str, handlerecord_json: dict[str, Any] | None = None
-    ) -> bool:
-        """True when a location of the record's 10320/LOC values has ``href`` ``url``."""
-        doc = self.__record_if_necessary(handle, handlerecord_json, False, None)
-        if doc is None:
-            raise HandleNotFoundException(handle=handle)
-        return loc.contains(doc["values"], url)
-
-    def add_additional_URL(self, handle: str, *urls: str, **attributes: Any) -> None:  # noqa: N802
-        """Adds each URL the record's 10320/LOC value lacks as a location (the value is made
-        when there is none); nothing when every URL is there already. ``attributes``
-        (``weight``, ``http_role``, others) are set on the locations added."""
-        doc = self.__existing(handle, "Cannot add URLS to unexisting handle!")
-        entries: list[dict[str, Any]] = doc["values"]
-        if all(loc.contains(entries, url) for url in urls):
-            return
-        before = loc.the_entry(entries, handle)
-        after = loc.add_urls(
-            before, list(urls), another_index(entries), self.__chooseby, **attributes
-        )
-        self.__put_loc(handle, "adding URLs", before, after)
-
-    def remove_additional_URL(self, handle: str, *urls: str) -> None:  # noqa: N802
-        """Removes the locations of ``urls`` from the record's 10320/LOC value (the value
-        goes when no location is left)."""
-        doc = self.__existing(handle, "Cannot remove URLs from unexisting handle")
-        before = loc.the_entry(doc["values"], handle)
-        if before is None:
-            return
-        self.__put_loc(handle, "removing URLs", before, loc.remove_urls(before, urls))
-
-    def exchange_additional_URL(self, handle: str, old: str, new: str) -> None:  # noqa: N802
-        """Sets the ``href`` of the locations of ``old`` to ``new``, ids and other
-        attributes kept; nothing when ``old`` is not there."""
-        doc = self.__existing(handle, "Cannot exchange URLs in unexisting handle")
-        if not loc.contains(doc["values"], old):
-            return
-        before = loc.the_entry(doc["values"], handle)
-        if before is not None:
-            self.__put_loc(handle, "exchanging URLs", before, loc.exchange_url(before, old, new))
-
     # Helpers:
 
-    def __existing(self, handle: str, msg: str) -> dict[str, Any]:
-        doc = self.retrieve_handle_record_json(handle)
-        if doc is None:
-            raise HandleNotFoundException(handle=handle, msg=msg)
-        return doc
-
-    def __put_loc(
+    def _put_loc(
         self,
         handle: str,
         op: str,
@@ -513,7 +499,13 @@ class RESTHandleClient:
             elif before is not None:
                 admin.remove_values(plain, [int(before["index"])])
 
-        self.__write(op, handle, send)
+        def rest(r: RestWay) -> None:
+            if after is not None:
+                r.put_values(plain, op, [after], overwrite=before is not None)
+            elif before is not None:
+                r.delete_values(plain, op, [int(before["index"])])
+
+        self.__change(op, handle, send, rest)
 
     def __refuse_existing(self, handle: str) -> None:
         if self.retrieve_handle_record_json(handle) is not None:
@@ -537,17 +529,20 @@ class RESTHandleClient:
             entries.append(make_entry(key, value, index))
         if additional_urls:
             entries.append(
-                loc.add_urls(None, list(additional_urls), another_index(entries), self.__chooseby)
+                loc.add_urls(
+                    None, list(additional_urls), another_index(entries), self._loc_chooseby
+                )
             )
         return self.__register(handle, entries, overwrite)
 
     def __register(self, handle: str, entries: list[dict[str, Any]], overwrite: bool) -> str:
         values = [native_entry(entry) for entry in entries]
         plain = strip_scheme(handle)
-        return self.__write(
+        return self.__change(
             "registering handle",
             handle,
             lambda a: a.create_handle(plain, values, overwrite=overwrite),
+            lambda r: r.register(plain, entries, overwrite),
         )
 
     def __modification(
@@ -580,14 +575,17 @@ class RESTHandleClient:
             if added:
                 admin.add_values(plain, [native_entry(entry) for entry in added])
 
+        op = "modifying handle values"
         if changed or added:
-            self.__write("modifying handle values", handle, send)
+            self.__change(
+                op, handle, send, lambda r: r.put_values(plain, op, changed + added, overwrite)
+            )
         return plain
 
     def __admin_entry(self, index: int, handle: str) -> dict[str, Any]:
         return admin_entry(self.__handleowner, self.__HS_ADMIN_permissions, index, handle)
 
-    def __record_if_necessary(
+    def _record_if_necessary(
         self,
         handle: str,
         handlerecord_json: dict[str, Any] | None,
