@@ -1,19 +1,4 @@
-//! [`RestAdmin`]: a handle's record read and its values written through a handle server's
-//! REST API, as pyhandle does, for servers whose HTTP interface takes no native requests:
-//! `GET {base}/api/handles/{handle}` (`?index=`, `?type=`, `?auth=true`), `PUT
-//! {base}/api/handles/{handle}` with the body `{"values": [...]}` (the whole record, or with
-//! `?index=` the values at those indexes), `?overwrite=true|false`; `DELETE` of the handle,
-//! or with `?index=` of those values; `Authorization: Basic base64(urlencoded(INDEX:HANDLE):
-//! secret)`. The reference server takes credentials over HTTPS only (over plain HTTP it
-//! answers 403); its certificate is checked against the web PKI unless the user turns that
-//! off ([`RestAdmin::verify_tls`], pyhandle's `HTTPS_verify=False`: handle servers' own
-//! certificates are self-signed). [`Resolver`](crate::Resolver)'s proxy reads the same API
-//! into records.
-//!
-//! Every answer the server gives in the REST API's JSON is a [`RestReply`] (its HTTP status,
-//! response code and message, the success as the failure); what is not an answer (the
-//! network, a body that is not the JSON) is a [`RestAdminError`] that names the handle and
-//! the URL.
+//! [`RestAdmin`](crate::RestAdmin): writes (and reads) through a handle server's REST API.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,13 +98,27 @@ impl RestReply {
     }
 }
 
-/// Writes through a handle server's REST API with Basic credentials (see the module
-/// documentation).
+/// A handle's record read and its values written through a handle server's
+/// REST API, as pyhandle does, for servers whose HTTP interface takes no native requests:
+/// `GET {base}/api/handles/{handle}` (`?index=`, `?type=`, `?auth=true`), `PUT
+/// {base}/api/handles/{handle}` with the body `{"values": [...]}` (the whole record, or with
+/// `?index=` the values at those indexes), `?overwrite=true|false`; `DELETE` of the handle,
+/// or with `?index=` of those values; `Authorization: Basic base64(urlencoded(INDEX:HANDLE):
+/// secret)`. The reference server takes credentials over HTTPS only (over plain HTTP it
+/// answers 403); its certificate is checked against the web PKI unless the user turns that
+/// off ([`RestAdmin::verify_tls`], pyhandle's `HTTPS_verify=False`: handle servers' own
+/// certificates are self-signed). [`Resolver`](crate::Resolver)'s proxy reads the same API
+/// into records.
+///
+/// Every answer the server gives in the REST API's JSON is a [`RestReply`] (its HTTP status,
+/// response code and message, the success as the failure); what is not an answer (the
+/// network, a body that is not the JSON) is a [`RestAdminError`] that names the handle and
+/// the URL.
 ///
 /// ```no_run
-/// use handle_resolver::admin::rest::RestAdmin;
+/// use handle_resolver::RestAdmin;
 /// use handle_resolver::wire::HandleValue;
-/// # async fn run() -> Result<(), handle_resolver::admin::rest::RestAdminError> {
+/// # async fn run() -> Result<(), handle_resolver::RestAdminError> {
 /// let admin = RestAdmin::new("https://127.0.0.1:8000", "300:0.NA/20.500.1", "secret")?;
 /// let reply = admin
 ///     .put_handle("20.500.1/x", &[HandleValue::new(1, "URL", "https://example.org/")], false)
