@@ -81,4 +81,4 @@ pub use target::{Resolvable, Target};
 // For the clients beside the resolver (administration, URNs).
 pub(crate) use ask::{error_text, RequestSpec};
 pub(crate) use settings::UrnSettings;
-pub(crate) use support::deadline::within as within_deadline;
+pub(crate) use support::deadline::Deadline;

@@ -129,7 +129,7 @@ impl SiteLocator {
             asker,
             root: Root::new(settings, root),
             fixed: fixed.map(|s| Arc::new(vec![s])),
-            services: services::Services::new(services, settings.timeout),
+            services: services::Services::new(services),
             limits: settings.limits,
         }
     }
@@ -245,15 +245,15 @@ impl SiteLocator {
         path: &'a Path,
     ) -> BoxFuture<'a, Result<Arc<Vec<Site>>, ResolveError>> {
         let key = LookupKey::new(None, prefix_handle, certify, path);
-        let this = self.clone();
-        let (handle, owned_path) = (prefix_handle.clone(), path.clone());
-        let span = debug_span!("shared_service_lookup", prefix_handle = %prefix_handle);
         trace
             .share(
                 &self.services.prefix_lookups,
                 key,
                 || trace.for_shared_work(prefix_handle),
                 move |trace| {
+                    let this = self.clone();
+                    let (handle, owned_path) = (prefix_handle.clone(), path.clone());
+                    let span = debug_span!("shared_service_lookup", prefix_handle = %handle);
                     async move {
                         // A lookup that ended just before this one started may have filled
                         // the cache.
@@ -432,15 +432,15 @@ impl SiteLocator {
             trace.count_referral()?;
             let sub_path = path.then(target);
             let key = LookupKey::new(Some(kind), target, certify, &sub_path);
-            let span = debug_span!("shared_service_handle", service = %target);
-            let this = self.clone();
-            let owned = target.clone();
             trace
                 .share(
                     &self.services.service_lookups,
                     key,
                     || trace.for_shared_work(target),
-                    move |trace| {
+                    |trace| {
+                        let span = debug_span!("shared_service_handle", service = %target);
+                        let (this, owned) = (self.clone(), target.clone());
+                        let sub_path = sub_path.clone();
                         async move {
                             let spec = RequestSpec::service_lookup(owned.clone(), kind, certify);
                             let answer = this.request(&spec, &trace, &sub_path).await?;

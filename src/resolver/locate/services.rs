@@ -3,7 +3,6 @@
 //! be cached.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -25,12 +24,12 @@ pub(super) struct Services {
 }
 
 impl Services {
-    /// The lookups in flight each last at most `lifetime` (the resolver's deadline).
-    pub(super) fn new(cache: ServiceCache, lifetime: Duration) -> Self {
+    /// Nothing cached yet in `cache`, no lookup in flight.
+    pub(super) fn new(cache: ServiceCache) -> Self {
         Self {
             cache,
-            prefix_lookups: Flights::new(lifetime),
-            service_lookups: Flights::new(lifetime),
+            prefix_lookups: Flights::new(),
+            service_lookups: Flights::new(),
         }
     }
 

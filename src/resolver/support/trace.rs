@@ -1,6 +1,8 @@
-//! [`Trace`]: the bookkeeping of one resolution, shared by its concurrent attempts: the
-//! attempts made (finished and running), the shared work it waits for, its referral budget
-//! and whether it has spent its one root refresh.
+//! [`Trace`]: the bookkeeping of one call, shared by its concurrent attempts: its one
+//! [`Deadline`], the attempts made (finished and running), the shared work it waits for,
+//! its referral budget and whether it has spent its one root refresh. [`Trace::run`] is the
+//! one place work runs under the deadline and what it cut short is recorded;
+//! [`Trace::share`] the one way work is shared with other calls.
 
 use std::time::Duration;
 
@@ -19,12 +21,16 @@ use crate::ident::Handle;
 use super::super::error::ResolveError;
 use super::super::record::{Attempt, AttemptOutcome};
 use super::super::settings::MAX_REFERRALS;
-use super::deadline::within;
+use super::deadline::Deadline;
 use super::flight::{Flight, Flights};
 
 /// What shared work (a single flight) hands every caller: its outcome and the attempts it
 /// made, merged into each caller's trace.
 pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Attempt>);
+
+/// How work run by [`Trace::run`] failed: the error, and at the deadline every attempt (those
+/// cut short included); `None` when it failed before (the trace holds its attempts).
+pub(crate) type Failed = (ResolveError, Option<Vec<Attempt>>);
 
 /// What [`Trace::snapshot`] copies: finished attempts, those of joined work, those still
 /// running, and how many numbers the trace had given out.
@@ -74,6 +80,8 @@ impl Entries {
 pub(crate) struct Trace {
     /// The handle the resolution is about (named by its errors).
     origin: Handle,
+    /// When the call ends (shared work: the call that started it).
+    deadline: Deadline,
     entries: Mutex<Entries>,
     /// Attempt numbers given out.
     /// Referrals and service hops so far: shared with the work this resolution starts on
@@ -85,14 +93,20 @@ pub(crate) struct Trace {
 }
 
 impl Trace {
-    /// Fresh bookkeeping for a resolution of `origin`.
-    pub(crate) fn new(origin: Handle) -> Self {
-        Self::with(origin, Arc::default(), Arc::default())
+    /// Fresh bookkeeping for a call about `origin`, ending at `deadline`.
+    pub(crate) fn new(origin: Handle, deadline: Deadline) -> Self {
+        Self::with(origin, deadline, Arc::default(), Arc::default())
     }
 
-    fn with(origin: Handle, referrals: Arc<AtomicU32>, refreshed: Arc<AtomicBool>) -> Self {
+    fn with(
+        origin: Handle,
+        deadline: Deadline,
+        referrals: Arc<AtomicU32>,
+        refreshed: Arc<AtomicBool>,
+    ) -> Self {
         Self {
             origin,
+            deadline,
             entries: Mutex::new(Entries::default()),
             referrals,
             refreshed,
@@ -103,7 +117,12 @@ impl Trace {
     /// but this resolution's referral budget, so nested lookups cannot each start over from
     /// [`MAX_REFERRALS`].
     pub(crate) fn for_shared_work(&self, origin: &Handle) -> Self {
-        Self::with(origin.clone(), self.referrals.clone(), Arc::default())
+        Self::with(
+            origin.clone(),
+            self.deadline,
+            self.referrals.clone(),
+            Arc::default(),
+        )
     }
 
     /// Bookkeeping for this resolution's own request when it is shared with identical
@@ -112,6 +131,7 @@ impl Trace {
     pub(crate) fn for_shared_request(&self, origin: &Handle) -> Self {
         Self::with(
             origin.clone(),
+            self.deadline,
             self.referrals.clone(),
             self.refreshed.clone(),
         )
@@ -120,6 +140,31 @@ impl Trace {
     /// The handle this bookkeeping is about.
     pub(crate) fn origin(&self) -> &Handle {
         &self.origin
+    }
+
+    /// When the call ends.
+    pub(crate) fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+
+    /// Runs `work` under this trace's deadline: the one place a call's work is cut short.
+    /// At the deadline the work is dropped (cancelling its requests) and the error, a
+    /// timeout naming this trace's handle, comes with every attempt: those finished, those
+    /// of the shared work waited for and those still running, as cut short by the deadline
+    /// ([`AttemptOutcome::DeadlinePassed`]).
+    pub(crate) async fn run<R>(
+        &self,
+        work: impl Future<Output = Result<R, ResolveError>>,
+    ) -> Result<R, Failed> {
+        // Pinned here, not owned by the deadline: at the deadline the work (and its attempts
+        // in progress) must still exist while the trace is read.
+        let mut work = std::pin::pin!(work);
+        let work = async { work.as_mut().await.map_err(|e| (e, None)) };
+        let timed_out = |after| {
+            let e = ResolveError::timeout(&self.origin, after);
+            (e, Some(self.at_deadline()))
+        };
+        self.deadline.run(work, timed_out).await
     }
 
     /// Records an attempt that starts now (numbered here); returns its token for
@@ -151,45 +196,45 @@ impl Trace {
     /// Shares work with concurrent callers: joins the flight for `key` in `flights`, or
     /// starts one running `work` with its own bookkeeping (`shared()`, given to `work`);
     /// then waits for it as [`Trace::wait_for`] does. The one way the resolver shares work.
+    ///
+    /// Work runs under the deadline of the call that started it, although callers joining
+    /// later have later deadlines: otherwise a stream of callers keeps silent work alive past
+    /// all of theirs, and its servers are never known silent (`peers/health.rs`). A caller
+    /// whose own deadline is later does not end with it: it joins or starts the work again,
+    /// and so waits until its own deadline.
     pub(crate) async fn share<K, R, Fut>(
         &self,
         flights: &Flights<K, SharedOutcome<R>, Arc<Trace>>,
         key: K,
-        shared: impl FnOnce() -> Trace,
-        work: impl FnOnce(Arc<Trace>) -> Fut,
+        shared: impl Fn() -> Trace,
+        work: impl Fn(Arc<Trace>) -> Fut,
     ) -> Result<R, ResolveError>
     where
         K: Hash + Eq + Clone + Send + Sync + 'static,
         R: Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ResolveError>> + Send + 'static,
     {
-        let lifetime = flights.lifetime();
-        let (flight, trace, _) = flights.join_or_start(
-            key,
-            || Arc::new(shared()),
-            |trace| {
-                let work = work(trace.clone());
-                async move {
-                    // At most one deadline from its start, although callers joining later
-                    // have later deadlines: otherwise a stream of callers keeps silent work
-                    // alive past all of theirs, and its servers are never known silent
-                    // (`peers/health.rs`). Pinned here: at the end the attempts still running
-                    // are listed before the work is dropped.
-                    let mut work = std::pin::pin!(work);
-                    let work = async { work.as_mut().await.map_err(|e| (e, None)) };
-                    let timed_out = |after| {
-                        let e = ResolveError::timeout(trace.origin(), after);
-                        (e, Some(trace.at_deadline()))
-                    };
-                    match within(lifetime, work, timed_out).await {
-                        Err((e, Some(attempts))) => (Err(e), attempts),
-                        out => (out.map_err(|(e, _)| e), trace.attempts()),
+        loop {
+            let (flight, trace, _) = flights.join_or_start(
+                key.clone(),
+                || Arc::new(shared()),
+                |trace| {
+                    let work = work(trace.clone());
+                    async move {
+                        match trace.run(work).await {
+                            Ok(out) => (Ok(out), trace.attempts()),
+                            Err((e, Some(attempts))) => (Err(e), attempts),
+                            Err((e, None)) => (Err(e), trace.attempts()),
+                        }
                     }
-                }
-                .boxed()
-            },
-        );
-        self.wait_for(flight, trace).await
+                    .boxed()
+                },
+            );
+            match self.wait_for(flight, trace).await {
+                Err(ResolveError::Timeout { .. }) if !self.deadline.passed() => continue,
+                out => return out,
+            }
+        }
     }
 
     /// Waits for shared work (whose bookkeeping is `shared`) and merges its attempts into
@@ -216,8 +261,9 @@ impl Trace {
             attempt.number = attempt.number.saturating_add(base);
             e.done.push(attempt);
         }
-        // Shared work that ran out of time (its lifetime, `Trace::share`) names the lookup it
-        // ran; this resolution's error names the handle it is about, as its own deadline would.
+        // Shared work that ran out of time (the deadline of the call that started it) names
+        // the lookup it ran; this call's error names the handle it is about, as its own
+        // deadline would.
         out.map_err(|e| match e {
             ResolveError::Timeout { after, .. } => ResolveError::timeout(&self.origin, after),
             e => e,
@@ -393,6 +439,10 @@ mod tests {
     use futures::FutureExt;
     use std::time::Duration;
 
+    fn deadline() -> Deadline {
+        Deadline::start(Duration::from_secs(10))
+    }
+
     fn attempt(handle: &str) -> Attempt {
         Attempt {
             handle: Handle::parse(handle).unwrap(),
@@ -409,7 +459,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn attempts_are_numbered_as_they_start_and_listed_as_they_end() {
-        let t = Trace::new(Handle::parse("1/x").unwrap());
+        let t = Trace::new(Handle::parse("1/x").unwrap(), deadline());
         let a = t.start(attempt("1/a"), Instant::now());
         let b = t.start(attempt("1/b"), Instant::now());
         t.end(b, |x| {
@@ -433,9 +483,59 @@ mod tests {
         assert!(t.attempts().is_empty());
     }
 
+    /// Work shared by a caller ending at 8 s and one that joins at 3 s and ends at 11 s:
+    /// the work runs under the first caller's deadline, and the joiner, with time left when
+    /// it ends, starts it again and waits until its own deadline, not the flight's.
+    #[tokio::test(start_paused = true)]
+    async fn a_joiner_of_shared_work_ends_at_its_own_deadline() {
+        let flights: Flights<u8, SharedOutcome<()>, Arc<Trace>> = Flights::new();
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        let call = |after: u64| {
+            let trace = Trace::new(
+                Handle::parse("1/x").unwrap(),
+                Deadline::start(Duration::from_secs(after)),
+            );
+            let (flights, runs) = (&flights, &runs);
+            async move {
+                let started = Instant::now();
+                let out = trace
+                    .run(trace.share(
+                        flights,
+                        1,
+                        || trace.for_shared_work(&Handle::parse("0.NA/1").unwrap()),
+                        |_| {
+                            runs.fetch_add(1, Ordering::SeqCst);
+                            std::future::pending::<Result<(), ResolveError>>()
+                        },
+                    ))
+                    .await;
+                (out.map_err(|(e, _)| e), started.elapsed())
+            }
+        };
+        let first = call(8);
+        let joiner = async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            call(8).await
+        };
+        let ((a, a_took), (b, b_took)) = futures::join!(first, joiner);
+        assert!(matches!(a, Err(ResolveError::Timeout { .. })), "{a:?}");
+        assert_eq!(a_took, Duration::from_secs(8));
+        assert!(matches!(b, Err(ResolveError::Timeout { .. })), "{b:?}");
+        assert_eq!(
+            b_took,
+            Duration::from_secs(8),
+            "the joiner ends at its own deadline"
+        );
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            2,
+            "joined, then started again at 8 s"
+        );
+    }
+
     #[test]
     fn the_referral_budget_is_shared_with_shared_work() {
-        let t = Trace::new(Handle::parse("1/x").unwrap());
+        let t = Trace::new(Handle::parse("1/x").unwrap(), deadline());
         let shared = t.for_shared_work(&Handle::parse("0.NA/1").unwrap());
         for _ in 0..MAX_REFERRALS {
             shared.count_referral().unwrap();
@@ -477,9 +577,9 @@ mod tests {
         let mut bad = 0;
         let mut example = None;
         for _ in 0..2000 {
-            let f = Arc::new(Trace::new(Handle::parse("1/f").unwrap()));
-            let s1 = Arc::new(Trace::new(Handle::parse("1/s1").unwrap()));
-            let s2 = Arc::new(Trace::new(Handle::parse("1/s2").unwrap()));
+            let f = Arc::new(Trace::new(Handle::parse("1/f").unwrap(), deadline()));
+            let s1 = Arc::new(Trace::new(Handle::parse("1/s1").unwrap(), deadline()));
+            let s2 = Arc::new(Trace::new(Handle::parse("1/s2").unwrap(), deadline()));
             // s2 made two attempts (1, 2).
             for _ in 0..2 {
                 let t = s2.start(attempt("1/a"), Instant::now());
