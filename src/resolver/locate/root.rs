@@ -290,7 +290,7 @@ impl SiteLocator {
             .await?;
         let (_, values) = answer.into_values(root)?;
         let sites = self
-            .collect_sites(&values, SiteKind::Service, certify, trace, &path)
+            .walk(&values, SiteKind::Service, certify, trace, &path)
             .await?
             .sites;
         if sites.is_empty() {
