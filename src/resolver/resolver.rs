@@ -30,12 +30,14 @@ use super::target::{Resolvable, Target};
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
 /// RTT table and the transport.
 ///
-/// Every call runs under one deadline ([`ResolverBuilder::timeout`](crate::ResolverBuilder::timeout), 10 s by default) and is
-/// cancellation-safe: dropping its future cancels every request it has in flight, except
-/// work it shares with other callers (an identical query, a service lookup, a root refresh),
-/// which goes on for them and stops when the last of them goes away. A root refresh set off
-/// in the background (a root site announcing newer site information) runs to its own
-/// deadline.
+/// Every call runs under one deadline, set when it starts
+/// ([`ResolverBuilder::timeout`](crate::ResolverBuilder::timeout) from then, 10 s by
+/// default), and is cancellation-safe: dropping its future cancels every request it has in
+/// flight, except work it shares with other callers (an identical query, a service lookup,
+/// a root refresh), which goes on for them, to the deadline of the call that started it,
+/// and stops when the last of them goes away; a call that joined it ends at its own
+/// deadline. A root refresh set off in the background (a root site announcing newer site
+/// information) runs to its own deadline.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

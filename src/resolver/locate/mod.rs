@@ -463,3 +463,22 @@ impl SiteLocator {
             .map(|(_, values)| values)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The service lookup is a loop that asks through the asker: nothing under `locate/`
+    /// goes back through the whole procedure for a request (`SiteLocator::request`).
+    #[test]
+    fn nothing_under_locate_sends_through_the_whole_procedure() {
+        for (file, text) in [
+            ("mod.rs", include_str!("mod.rs")),
+            ("services.rs", include_str!("services.rs")),
+            ("referral.rs", include_str!("referral.rs")),
+            ("root.rs", include_str!("root.rs")),
+        ] {
+            // Everything before this module's tests (whose own text names the call).
+            let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+            assert!(!code.contains(".request("), "locate/{file} calls request()");
+        }
+    }
+}
