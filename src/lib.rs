@@ -42,7 +42,6 @@ mod urn;
 pub mod wire;
 
 pub use admin::client::{Admin, AdminError, CreateOptions};
-pub use ident::{Handle, Identifier};
 pub use resolver::{
     server_record, Attempt, AttemptOutcome, BuildError, Clock, FixedClock, HandleRecord,
     ProtocolViolation, Query, Rejection, Resolvable, ResolveError, ResolveErrorKind, ResolveMany,

@@ -380,7 +380,7 @@ fn prefix_handle(text: &str) -> Result<String, String> {
         ));
     }
     let handle = format!("0.NA/{prefix}");
-    handle_resolver::Handle::parse(&handle).map_err(|e| format!("{text:?}: {e}"))?;
+    handle_resolver::ident::Handle::parse(&handle).map_err(|e| format!("{text:?}: {e}"))?;
     Ok(handle)
 }
 
