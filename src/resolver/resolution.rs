@@ -111,7 +111,7 @@ impl<'a> Resolution<'a> {
     /// still running).
     pub(crate) async fn run(self) -> Result<HandleRecord, (ResolveError, Vec<Attempt>)> {
         let span = info_span!("resolve", handle = %self.trace.origin());
-        let work = self.follow_aliases().instrument(span);
+        let work = std::pin::pin!(self.follow_aliases().instrument(span));
         match self.trace.run(work).await {
             Ok(mut record) => {
                 record.attempts = self.trace.take_attempts();

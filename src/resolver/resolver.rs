@@ -98,7 +98,9 @@ impl Resolver {
         let trace = self.trace(&spec.handle);
         let path = Path::default();
         let work = self.shared.locator.request(spec, &trace, &path);
-        trace.run(work).await.map_err(|(e, _)| e)
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)
     }
 
     /// Sends one request to `sites` (not to the sites of its handle's prefix), under the
@@ -111,7 +113,9 @@ impl Resolver {
         let trace = self.trace(&spec.handle);
         let path = Path::default();
         let work = self.shared.locator.from_sites(spec, sites, &trace, &path);
-        trace.run(work).await.map_err(|(e, _)| e)
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)
     }
 
     /// Resolves every value of `id` (a handle, any identifier text, or a parsed identifier),
@@ -267,7 +271,9 @@ impl Resolver {
             }
             Ok(futures::future::join_all(asks).await)
         };
-        trace.run(work).await.map_err(|(e, _)| e)
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)
     }
 
     /// Low-level: sends the message `request` to `server` as it is (UDP then TCP, as
@@ -301,7 +307,9 @@ impl Resolver {
         let trace = self.trace(root_handle());
         let locator = &self.shared.locator;
         let work = async { locator.refresh_root(certify, &trace).await };
-        trace.run(work).await.map_err(|(e, _)| e)?;
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)?;
         Ok(locator.root_sites().len())
     }
 

@@ -246,7 +246,8 @@ impl SiteLocator {
         let work = async move {
             // A call of its own, with its own deadline.
             let trace = Trace::new(root_handle().clone(), Deadline::start(window));
-            if let Err((e, _)) = trace.run(this.refresh_root(certify, &trace)).await {
+            let work = std::pin::pin!(this.refresh_root(certify, &trace));
+            if let Err((e, _)) = trace.run(work).await {
                 info!(error = %e, "root refresh failed");
             }
         };

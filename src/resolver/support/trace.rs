@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use std::future::Future;
 use std::hash::Hash;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use tracing::debug;
@@ -152,13 +153,15 @@ impl Trace {
     /// timeout naming this trace's handle, comes with every attempt: those finished, those
     /// of the shared work waited for and those still running, as cut short by the deadline
     /// ([`AttemptOutcome::DeadlinePassed`]).
-    pub(crate) async fn run<R>(
-        &self,
-        work: impl Future<Output = Result<R, ResolveError>>,
-    ) -> Result<R, Failed> {
-        // Pinned here, not owned by the deadline: at the deadline the work (and its attempts
-        // in progress) must still exist while the trace is read.
-        let mut work = std::pin::pin!(work);
+    ///
+    /// The caller pins `work` where it makes it: at the deadline the work (and its attempts
+    /// in progress) must still exist while the trace is read, and a future taken by value
+    /// here would be held twice (the argument and the pinned copy), and copied whole, on
+    /// every resolution.
+    pub(crate) async fn run<R, F>(&self, mut work: Pin<&mut F>) -> Result<R, Failed>
+    where
+        F: Future<Output = Result<R, ResolveError>>,
+    {
         let work = async { work.as_mut().await.map_err(|e| (e, None)) };
         let timed_out = |after| {
             let e = ResolveError::timeout(&self.origin, after);
@@ -221,7 +224,7 @@ impl Trace {
                 |trace| {
                     let work = work(trace.clone());
                     async move {
-                        match trace.run(work).await {
+                        match trace.run(std::pin::pin!(work)).await {
                             Ok(out) => (Ok(out), trace.attempts()),
                             Err((e, Some(attempts))) => (Err(e), attempts),
                             Err((e, None)) => (Err(e), trace.attempts()),
@@ -499,7 +502,7 @@ mod tests {
             async move {
                 let started = Instant::now();
                 let out = trace
-                    .run(trace.share(
+                    .run(std::pin::pin!(trace.share(
                         flights,
                         1,
                         || trace.for_shared_work(&Handle::parse("0.NA/1").unwrap()),
@@ -507,7 +510,7 @@ mod tests {
                             runs.fetch_add(1, Ordering::SeqCst);
                             std::future::pending::<Result<(), ResolveError>>()
                         },
-                    ))
+                    )))
                     .await;
                 (out.map_err(|(e, _)| e), started.elapsed())
             }
