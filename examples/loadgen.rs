@@ -25,21 +25,28 @@
 //! is replaced). Raw TCP: C tokio tasks, each connecting, writing the request, reading to
 //! EOF (the server closes after each answer, as the reference server does).
 
-use std::net::{SocketAddr, UdpSocket};
+#[path = "loadgen/failover.rs"]
+mod failover;
+#[path = "loadgen/raw.rs"]
+mod raw;
+#[path = "loadgen/stats.rs"]
+mod stats;
+
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::transport::{Exchange, ExchangeOptions, NetTransport, TransportKind};
 use handle_resolver::wire::{HandleValue, Message};
 use handle_resolver::{Resolver, TransportPreference};
-use hdrhistogram::Histogram;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
+
+use raw::{raw_requests, raw_tcp, raw_udp, request_messages};
+use stats::{join_stats, measured, median_of, rss_kb, Latencies, RssSampler, Stats};
 
 /// `println!` that ends the program quietly when stdout is closed (`loadgen | head -1`)
 /// instead of panicking: the figures are for whoever still reads them.
@@ -51,10 +58,6 @@ macro_rules! say {
         }
     }};
 }
-
-/// An outstanding raw request older than this counts as lost (the library's first
-/// retransmission comes after the same wait).
-const RAW_LOSS_TIMEOUT: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Kind {
@@ -141,174 +144,6 @@ struct Args {
     /// printing the time to the first answer (p50, p99).
     #[arg(long, value_name = "N")]
     failover: Option<usize>,
-}
-
-/// Adds up the counts of the client tasks of one measurement (a task that failed counts as
-/// one error), with the latencies they recorded.
-async fn join_stats(tasks: Vec<tokio::task::JoinHandle<Stats>>, latencies: &Latencies) -> Stats {
-    let mut all = Stats::default();
-    for t in tasks {
-        match t.await {
-            Ok(s) => {
-                all.ok += s.ok;
-                all.errors += s.errors;
-            }
-            Err(_) => all.errors += 1,
-        }
-    }
-    all.latencies = Some(latencies.take());
-    all
-}
-
-/// The latencies of one measurement, in microseconds: one histogram (3 significant digits)
-/// that all its client tasks record into, so that the memory they take does not grow with
-/// N. (A list of every latency grew by 4 bytes a resolution: 16 MB in a soak of 4 million,
-/// which hid whether the library's own memory stays flat.)
-#[derive(Clone)]
-struct Latencies(Arc<parking_lot::Mutex<Histogram<u64>>>);
-
-impl Latencies {
-    fn new() -> Self {
-        Self(Arc::new(parking_lot::Mutex::new(empty_histogram())))
-    }
-
-    /// Records the time since `start`.
-    fn record(&self, start: Instant) {
-        let us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.0.lock().saturating_record(us);
-    }
-
-    /// What was recorded, leaving an empty histogram.
-    fn take(&self) -> Histogram<u64> {
-        std::mem::replace(&mut *self.0.lock(), empty_histogram())
-    }
-}
-
-/// 1 µs to an hour (a longer latency counts as an hour), 3 significant digits (within
-/// 0.1 %).
-fn empty_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds")
-}
-
-/// Outcome of one measured run.
-#[derive(Debug, Clone, Default)]
-struct Stats {
-    ok: usize,
-    errors: usize,
-    elapsed: Duration,
-    /// Latencies of the successful requests, microseconds.
-    latencies: Option<Histogram<u64>>,
-    /// CPU seconds of the client during the run (the process less the built-in server).
-    cpu: f64,
-}
-
-impl Stats {
-    /// Adds another slice of the same measurement.
-    fn absorb(&mut self, other: Stats) {
-        self.ok += other.ok;
-        self.errors += other.errors;
-        self.elapsed += other.elapsed;
-        self.cpu += other.cpu;
-        match (&mut self.latencies, other.latencies) {
-            // The same bounds, so adding cannot fall out of range.
-            (Some(mine), Some(theirs)) => {
-                let _ = mine.add(theirs);
-            }
-            (mine @ None, theirs) => *mine = theirs,
-            (Some(_), None) => {}
-        }
-    }
-    fn rate(&self) -> f64 {
-        self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-    fn pct(&self, p: u32) -> u64 {
-        self.latencies
-            .as_ref()
-            .map_or(0, |h| h.value_at_quantile(f64::from(p) / 100.0))
-    }
-    fn max(&self) -> u64 {
-        self.latencies.as_ref().map_or(0, Histogram::max)
-    }
-    fn cpu_per_100k(&self) -> f64 {
-        self.cpu * 100_000.0 / (self.ok.max(1) as f64)
-    }
-    fn json(&self, with_cpu: bool) -> serde_json::Value {
-        let mut v = json!({
-            "resolutions_per_s": self.rate().round(),
-            "ok": self.ok,
-            "errors": self.errors,
-            "seconds": self.elapsed.as_secs_f64(),
-            "p50_us": self.pct(50),
-            "p99_us": self.pct(99),
-            "max_us": self.max(),
-        });
-        if with_cpu {
-            v["cpu_s_per_100k"] = json!(self.cpu_per_100k());
-        }
-        v
-    }
-    fn text(&self, with_cpu: bool) -> String {
-        let cpu = if with_cpu {
-            format!(" cpu {:.2}s/100k", self.cpu_per_100k())
-        } else {
-            String::new()
-        };
-        format!(
-            "{:>8.0}/s p50 {}us p99 {}us max {}us errors {}{cpu}",
-            self.rate(),
-            self.pct(50),
-            self.pct(99),
-            self.max(),
-            self.errors
-        )
-    }
-}
-
-/// User + system CPU seconds of the client: the whole process (`/proc/self/stat`, which
-/// keeps the time of threads that have ended, such as the raw loop's) less the built-in
-/// server's threads (named `testserver`, alive for the whole run, from
-/// `/proc/self/task/*/stat`).
-fn cpu_seconds() -> f64 {
-    let process = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|stat| stat_cpu(&stat).map(|(_, cpu)| cpu))
-        .unwrap_or(0.0);
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return process;
-    };
-    let mut server = 0.0;
-    for task in tasks.flatten() {
-        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
-            continue;
-        };
-        if let Some((name, cpu)) = stat_cpu(&stat) {
-            if name.starts_with("testserver") {
-                server += cpu;
-            }
-        }
-    }
-    process - server
-}
-
-/// A process's or thread's name and user + system CPU seconds, from its `stat` line.
-fn stat_cpu(stat: &str) -> Option<(&str, f64)> {
-    // `pid (comm) state ...`: the name is between the first '(' and the last ')'.
-    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
-    let name = stat.get(open + 1..close)?;
-    // Fields 14 and 15 (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
-    let f: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-    Some((name, (tick(11) + tick(12)) / 100.0))
-}
-
-/// Times `work` and fills in the elapsed time and CPU used.
-fn measured(work: impl FnOnce() -> Stats) -> Stats {
-    let cpu0 = cpu_seconds();
-    let t0 = Instant::now();
-    let mut s = work();
-    s.elapsed = t0.elapsed();
-    s.cpu = cpu_seconds() - cpu0;
-    s
 }
 
 /// Four values, as a typical handle (and the capture `udp_resolve_all`) has.
@@ -422,148 +257,6 @@ async fn transport_run(
     join_stats(tasks, &latencies).await
 }
 
-/// Encoded requests for `handles`, as the library sends them (all values, default flags).
-fn request_messages(handles: &[String]) -> Vec<Message> {
-    let expiration = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as u32)
-        .saturating_add(43_200);
-    handles
-        .iter()
-        .map(|h| Message::resolution_request(h.clone().into_bytes(), vec![], vec![], 1, expiration))
-        .collect()
-}
-
-/// The same requests, encoded.
-fn raw_requests(messages: &[Message]) -> Vec<Vec<u8>> {
-    messages
-        .iter()
-        .map(|m| m.encode().expect("encode request").to_vec())
-        .collect()
-}
-
-/// Request id of the `seq`-th raw request: never 0 or 0xFFFFFFFF.
-fn raw_id(seq: usize) -> u32 {
-    (seq as u32 % 0xFFFF_FFF0) + 1
-}
-
-/// Raw UDP: one blocking socket, `c` outstanding requests, one new request per answer.
-fn raw_udp(server: SocketAddr, requests: &[Vec<u8>], n: usize, c: usize) -> Stats {
-    let bind: SocketAddr = if server.is_ipv6() {
-        "[::]:0".parse().expect("addr")
-    } else {
-        "0.0.0.0:0".parse().expect("addr")
-    };
-    let sock = UdpSocket::bind(bind).expect("bind");
-    // The same receive buffer as the library's shared socket.
-    let _ = socket2::SockRef::from(&sock).set_recv_buffer_size(4 << 20);
-    sock.set_read_timeout(Some(Duration::from_millis(50)))
-        .expect("timeout");
-    let mut reqs: Vec<Vec<u8>> = requests.to_vec();
-    // sent_at[seq]: when sent; None once answered or given up.
-    let mut sent_at: Vec<Option<Instant>> = Vec::with_capacity(n);
-    let mut order = std::collections::VecDeque::with_capacity(c);
-    let mut in_flight = 0usize;
-    let mut s = Stats::default();
-    let latencies = Latencies::new();
-    let mut buf = vec![0u8; 65_536];
-    let send = |seq: usize, reqs: &mut Vec<Vec<u8>>| {
-        let k = seq % reqs.len();
-        reqs[k][8..12].copy_from_slice(&raw_id(seq).to_be_bytes());
-        let _ = sock.send_to(&reqs[k], server);
-    };
-    while sent_at.len() < n.min(c) {
-        let seq = sent_at.len();
-        sent_at.push(Some(Instant::now()));
-        order.push_back(seq);
-        in_flight += 1;
-        send(seq, &mut reqs);
-    }
-    let mut done = 0usize;
-    while done < n {
-        if let Ok((len, from)) = sock.recv_from(&mut buf) {
-            if from == server && len >= 20 {
-                let id = u32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
-                let seq = id.wrapping_sub(1) as usize;
-                if let Some(t) = sent_at.get_mut(seq).and_then(Option::take) {
-                    in_flight -= 1;
-                    s.ok += 1;
-                    done += 1;
-                    latencies.record(t);
-                }
-            }
-        }
-        // Forget answered requests, give up on the oldest lost ones, refill to `c` in flight.
-        while let Some(&seq) = order.front() {
-            match sent_at[seq] {
-                None => {
-                    order.pop_front();
-                }
-                Some(t) if t.elapsed() > RAW_LOSS_TIMEOUT => {
-                    sent_at[seq] = None;
-                    in_flight -= 1;
-                    s.errors += 1;
-                    done += 1;
-                    order.pop_front();
-                }
-                Some(_) => break,
-            }
-        }
-        while in_flight < c && sent_at.len() < n {
-            let seq = sent_at.len();
-            sent_at.push(Some(Instant::now()));
-            order.push_back(seq);
-            in_flight += 1;
-            send(seq, &mut reqs);
-        }
-    }
-    s.latencies = Some(latencies.take());
-    s
-}
-
-/// Raw TCP: `c` tasks, one connection per request, the answer read to EOF and counted.
-async fn raw_tcp(server: SocketAddr, requests: Arc<Vec<Vec<u8>>>, n: usize, c: usize) -> Stats {
-    let next = Arc::new(AtomicUsize::new(0));
-    let latencies = Latencies::new();
-    let tasks: Vec<_> = (0..c)
-        .map(|_| {
-            let (requests, next) = (requests.clone(), next.clone());
-            let latencies = latencies.clone();
-            tokio::spawn(async move {
-                let mut s = Stats::default();
-                let mut req = Vec::new();
-                let mut answer = Vec::with_capacity(4096);
-                loop {
-                    let seq = next.fetch_add(1, Ordering::Relaxed);
-                    if seq >= n {
-                        return s;
-                    }
-                    req.clear();
-                    req.extend_from_slice(&requests[seq % requests.len()]);
-                    req[8..12].copy_from_slice(&raw_id(seq).to_be_bytes());
-                    answer.clear();
-                    let t0 = Instant::now();
-                    let ok = async {
-                        let mut conn = TcpStream::connect(server).await?;
-                        conn.set_nodelay(true)?;
-                        conn.write_all(&req).await?;
-                        conn.read_to_end(&mut answer).await
-                    }
-                    .await;
-                    match ok {
-                        Ok(len) if len >= 20 => {
-                            s.ok += 1;
-                            latencies.record(t0);
-                        }
-                        _ => s.errors += 1,
-                    }
-                }
-            })
-        })
-        .collect();
-    join_stats(tasks, &latencies).await
-}
-
 /// One (transport, C) measurement. After a short warm-up of each, the raw loop, the library
 /// and (if asked) the transport layer take turns, `--slices` times, each resolving its share
 /// of N, so that all of them meet the same background load of this shared machine.
@@ -644,12 +337,6 @@ fn measure(
     out
 }
 
-fn median_of(runs: &[Stats]) -> Stats {
-    let mut v: Vec<&Stats> = runs.iter().collect();
-    v.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
-    v.get(v.len() / 2).map(|s| (*s).clone()).unwrap_or_default()
-}
-
 /// library / raw resolutions per second.
 fn ratio_of(stats: &[Option<Stats>; 3]) -> Option<f64> {
     match stats {
@@ -700,43 +387,7 @@ fn report(
 
 /// `--failover N`: cold resolutions against a network whose primary site is silent.
 fn failover(args: &Args, n: usize) -> Result<(), Box<dyn std::error::Error>> {
-    use handle_resolver::testing::{Faults, TestNetwork};
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.client_threads.max(1))
-        .enable_all()
-        .build()?;
-    let (p50, p99, errors) = rt.block_on(async {
-        let net = TestNetwork::builder()
-            .sites(2)
-            .servers_per_site(1)
-            .build()
-            .await?;
-        net.insert("20.500.1/failover", values_for(0));
-        net.sites[0].set_faults(Faults {
-            silent: true,
-            ..Faults::default()
-        });
-        let transport = NetTransport::new();
-        let mut took = Vec::with_capacity(n);
-        let mut errors = 0;
-        for _ in 0..n {
-            let r = Resolver::builder()
-                .root_sites([net.root_site()])
-                .exchange(Arc::new(transport.clone()))
-                .build()?;
-            let t0 = Instant::now();
-            match r.resolve("20.500.1/failover").await {
-                Ok(_) => took.push(t0.elapsed()),
-                Err(_) => errors += 1,
-            }
-        }
-        took.sort();
-        let at = |q: f64| {
-            took.get(((took.len() as f64 * q) as usize).min(took.len().saturating_sub(1)))
-                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-        };
-        Ok::<_, Box<dyn std::error::Error>>((at(0.5), at(0.99), errors))
-    })?;
+    let (p50, p99, errors) = failover::cold_resolutions(args.client_threads, n, values_for(0))?;
     if args.json {
         say!(
             "{}",
@@ -917,51 +568,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
-}
-
-/// Samples the resident memory every 200 ms on a thread of its own while the runs go on.
-struct RssSampler {
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<Vec<u64>>,
-}
-
-impl RssSampler {
-    fn start() -> Self {
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut samples = Vec::new();
-            while !flag.load(Ordering::Relaxed) {
-                samples.push(rss_kb());
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            samples
-        });
-        RssSampler { stop, thread }
-    }
-
-    /// The samples at 1/4, 1/2, 3/4 and the end of the time, and the highest one.
-    fn stop(self) -> ([u64; 4], u64) {
-        self.stop.store(true, Ordering::Relaxed);
-        let samples = self.thread.join().unwrap_or_default();
-        let at = |num: usize| {
-            let i = (samples.len() * num / 4).min(samples.len().saturating_sub(1));
-            samples.get(i).copied().unwrap_or(0)
-        };
-        let peak = samples.iter().copied().max().unwrap_or(0);
-        ([at(1), at(2), at(3), at(4)], peak)
-    }
-}
-
-/// Resident set size of this process in kB (`VmRSS` of `/proc/self/status`; 0 if unknown).
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }

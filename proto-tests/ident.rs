@@ -2,9 +2,8 @@
 
 use std::process::Command;
 
-use handle_resolver::ident::{
-    CordraId, ErrorKind, Handle, Identifier, IdentifierKind, ParseOptions, Urn,
-};
+use handle_resolver::ident::{CordraId, ErrorKind, IdentifierKind, ParseOptions, Urn};
+use handle_resolver::{Handle, Identifier};
 
 use crate::support::examples::example;
 

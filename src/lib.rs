@@ -43,7 +43,8 @@ pub mod wire;
 
 pub use admin::client::{Admin, AdminError, CreateOptions};
 pub use admin::rest::{RestAdmin, RestAdminError, RestReply};
-pub use ident::{Handle, Identifier};
+pub use ident::handle::Handle;
+pub use ident::identifier::Identifier;
 pub use resolver::{
     server_record, Attempt, AttemptOutcome, BuildError, Clock, FixedClock, HandleRecord,
     ProtocolViolation, Query, Rejection, Resolvable, ResolveError, ResolveErrorKind, ResolveMany,

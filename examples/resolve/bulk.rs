@@ -16,7 +16,8 @@ use std::pin::pin;
 use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use handle_resolver::ident::{Identifier, ParseOptions};
+use handle_resolver::ident::ParseOptions;
+use handle_resolver::Identifier;
 use handle_resolver::{Query, ResolveError, Resolver};
 use tokio::sync::mpsc;
 

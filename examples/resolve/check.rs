@@ -2,7 +2,8 @@
 //! shown is the one `resolve` sends with the same options (a CORDRA id's suffix as written,
 //! its CORDRA form under `--cordra`); `cordra_handle` gives a CORDRA id's CORDRA form.
 
-use handle_resolver::ident::{Description, Identifier, ParseOptions};
+use handle_resolver::ident::{Description, ParseOptions};
+use handle_resolver::Identifier;
 
 use crate::input::Item;
 use crate::out::{self, Out};

@@ -15,7 +15,7 @@
 //! `message`). Exit status from the table in `render.rs`: 0 resolved, 1 not found, 2 bad
 //! input, 3 network or protocol.
 
-use handle_resolver::ident::Identifier;
+use handle_resolver::Identifier;
 use handle_resolver::{BuildError, Resolver, UrnAnswer, UrnError};
 use serde_json::{json, Value as Json};
 

@@ -11,7 +11,8 @@
 //! normalized handle; a URN's canonical form parses back to the same URN.
 #![no_main]
 
-use handle_resolver::ident::{Identifier, IdentifierKind, ParseOptions, Urn, MAX_HANDLE_LENGTH};
+use handle_resolver::ident::{IdentifierKind, ParseOptions, Urn, MAX_HANDLE_LENGTH};
+use handle_resolver::Identifier;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

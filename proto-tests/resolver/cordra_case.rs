@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use handle_resolver::ident::{CordraId, Handle, Identifier};
+use handle_resolver::ident::CordraId;
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::wire::HandleValue;
+use handle_resolver::{Handle, Identifier};
 use handle_resolver::{ResolveError, Resolver};
 
 const LOWER: &str = "20.500.1/f58fb49eb1f848f0a606e84cef294be5";

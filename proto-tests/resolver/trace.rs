@@ -126,3 +126,48 @@ async fn attempts_are_numbered_as_they_started_on_every_path() {
             .all(|a| pos(a) >= pos(won) || a.number < won.number));
     }
 }
+
+/// One cold resolution through the root (the prefix handle, then its service handle) to a
+/// service whose servers never answer ends exactly at the caller's deadline, however many
+/// stages and shared lookups it went through; its trace names what the deadline cut short.
+#[tokio::test(start_paused = true)]
+async fn a_cold_resolution_to_a_silent_site_ends_exactly_at_the_callers_deadline() {
+    let w = World::new(None);
+    for s in 0..2 {
+        for a in w.servers(s) {
+            w.net.serve(a, Arc::new(|_, _| Reply::Silent));
+        }
+    }
+    let deadline = Duration::from_millis(7_250);
+    let r = w.builder().timeout(deadline).build().unwrap();
+    let started = tokio::time::Instant::now();
+    let (out, hops) = r.resolve_traced("20.500.1/x", &Query::default()).await;
+    assert_eq!(started.elapsed(), deadline, "{out:?}");
+    match out {
+        Err(ResolveError::Timeout { handle, after, .. }) => {
+            assert_eq!(handle.unwrap().as_str(), "20.500.1/x");
+            assert_eq!(after, deadline);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The root answered the prefix handle and the service handle.
+    let asked_at_root: Vec<String> = hops
+        .iter()
+        .filter(|h| h.server == Some(w.root))
+        .map(|h| format!("{} {}", h.handle, h.outcome))
+        .collect();
+    assert_eq!(asked_at_root.len(), 2, "{hops:#?}");
+    // What the deadline cut short: requests for the handle to the site servers, each named
+    // with its server, running until the deadline.
+    let cut: Vec<&Attempt> = hops
+        .iter()
+        .filter(|h| h.outcome == AttemptOutcome::DeadlinePassed)
+        .collect();
+    assert!(!cut.is_empty(), "{hops:#?}");
+    let site_servers: Vec<_> = (0..2).flat_map(|s| w.servers(s)).collect();
+    for h in cut {
+        assert_eq!(h.handle.as_str(), "20.500.1/x", "{h}");
+        assert!(site_servers.contains(&h.server.unwrap()), "{h}");
+    }
+    assert_eq!(w.net.in_flight(), 0);
+}

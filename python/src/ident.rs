@@ -1,6 +1,7 @@
 //! `parse(identifier)`: an identifier read offline, as `resolve --check --json` describes it.
 
-use handle_resolver::ident::{Description, Identifier as LibIdentifier, ParseOptions};
+use handle_resolver::ident::{Description, ParseOptions};
+use handle_resolver::Identifier as LibIdentifier;
 use pyo3::prelude::*;
 use serde_json::Value as Json;
 

@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use handle_resolver::auth::PrivateKey;
-use handle_resolver::ident::Identifier;
 use handle_resolver::testing::{Faults, TestNetwork as Lib, Urns};
 use handle_resolver::wire::{AdminRecord, HandleValue as Value, InterfaceType, Permissions};
+use handle_resolver::Identifier;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;

@@ -110,7 +110,8 @@ impl CordraId {
     /// Checks that a handle meets the CORDRA rules (offsets are into the handle's text).
     ///
     /// ```
-    /// use handle_resolver::ident::{CordraId, Handle};
+    /// use handle_resolver::ident::CordraId;
+    /// use handle_resolver::Handle;
     ///
     /// let h = Handle::parse("100.102/f58fb49eb1f848f0a606e84cef294be5")?;
     /// assert_eq!(CordraId::from_handle(&h)?.suffix(), "F58FB49EB1F848F0A606E84CEF294BE5");

@@ -26,7 +26,7 @@ pub const MAX_HANDLE_LENGTH: usize = 2048;
 /// prefix, and in the whole handle when it starts with `0.`, as the Global Handle Registry does.
 ///
 /// ```
-/// use handle_resolver::ident::Handle;
+/// use handle_resolver::Handle;
 ///
 /// let h: Handle = "20.500.12345/Abc/1".parse()?;
 /// assert_eq!(h.prefix(), "20.500.12345");
@@ -50,7 +50,8 @@ impl Handle {
     /// Parses a handle from text.
     ///
     /// ```
-    /// use handle_resolver::ident::{ErrorKind, Handle};
+    /// use handle_resolver::ident::ErrorKind;
+    /// use handle_resolver::Handle;
     ///
     /// assert_eq!(Handle::parse("10.1045/april2006-paskin")?.suffix(), "april2006-paskin");
     /// assert_eq!(Handle::parse("10.1045").unwrap_err().kind(), ErrorKind::MissingSlash);
@@ -85,7 +86,8 @@ impl Handle {
     /// Parses a handle from bytes, as it travels in a message: they must be UTF-8.
     ///
     /// ```
-    /// use handle_resolver::ident::{ErrorKind, Handle};
+    /// use handle_resolver::ident::ErrorKind;
+    /// use handle_resolver::Handle;
     ///
     /// assert_eq!(Handle::parse_bytes(b"0.NA/10.1045")?.prefix(), "0.NA");
     /// let err = Handle::parse_bytes(b"10.1/\xff").unwrap_err();
@@ -108,7 +110,7 @@ impl Handle {
     /// Builds a handle from a prefix and a suffix (the suffix may contain `/`).
     ///
     /// ```
-    /// use handle_resolver::ident::Handle;
+    /// use handle_resolver::Handle;
     ///
     /// assert_eq!(Handle::from_parts("10.1045", "a/b")?.as_str(), "10.1045/a/b");
     /// # Ok::<(), handle_resolver::ident::IdentError>(())
@@ -168,7 +170,7 @@ impl Handle {
     /// The prefix handle `0.NA/<PREFIX>` of a prefix (upper-cased ASCII), after checking it.
     ///
     /// ```
-    /// use handle_resolver::ident::Handle;
+    /// use handle_resolver::Handle;
     ///
     /// assert_eq!(Handle::for_prefix("10.1045")?.as_str(), "0.NA/10.1045");
     /// assert!(Handle::for_prefix("10.").is_err());
@@ -204,7 +206,7 @@ impl Handle {
     /// The handle's text, as parsed.
     ///
     /// ```
-    /// use handle_resolver::ident::Handle;
+    /// use handle_resolver::Handle;
     ///
     /// assert_eq!(Handle::parse("10.1045/x")?.into_string(), "10.1045/x");
     /// # Ok::<(), handle_resolver::ident::IdentError>(())
@@ -251,7 +253,7 @@ impl Handle {
     /// whose prefix is `0` or starts with `0.` (`0.NA/10.1045`, `0.SERV/x`, `0/abc`).
     ///
     /// ```
-    /// use handle_resolver::ident::Handle;
+    /// use handle_resolver::Handle;
     ///
     /// assert!(Handle::parse("0.NA/10.1045")?.is_global());
     /// assert!(Handle::parse("0/abc")?.is_global());
@@ -273,7 +275,7 @@ impl Handle {
     /// handle is not a prefix handle or names a top-level prefix.
     ///
     /// ```
-    /// use handle_resolver::ident::Handle;
+    /// use handle_resolver::Handle;
     ///
     /// let h = Handle::parse("0.NA/20.500.12345")?;
     /// assert_eq!(h.parent_prefix_handle().map(|p| p.to_string()), Some("0.NA/20.500".into()));

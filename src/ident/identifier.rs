@@ -55,7 +55,8 @@ impl fmt::Display for IdentifierKind {
 /// [`normalized_handle`](Self::normalized_handle).
 ///
 /// ```
-/// use handle_resolver::ident::{Identifier, IdentifierKind};
+/// use handle_resolver::ident::IdentifierKind;
+/// use handle_resolver::Identifier;
 ///
 /// let id = Identifier::parse("hdl://100.102/F58FB49EB1F848f0A606E84CEF294BE5")?;
 /// assert_eq!(id.kind(), IdentifierKind::Cordra);
@@ -103,7 +104,8 @@ impl Identifier {
     /// Parses with options (the strict CORDRA URI profile, lenient URIs, CORDRA only).
     ///
     /// ```
-    /// use handle_resolver::ident::{ErrorKind, Identifier, ParseOptions};
+    /// use handle_resolver::ident::{ErrorKind, ParseOptions};
+    /// use handle_resolver::Identifier;
     ///
     /// let cordra = ParseOptions::default().cordra_only(true);
     /// let err = Identifier::parse_with("hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE", cordra)
@@ -257,7 +259,7 @@ impl Identifier {
     /// from the parse options.
     ///
     /// ```
-    /// use handle_resolver::ident::Identifier;
+    /// use handle_resolver::Identifier;
     ///
     /// let d = Identifier::parse("doi:10.1045/april2006-paskin")?.describe("doi:10.1045/april2006-paskin");
     /// assert_eq!(d.handle.as_deref(), Some("10.1045/april2006-paskin"));
@@ -278,7 +280,8 @@ impl Identifier {
     /// handle is a CORDRA id's CORDRA form (upper-case suffix).
     ///
     /// ```
-    /// use handle_resolver::ident::{Identifier, ParseOptions};
+    /// use handle_resolver::ident::ParseOptions;
+    /// use handle_resolver::Identifier;
     ///
     /// let cordra = ParseOptions::default().cordra_only(true);
     /// let input = "hdl:100.102/F58FB49EB1F848f0A606E84CEF294BE5";

@@ -8,7 +8,8 @@
 //! - [`IdentError`]: what is wrong, at which byte, with which text.
 //!
 //! ```
-//! use handle_resolver::ident::{Identifier, IdentifierKind};
+//! use handle_resolver::ident::IdentifierKind;
+//! use handle_resolver::Identifier;
 //!
 //! for text in ["10.1045/april2006-paskin", "http://hdl.handle.net/10.1045/april2006-paskin"] {
 //!     let id = Identifier::parse(text)?;
@@ -22,8 +23,8 @@
 pub(crate) mod chars;
 mod cordra;
 mod error;
-mod handle;
-mod identifier;
+pub(crate) mod handle;
+pub(crate) mod identifier;
 mod options;
 mod uri;
 mod urn;
@@ -33,8 +34,11 @@ mod tests;
 
 pub use cordra::CordraId;
 pub use error::{ErrorKind, IdentError};
-pub use handle::{Handle, MAX_HANDLE_LENGTH};
-pub use identifier::{Description, Identifier, IdentifierKind};
+pub use handle::MAX_HANDLE_LENGTH;
+// `Handle` and `Identifier` are at the crate root (one path each); the crate names them here.
+pub(crate) use handle::Handle;
+pub(crate) use identifier::Identifier;
+pub use identifier::{Description, IdentifierKind};
 pub use options::ParseOptions;
 pub use uri::{resolver_urls, HandleUri, UriForm, DOI_PROXY, HANDLE_PROXY, PROXY_HOSTS};
 pub use urn::{DateId, FdcUrn, Urn, Urn3, DEFAULT_URN3_RESOLVER};

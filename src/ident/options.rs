@@ -12,7 +12,8 @@
 /// [`strict`](Self::strict) reads resolver URLs by the CORDRA URI profile instead.
 ///
 /// ```
-/// use handle_resolver::ident::{ErrorKind, Identifier, ParseOptions};
+/// use handle_resolver::ident::{ErrorKind, ParseOptions};
+/// use handle_resolver::Identifier;
 ///
 /// let id = Identifier::parse("https://hdl.handle.net/20.500.1/a/b?noredirect")?;
 /// assert_eq!(id.to_handle()?.as_str(), "20.500.1/a/b");

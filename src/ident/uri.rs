@@ -134,7 +134,8 @@ impl HandleUri {
 /// also `doi.org`.
 ///
 /// ```
-/// use handle_resolver::ident::{resolver_urls, Handle};
+/// use handle_resolver::ident::resolver_urls;
+/// use handle_resolver::Handle;
 ///
 /// let h = Handle::parse("10.1045/april2006-paskin")?;
 /// assert_eq!(resolver_urls(&h, None, None), [

@@ -18,7 +18,8 @@ impl ResolveError {
     /// failure whichever variant carries it).
     ///
     /// ```
-    /// use handle_resolver::{Handle, ResolveError, ResolveErrorKind};
+    /// use handle_resolver::Handle;
+    /// use handle_resolver::{ResolveError, ResolveErrorKind};
     ///
     /// let e = ResolveError::NotFound { handle: Handle::parse("20.500.1/x")? };
     /// assert_eq!(e.kind(), ResolveErrorKind::NotFound);
@@ -64,7 +65,8 @@ impl ResolveError {
     /// True for the outcomes that mean "the identifier has no (matching) values": 100, 200.
     ///
     /// ```
-    /// use handle_resolver::{Handle, ResolveError};
+    /// use handle_resolver::Handle;
+    /// use handle_resolver::ResolveError;
     ///
     /// let handle = Handle::parse("20.500.1/x")?;
     /// assert!(ResolveError::NoMatchingValues { handle: handle.clone() }.is_not_found());
@@ -81,7 +83,8 @@ impl ResolveError {
     /// True for errors detected before anything was sent (bad input).
     ///
     /// ```
-    /// use handle_resolver::{Identifier, ResolveError};
+    /// use handle_resolver::Identifier;
+    /// use handle_resolver::ResolveError;
     ///
     /// let bad = Identifier::parse("hdl:").unwrap_err();
     /// assert!(ResolveError::InvalidIdentifier(bad).is_input_error());
@@ -95,7 +98,8 @@ impl ResolveError {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use handle_resolver::{Handle, ResolveError};
+    /// use handle_resolver::Handle;
+    /// use handle_resolver::ResolveError;
     ///
     /// let e = ResolveError::Timeout {
     ///     handle: Some(Handle::parse("20.500.1/x")?),
@@ -138,7 +142,8 @@ impl ResolveError {
     /// the handle whose HS_ALIAS value is bad, the first handle of an alias chain.
     ///
     /// ```
-    /// use handle_resolver::{Handle, ResolveError};
+    /// use handle_resolver::Handle;
+    /// use handle_resolver::ResolveError;
     ///
     /// let handle = Handle::parse("20.500.1/x")?;
     /// let e = ResolveError::NotFound { handle: handle.clone() };
@@ -273,7 +278,8 @@ impl ResolveError {
     /// message itself for the failures that do not start with their handle.
     ///
     /// ```
-    /// use handle_resolver::{Handle, ResolveError};
+    /// use handle_resolver::Handle;
+    /// use handle_resolver::ResolveError;
     ///
     /// let e = ResolveError::NotFound { handle: Handle::parse("20.500.1/x")? };
     /// assert_eq!(e.to_string(), "20.500.1/x: handle not found (100)");
@@ -297,7 +303,8 @@ impl ResolveError {
     ///
     /// ```
     /// use handle_resolver::ident::ErrorKind;
-    /// use handle_resolver::{Identifier, ResolveError};
+    /// use handle_resolver::Identifier;
+    /// use handle_resolver::ResolveError;
     ///
     /// let e = ResolveError::from(Identifier::parse("10..1/x").unwrap_err());
     /// assert_eq!(e.ident_error().map(|i| i.kind()), Some(ErrorKind::EmptyPrefixSegment));
@@ -339,7 +346,8 @@ impl ResolveError {
     /// silence, a bad answer, a loop).
     ///
     /// ```
-    /// use handle_resolver::{Handle, ResolveError};
+    /// use handle_resolver::Handle;
+    /// use handle_resolver::ResolveError;
     ///
     /// let e = ResolveError::ServiceNotFound { prefix_handle: Handle::parse("0.NA/20.500.1")? };
     /// assert_eq!(e.rest_response_code(), 100);

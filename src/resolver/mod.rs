@@ -2,17 +2,21 @@
 //! (PROTOCOL.md §11.5). Its names are at the crate root (`handle_resolver::{Resolver, Query,
 //! HandleRecord, ResolveError, ...}`).
 //!
-//! One cold resolution, top down (each part owns its state):
+//! One cold resolution, top down (each part owns its state; README "The resolver"):
 //!
-//! 1. `resolver.rs`: [`Resolver::resolve`] checks the identifier (`target.rs`; nothing is
-//!    sent for an invalid one) and starts a resolution. (`builder.rs` sets the resolver up.)
-//! 2. `resolution.rs`: one call, under **the one deadline**: the HS_ALIAS chain, the answer
-//!    cache, identical queries shared in flight; each handle is asked of the upstream: the
-//!    native procedure, or a handle proxy's REST API (`proxy.rs`).
+//! 1. `resolver.rs`: [`Resolver::resolve`] makes the call's one deadline
+//!    (`support/deadline.rs`), checks the identifier (`target.rs`; nothing is sent for an
+//!    invalid one) and starts a resolution. (`builder.rs` sets the resolver up.)
+//! 2. `resolution.rs`: one call, its work run under that deadline by its trace
+//!    (`support/trace.rs`, which carries the deadline to every stage and shared flight): the
+//!    HS_ALIAS chain, the answer cache, identical queries shared in flight; each handle is
+//!    asked of the upstream: the native procedure, or a handle proxy's REST API
+//!    (`proxy.rs`).
 //! 3. `locate/mod.rs`: the [`SiteLocator`](locate::SiteLocator), the procedure for one
 //!    request: the sites of the handle (the fixed server's, the root's, or its prefix's
-//!    service, looked up by a request of its own and cached: `locate/services.rs`),
-//!    referrals (`locate/referral.rs`), the root and its refresh (`locate/root.rs`).
+//!    service, looked up in a loop over the prefix handle and the service handles it names,
+//!    each asked through the asker, and cached: `locate/services.rs`), referrals
+//!    (`locate/referral.rs`), the root and its refresh (`locate/root.rs`).
 //! 4. `ask/mod.rs`: the [`Asker`](ask::Asker): the hedged race over sites in SRTT order, the
 //!    server a site's hash picks, the transports of one server in turn; `ask/attempt.rs`, one
 //!    attempt (session, UDP limit, early resends, challenge answers, the trace); the checks
@@ -22,10 +26,10 @@
 //!    health (breaker), UDP limit, session.
 //!
 //! Below them, used by every stage and using none: `site.rs` ([`Site`]), `query.rs`,
-//! `record.rs`, `error.rs` (and `error_kind.rs`, what a program asks of one), `settings.rs`, and `support/` (single flight, the trace of
-//! attempts, the hedged race, the caches, the clock, the deadline). Administration
-//! (`crate::admin`) and URN resolution (`crate::urn`) sit beside the resolver and reach
-//! servers through it.
+//! `record.rs`, `error.rs` (and `error_kind.rs`, what a program asks of one), `settings.rs`,
+//! and `support/` (single flight, the trace of attempts, the hedged race, the caches, the
+//! clock, the deadline). Administration (`crate::admin`) and URN resolution (`crate::urn`)
+//! sit beside the resolver and reach servers through it.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -81,4 +85,4 @@ pub use target::{Resolvable, Target};
 // For the clients beside the resolver (administration, URNs).
 pub(crate) use ask::{error_text, RequestSpec};
 pub(crate) use settings::UrnSettings;
-pub(crate) use support::deadline::within as within_deadline;
+pub(crate) use support::deadline::Deadline;

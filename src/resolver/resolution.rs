@@ -19,7 +19,7 @@ use super::record::{Attempt, HandleRecord, Source};
 use super::settings::{Settings, MAX_ALIAS_DEPTH};
 use super::site::text_of;
 use super::support::cache::{AnswerCache, CachedAnswer, RecordKey};
-use super::support::deadline::within;
+use super::support::deadline::Deadline;
 use super::support::flight::Flights;
 use super::support::trace::{SharedOutcome, Trace};
 
@@ -44,7 +44,7 @@ impl Shared {
         answers: AnswerCache,
     ) -> Self {
         Self {
-            flights: Flights::new(settings.timeout),
+            flights: Flights::new(),
             settings,
             locator,
             upstream,
@@ -90,31 +90,29 @@ pub(crate) struct Resolution<'a> {
 }
 
 impl<'a> Resolution<'a> {
-    /// A resolution of `handle` asking `query`.
-    pub(crate) fn new(shared: &'a Arc<Shared>, handle: Handle, query: &Query) -> Self {
+    /// A resolution of `handle` asking `query`, ending at the call's `deadline`.
+    pub(crate) fn new(
+        shared: &'a Arc<Shared>,
+        handle: Handle,
+        query: &Query,
+        deadline: Deadline,
+    ) -> Self {
         let asked = query.asked(&shared.settings);
         Self {
             shared,
             asked,
             follow: query.follows_aliases(&shared.settings),
-            trace: Trace::new(handle),
+            trace: Trace::new(handle, deadline),
         }
     }
 
-    /// Runs the resolution under the resolver's deadline. Returns the record, with every
+    /// Runs the resolution under the call's deadline. Returns the record, with every
     /// attempt made in it, or the error and every attempt made (at the deadline, also those
     /// still running).
     pub(crate) async fn run(self) -> Result<HandleRecord, (ResolveError, Vec<Attempt>)> {
         let span = info_span!("resolve", handle = %self.trace.origin());
-        // Pinned here, not owned by the deadline: at the deadline the work (and its attempts
-        // in progress) must still exist while the trace is read.
-        let mut work = std::pin::pin!(self.follow_aliases().instrument(span));
-        let work = async { work.as_mut().await.map_err(|e| (e, None)) };
-        let timed_out = |after| {
-            let e = ResolveError::timeout(self.trace.origin(), after);
-            (e, Some(self.trace.at_deadline()))
-        };
-        match within(self.shared.settings.timeout, work, timed_out).await {
+        let work = std::pin::pin!(self.follow_aliases().instrument(span));
+        match self.trace.run(work).await {
             Ok(mut record) => {
                 record.attempts = self.trace.take_attempts();
                 Ok(record)
@@ -210,22 +208,23 @@ impl<'a> Resolution<'a> {
         if let Some(found) = cached(&shared.answers, &key, handle) {
             return found;
         }
-        let (in_flight, shared_handle, shared_asked) =
-            (shared.clone(), handle.clone(), asked.clone());
         self.trace
             .share(
                 &shared.flights,
                 key.clone(),
                 || self.trace.for_shared_request(handle),
-                move |trace| async move {
-                    // A flight that ended just before this one started may have filled the
-                    // cache.
-                    match cached(&in_flight.answers, &key, &shared_handle) {
-                        Some(found) => found,
-                        None => {
-                            let key = Some(key);
-                            resolve_one(&in_flight, &shared_handle, &shared_asked, key, &trace)
-                                .await
+                |trace| {
+                    let (in_flight, key) = (shared.clone(), key.clone());
+                    let (handle, asked) = (handle.clone(), asked.clone());
+                    async move {
+                        // A flight that ended just before this one started may have filled
+                        // the cache.
+                        match cached(&in_flight.answers, &key, &handle) {
+                            Some(found) => found,
+                            None => {
+                                let key = Some(key);
+                                resolve_one(&in_flight, &handle, &asked, key, &trace).await
+                            }
                         }
                     }
                 },

@@ -1,6 +1,6 @@
-//! [`Resolver`]: the front. Its calls check the identifier, start a
-//! [`Resolution`] under the resolver's one deadline and hand
-//! back what it found. [`ResolverBuilder`](super::ResolverBuilder) (`builder.rs`) sets it up.
+//! [`Resolver`]: the front. Each call makes its one [`Deadline`] (the resolver's timeout
+//! from when it starts), checks the identifier, starts a [`Resolution`] under that deadline
+//! and hands back what it found. [`ResolverBuilder`](super::ResolverBuilder) (`builder.rs`) sets it up.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -23,19 +23,21 @@ use super::record::{Attempt, HandleRecord};
 use super::resolution::{Resolution, Shared};
 use super::settings::Settings;
 use super::site::{query_addr, Site};
-use super::support::deadline::within;
+use super::support::deadline::Deadline;
 use super::support::trace::Trace;
 use super::target::{Resolvable, Target};
 
 /// An asynchronous handle resolver. Cheap to clone (one `Arc`); clones share the caches, the
 /// RTT table and the transport.
 ///
-/// Every call runs under one deadline ([`ResolverBuilder::timeout`](crate::ResolverBuilder::timeout), 10 s by default) and is
-/// cancellation-safe: dropping its future cancels every request it has in flight, except
-/// work it shares with other callers (an identical query, a service lookup, a root refresh),
-/// which goes on for them and stops when the last of them goes away. A root refresh set off
-/// in the background (a root site announcing newer site information) runs to its own
-/// deadline.
+/// Every call runs under one deadline, set when it starts
+/// ([`ResolverBuilder::timeout`](crate::ResolverBuilder::timeout) from then, 10 s by
+/// default), and is cancellation-safe: dropping its future cancels every request it has in
+/// flight, except work it shares with other callers (an identical query, a service lookup,
+/// a root refresh), which goes on for them, to the deadline of the call that started it,
+/// and stops when the last of them goes away; a call that joined it ends at its own
+/// deadline. A root refresh set off in the background (a root site announcing newer site
+/// information) runs to its own deadline.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -93,10 +95,12 @@ impl Resolver {
     /// root refresh) under the resolver's deadline; the final answer, checked, whatever its
     /// response code.
     pub(crate) async fn request(&self, spec: &RequestSpec) -> Result<Answer, ResolveError> {
-        let trace = Trace::new(spec.handle.clone());
+        let trace = self.trace(&spec.handle);
         let path = Path::default();
         let work = self.shared.locator.request(spec, &trace, &path);
-        self.within_deadline(Some(&spec.handle), None, work).await
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)
     }
 
     /// Sends one request to `sites` (not to the sites of its handle's prefix), under the
@@ -106,10 +110,12 @@ impl Resolver {
         spec: &RequestSpec,
         sites: Arc<Vec<Site>>,
     ) -> Result<Answer, ResolveError> {
-        let trace = Trace::new(spec.handle.clone());
+        let trace = self.trace(&spec.handle);
         let path = Path::default();
         let work = self.shared.locator.from_sites(spec, sites, &trace, &path);
-        self.within_deadline(Some(&spec.handle), None, work).await
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)
     }
 
     /// Resolves every value of `id` (a handle, any identifier text, or a parsed identifier),
@@ -128,8 +134,9 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> Result<HandleRecord, ResolveError> {
+        let deadline = self.deadline();
         match self.target(id) {
-            Ok(target) => Resolution::new(&self.shared, target.handle, query)
+            Ok(target) => Resolution::new(&self.shared, target.handle, query, deadline)
                 .run()
                 .await
                 .map_err(|(e, _)| e),
@@ -170,11 +177,12 @@ impl Resolver {
         id: &T,
         query: &Query,
     ) -> (Result<HandleRecord, ResolveError>, Vec<Attempt>) {
+        let deadline = self.deadline();
         let target = match self.target(id) {
             Ok(target) => target,
             Err(e) => return (Err(e), Vec::new()),
         };
-        match Resolution::new(&self.shared, target.handle, query)
+        match Resolution::new(&self.shared, target.handle, query, deadline)
             .run()
             .await
         {
@@ -228,7 +236,7 @@ impl Resolver {
         let target = self.target(id)?;
         let settings = &self.shared.settings;
         let locator = &self.shared.locator;
-        let trace = Trace::new(target.handle.clone());
+        let trace = self.trace(&target.handle);
         let asked = query.asked(settings);
         let spec = RequestSpec::resolution(target.handle.clone(), &asked, settings.request_digest);
         let path = Path::default();
@@ -263,7 +271,9 @@ impl Resolver {
             }
             Ok(futures::future::join_all(asks).await)
         };
-        self.within_deadline(Some(&target.handle), None, work).await
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)
     }
 
     /// Low-level: sends the message `request` to `server` as it is (UDP then TCP, as
@@ -279,8 +289,12 @@ impl Resolver {
             _ => None,
         };
         let work = self.shared.locator.asker().exchange_raw(server, request);
-        self.within_deadline(asked.as_ref(), Some(server), work)
-            .await
+        let timed_out = |after| ResolveError::Timeout {
+            handle: asked,
+            server: Some(server),
+            after,
+        };
+        self.deadline().run(work, timed_out).await
     }
 
     /// Re-reads the root service information: the HS_SITE / HS_SERV values of `0.NA/0.NA` at
@@ -290,11 +304,12 @@ impl Resolver {
     /// With `certify` false this takes the root's keys on trust from its own answer, which is
     /// how a root given as a bare `HOST:PORT` gets the keys that certified resolution needs.
     pub async fn refresh_root(&self, certify: bool) -> Result<usize, ResolveError> {
-        let trace = Trace::new(root_handle().clone());
+        let trace = self.trace(root_handle());
         let locator = &self.shared.locator;
         let work = async { locator.refresh_root(certify, &trace).await };
-        self.within_deadline(Some(root_handle()), None, work)
-            .await?;
+        let work = std::pin::pin!(work);
+        let out = trace.run(work).await;
+        out.map_err(|(e, _)| e)?;
         Ok(locator.root_sites().len())
     }
 
@@ -316,20 +331,14 @@ impl Resolver {
         self.shared.locator.clear_cache();
     }
 
-    /// `work` under the resolver's deadline; past it, a timeout naming `handle` and the one
-    /// `server` asked, when there is one.
-    async fn within_deadline<R>(
-        &self,
-        handle: Option<&Handle>,
-        server: Option<SocketAddr>,
-        work: impl std::future::Future<Output = Result<R, ResolveError>>,
-    ) -> Result<R, ResolveError> {
-        let timed_out = |after| ResolveError::Timeout {
-            handle: handle.cloned(),
-            server,
-            after,
-        };
-        within(self.shared.settings.timeout, work, timed_out).await
+    /// The one deadline of a call starting now: the resolver's timeout from now.
+    fn deadline(&self) -> Deadline {
+        Deadline::start(self.shared.settings.timeout)
+    }
+
+    /// The bookkeeping of a call about `handle` starting now, with its deadline.
+    fn trace(&self, handle: &Handle) -> Trace {
+        Trace::new(handle.clone(), self.deadline())
     }
 
     /// The handle to resolve, or why there is none (nothing is sent then).
@@ -380,5 +389,54 @@ impl<S> Stream for ResolveMany<S> {
 impl<S> std::fmt::Debug for ResolveMany<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResolveMany").finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use super::super::support::deadline::made;
+    use super::*;
+    use crate::testing::TestNetwork;
+    use crate::transport::NetTransport;
+
+    /// Every public call makes one deadline, however many stages, requests and shared
+    /// lookups it goes through: here a cold resolution (root, service handle, site), a traced
+    /// one, the mirror check and a stream of three.
+    #[tokio::test]
+    async fn one_deadline_per_call() {
+        let net = TestNetwork::builder().build().await.unwrap();
+        for i in 0..4 {
+            let values = vec![HandleValue::new(
+                1,
+                "URL",
+                format!("http://example.org/{i}"),
+            )];
+            net.insert(format!("20.500.1/d{i}"), values);
+        }
+        let r = Resolver::builder()
+            .root_sites([net.root_site()])
+            .exchange(Arc::new(NetTransport::new()))
+            .build()
+            .unwrap();
+        let count = |before: usize| made() - before;
+        let before = made();
+        r.resolve("20.500.1/d0").await.unwrap();
+        assert_eq!(count(before), 1, "a cold resolution");
+        let before = made();
+        let (out, attempts) = r.resolve_traced("20.500.1/d1", &Query::new()).await;
+        out.unwrap();
+        assert!(!attempts.is_empty());
+        assert_eq!(count(before), 1, "a traced resolution");
+        let before = made();
+        r.resolve_all_sites("20.500.1/d2", &Query::new())
+            .await
+            .unwrap();
+        assert_eq!(count(before), 1, "the mirror check");
+        let before = made();
+        let mut many = r.resolve_many(["20.500.1/d1", "20.500.1/d2", "20.500.1/d3"], 2);
+        while let Some((_, out)) = many.next().await {
+            out.unwrap();
+        }
+        assert_eq!(count(before), 3, "one per identifier");
     }
 }

@@ -24,7 +24,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::ident::{IdentError, Identifier, Urn};
-use crate::resolver::{within_deadline, Resolver, UrnSettings};
+use crate::resolver::{Deadline, Resolver, UrnSettings};
 use crate::transport::addr::BaseUrl;
 use crate::transport::{Exchange, HttpGet, TransportError};
 use crate::wire::uri_list::{decode_uri_list, UriListError, URI_LIST_MEDIA_TYPE};
@@ -61,9 +61,10 @@ impl Resolver {
     /// # }
     /// ```
     pub async fn resolve_urn<U: AsUrn + ?Sized>(&self, urn: &U) -> Result<UrnAnswer, UrnError> {
-        let urn = urn.to_urn()?;
         let settings = self.settings();
-        resolve(self.exchange(), &settings.urn, settings.timeout, &urn).await
+        let deadline = Deadline::start(settings.timeout);
+        let urn = urn.to_urn()?;
+        resolve(self.exchange(), &settings.urn, deadline, &urn).await
     }
 }
 
@@ -341,11 +342,11 @@ impl<T: AsUrn + ?Sized> AsUrn for &T {
     }
 }
 
-/// Resolves `urn` through `exchange` as `settings` say, under the deadline `after`.
+/// Resolves `urn` through `exchange` as `settings` say, under the call's `deadline`.
 async fn resolve(
     exchange: &dyn Exchange,
     settings: &UrnSettings,
-    after: std::time::Duration,
+    deadline: Deadline,
     urn: &Urn,
 ) -> Result<UrnAnswer, UrnError> {
     let canonical = urn.canonical();
@@ -360,7 +361,7 @@ async fn resolve(
         resolver: base.clone(),
         after,
     };
-    within_deadline(after, work, timed_out).await
+    deadline.run(work, timed_out).await
 }
 
 /// The resolver's base URL (without a final `/`) for `urn`.

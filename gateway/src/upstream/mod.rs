@@ -2,8 +2,8 @@
 //! `--root`, the global root, or the bundled test network of `--demo`), asked for public
 //! values only, as the reference's proxy asks.
 
-use handle_resolver::ident::Handle;
 use handle_resolver::wire::HandleValue;
+use handle_resolver::Handle;
 use handle_resolver::{BuildError, Query, ResolveError, Resolver};
 
 use crate::config::{Settings, Upstream};

@@ -14,7 +14,7 @@ use futures::future::{FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
 
 use super::report::{Outcome, Report, Summary};
-use super::{AuthKey, Batch, Command, ErrorKind, Operation};
+use super::{AuthKey, Batch, Command, Entry, ErrorKind, Operation};
 use crate::admin::client::AdminError;
 use crate::auth::{Authenticator, Identity, KeyFileError, PrivateKey, SecretKey};
 use crate::resolver::{BuildError, ResolveError, Resolver};
@@ -92,210 +92,23 @@ impl Runner {
         &self,
         batch: &Batch,
         stop: &AtomicBool,
-        mut report: impl FnMut(Report),
+        report: impl FnMut(Report),
     ) -> Summary {
-        let mut summary = Summary {
-            lines: batch.lines,
-            ..Summary::default()
-        };
-        let mut identities: HashMap<String, Resolver> = HashMap::new();
-        let mut current: Option<Resolver> = None;
-        let mut in_flight = FuturesUnordered::new();
-        let mut last_on: HashMap<String, Done> = HashMap::new();
-        let mut seq = 0usize;
-        let mut after_barrier = false;
-        let note = |r: Report, summary: &mut Summary, report: &mut dyn FnMut(Report)| {
-            if r.outcome == Outcome::Success {
-                summary.successes += 1;
-            }
-            report(r);
-        };
+        let mut run = Run::new(self, batch.lines, report);
         for entry in &batch.entries {
             if stop.load(Ordering::SeqCst) {
-                summary.stopped = true;
+                run.summary.stopped = true;
                 break;
             }
-            let invalid = |seq, kind: ErrorKind| Report {
-                seq,
-                line: entry.line,
-                n: entry.n,
-                op: "",
-                handle: String::new(),
-                outcome: Outcome::Invalid(kind),
-            };
-            let command = match &entry.command {
-                Err(e) => {
-                    if counted(&e.kind) {
-                        summary.total += 1;
-                    }
-                    note(invalid(seq, e.kind.clone()), &mut summary, &mut report);
-                    seq += 1;
-                    continue;
-                }
-                Ok(c) => c,
-            };
-            if command.counts() {
-                summary.total += 1;
-            }
-            let barrier = match command {
-                Command::Values { handle, .. }
-                | Command::Delete { handle }
-                | Command::Remove { handle, .. } => is_prefix_handle(handle),
-                _ => true,
-            };
-            if barrier || after_barrier {
-                while let Some(r) = in_flight.next().await {
-                    note(r, &mut summary, &mut report);
-                }
-                last_on.clear();
-            }
-            if after_barrier {
-                // A prefix handle or a prefix's home changed: what the resolvers learnt about
-                // services (found or not) may be wrong now.
-                for r in identities.values().chain(current.as_ref()) {
-                    r.clear_cache();
-                }
-            }
-            // Nothing after a barrier starts before it is done.
-            after_barrier = barrier;
-            match command {
-                Command::Authenticate { index, handle, key } => {
-                    match self.identity(*index, handle, key) {
-                        Ok((name, me)) => {
-                            let r = match identities.get(&name) {
-                                Some(r) => Ok(r.clone()),
-                                None => (self.make)(Some(me)),
-                            };
-                            match r {
-                                Ok(r) => {
-                                    identities.insert(name, r.clone());
-                                    current = Some(r);
-                                }
-                                Err(e) => {
-                                    let kind = ErrorKind::Authentication(e.to_string());
-                                    note(invalid(seq, kind), &mut summary, &mut report);
-                                    seq += 1;
-                                }
-                            }
-                        }
-                        Err(kind) => {
-                            note(invalid(seq, kind), &mut summary, &mut report);
-                            seq += 1;
-                        }
-                    }
-                }
-                Command::SessionSetup(options) => {
-                    if let Some(path) = &options.private_exchange_key_file {
-                        if let Some(kind) =
-                            self.exchange_key_error(path, options.passphrase.as_deref())
-                        {
-                            note(invalid(seq, kind), &mut summary, &mut report);
-                            seq += 1;
-                        }
-                    }
-                    // Sessions are always on here, as in the reference; its options change
-                    // nothing for our runs (README, session quirk).
-                }
-                Command::Home {
-                    home,
-                    target,
-                    prefixes,
-                } => {
-                    let resolver = match self.resolver(&mut current) {
-                        Ok(r) => r,
-                        Err(kind) => {
-                            note(invalid(seq, kind), &mut summary, &mut report);
-                            seq += 1;
-                            continue;
-                        }
-                    };
-                    let admin = resolver.admin();
-                    let site = match admin.site_info(target.addr).await {
-                        Ok(site) if site.primary => site,
-                        Ok(_) => {
-                            let kind = ErrorKind::HomeServer("not primary server".into());
-                            note(invalid(seq, kind), &mut summary, &mut report);
-                            seq += 1;
-                            continue;
-                        }
-                        Err(e) => {
-                            note(
-                                invalid(seq, ErrorKind::Home(e.to_string())),
-                                &mut summary,
-                                &mut report,
-                            );
-                            seq += 1;
-                            continue;
-                        }
-                    };
-                    for (_line, prefix) in prefixes {
-                        summary.total += 1;
-                        let (outcome, handle) = match prefix {
-                            Err(kind) => (Outcome::Invalid(kind.clone()), String::new()),
-                            Ok(na) => {
-                                let done = if *home {
-                                    admin.home_prefix(&site, na).await
-                                } else {
-                                    admin.unhome_prefix(&site, na).await
-                                };
-                                (outcome_of(done.map(drop)), na.clone())
-                            }
-                        };
-                        let r = Report {
-                            seq,
-                            line: entry.line,
-                            n: entry.n,
-                            op: if matches!(outcome, Outcome::Invalid(_)) {
-                                ""
-                            } else {
-                                "home/unhome"
-                            },
-                            handle,
-                            outcome,
-                        };
-                        note(r, &mut summary, &mut report);
-                        seq += 1;
-                    }
-                }
-                Command::Values { handle, .. }
-                | Command::Delete { handle }
-                | Command::Remove { handle, .. } => {
-                    while in_flight.len() >= self.concurrency {
-                        if let Some(r) = in_flight.next().await {
-                            note(r, &mut summary, &mut report);
-                        }
-                    }
-                    let key = handle.to_ascii_uppercase();
-                    let before = last_on.get(&key).cloned();
-                    let (tx, rx) = futures::channel::oneshot::channel::<()>();
-                    let done: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(rx.map(drop));
-                    last_on.insert(key, done.shared());
-                    let resolver = current.clone();
-                    let command = command.clone();
-                    let (line, n, this) = (entry.line, entry.n, seq);
-                    seq += 1;
-                    in_flight.push(async move {
-                        if let Some(before) = before {
-                            before.await;
-                        }
-                        let (op, handle, outcome) = perform(resolver, &command).await;
-                        let _ = tx.send(());
-                        Report {
-                            seq: this,
-                            line,
-                            n,
-                            op,
-                            handle,
-                            outcome,
-                        }
-                    });
+            match plan(entry) {
+                Plan::Invalid(kind) => run.invalid(entry, kind.clone()),
+                Plan::Command { command, barrier } => {
+                    run.order(barrier).await;
+                    run.command(entry, command).await;
                 }
             }
         }
-        while let Some(r) = in_flight.next().await {
-            note(r, &mut summary, &mut report);
-        }
-        summary
+        run.finish().await
     }
 
     /// The current resolver, or one without identity.
@@ -356,6 +169,249 @@ impl Runner {
             },
             None => None,
         }
+    }
+}
+
+/// What one entry of a batch comes to before anything runs (and is counted as the
+/// reference counts it).
+enum Plan<'b> {
+    /// A line that does not parse: reported as it is.
+    Invalid(&'b ErrorKind),
+    /// A command; a barrier waits for everything before it, and nothing after it starts
+    /// before it is done.
+    Command { command: &'b Command, barrier: bool },
+}
+
+fn plan(entry: &Entry) -> Plan<'_> {
+    match &entry.command {
+        Err(e) => Plan::Invalid(&e.kind),
+        Ok(command) => {
+            let barrier = match command {
+                Command::Values { handle, .. }
+                | Command::Delete { handle }
+                | Command::Remove { handle, .. } => is_prefix_handle(handle),
+                _ => true,
+            };
+            Plan::Command { command, barrier }
+        }
+    }
+}
+
+/// One run of a batch: the commands in flight, the resolver of each identity, and the
+/// reports and the summary as steps end.
+struct Run<'r, F> {
+    runner: &'r Runner,
+    summary: Summary,
+    report: F,
+    identities: HashMap<String, Resolver>,
+    current: Option<Resolver>,
+    in_flight: FuturesUnordered<Pin<Box<dyn Future<Output = Report> + Send + 'r>>>,
+    /// The last command on each handle (upper case): the next one on it waits for it.
+    last_on: HashMap<String, Done>,
+    /// The next step's number (the log's order).
+    seq: usize,
+    /// The command before was a barrier.
+    after_barrier: bool,
+}
+
+impl<'r, F: FnMut(Report)> Run<'r, F> {
+    fn new(runner: &'r Runner, lines: u32, report: F) -> Self {
+        Self {
+            runner,
+            summary: Summary {
+                lines,
+                ..Summary::default()
+            },
+            report,
+            identities: HashMap::new(),
+            current: None,
+            in_flight: FuturesUnordered::new(),
+            last_on: HashMap::new(),
+            seq: 0,
+            after_barrier: false,
+        }
+    }
+
+    /// Reports one step that has ended.
+    fn done(&mut self, r: Report) {
+        if r.outcome == Outcome::Success {
+            self.summary.successes += 1;
+        }
+        (self.report)(r);
+    }
+
+    /// The next step's number.
+    fn next_seq(&mut self) -> usize {
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    /// The one invalid-line step: `entry` reported as invalid for `kind` (counted when the
+    /// reference counts such a line before parsing it).
+    fn invalid(&mut self, entry: &Entry, kind: ErrorKind) {
+        if entry.command.is_err() && counted(&kind) {
+            self.summary.total += 1;
+        }
+        let seq = self.next_seq();
+        self.done(Report {
+            seq,
+            line: entry.line,
+            n: entry.n,
+            op: "",
+            handle: String::new(),
+            outcome: Outcome::Invalid(kind),
+        });
+    }
+
+    /// Waits for every command in flight, reporting each.
+    async fn drain(&mut self) {
+        while let Some(r) = self.in_flight.next().await {
+            self.done(r);
+        }
+    }
+
+    /// Before a command: a barrier, or the command after one, starts when everything
+    /// before it is done; after a barrier the resolvers forget what they cached (a prefix
+    /// handle or a prefix's home changed: what they learnt about services may be wrong now).
+    async fn order(&mut self, barrier: bool) {
+        if barrier || self.after_barrier {
+            self.drain().await;
+            self.last_on.clear();
+        }
+        if self.after_barrier {
+            for r in self.identities.values().chain(self.current.as_ref()) {
+                r.clear_cache();
+            }
+        }
+        self.after_barrier = barrier;
+    }
+
+    /// Runs (or, for commands on handles, starts) one command.
+    async fn command(&mut self, entry: &Entry, command: &Command) {
+        if command.counts() {
+            self.summary.total += 1;
+        }
+        match command {
+            Command::Authenticate { index, handle, key } => {
+                if let Err(kind) = self.authenticate(*index, handle, key) {
+                    self.invalid(entry, kind);
+                }
+            }
+            Command::SessionSetup(options) => {
+                // Sessions are always on here, as in the reference; its options change
+                // nothing for our runs (README, session quirk).
+                if let Some(path) = &options.private_exchange_key_file {
+                    let passphrase = options.passphrase.as_deref();
+                    if let Some(kind) = self.runner.exchange_key_error(path, passphrase) {
+                        self.invalid(entry, kind);
+                    }
+                }
+            }
+            Command::Home {
+                home,
+                target,
+                prefixes,
+            } => {
+                if let Err(kind) = self.home(entry, *home, target.addr, prefixes).await {
+                    self.invalid(entry, kind);
+                }
+            }
+            Command::Values { handle, .. }
+            | Command::Delete { handle }
+            | Command::Remove { handle, .. } => self.start(entry, handle, command).await,
+        }
+    }
+
+    /// AUTHENTICATE: the identity's resolver (one per identity) becomes the current one.
+    fn authenticate(&mut self, index: u32, handle: &str, key: &AuthKey) -> Result<(), ErrorKind> {
+        let (name, me) = self.runner.identity(index, handle, key)?;
+        let resolver = match self.identities.get(&name) {
+            Some(r) => r.clone(),
+            None => (self.runner.make)(Some(me))
+                .map_err(|e| ErrorKind::Authentication(e.to_string()))?,
+        };
+        self.identities.insert(name, resolver.clone());
+        self.current = Some(resolver);
+        Ok(())
+    }
+
+    /// HOME / UNHOME: each prefix at the primary server `addr`, one step each.
+    async fn home(
+        &mut self,
+        entry: &Entry,
+        home: bool,
+        addr: std::net::SocketAddr,
+        prefixes: &[(u32, Result<String, ErrorKind>)],
+    ) -> Result<(), ErrorKind> {
+        let admin = self.runner.resolver(&mut self.current)?.admin();
+        let site = match admin.site_info(addr).await {
+            Ok(site) if site.primary => site,
+            Ok(_) => return Err(ErrorKind::HomeServer("not primary server".into())),
+            Err(e) => return Err(ErrorKind::Home(e.to_string())),
+        };
+        for (_line, prefix) in prefixes {
+            self.summary.total += 1;
+            let (op, handle, outcome) = match prefix {
+                Err(kind) => ("", String::new(), Outcome::Invalid(kind.clone())),
+                Ok(na) => {
+                    let done = if home {
+                        admin.home_prefix(&site, na).await
+                    } else {
+                        admin.unhome_prefix(&site, na).await
+                    };
+                    ("home/unhome", na.clone(), outcome_of(done.map(drop)))
+                }
+            };
+            let seq = self.next_seq();
+            self.done(Report {
+                seq,
+                line: entry.line,
+                n: entry.n,
+                op,
+                handle,
+                outcome,
+            });
+        }
+        Ok(())
+    }
+
+    /// A command on `handle`: started at once when fewer than `concurrency` are in flight
+    /// (else when one ends), after the command before it on the same handle.
+    async fn start(&mut self, entry: &Entry, handle: &str, command: &Command) {
+        while self.in_flight.len() >= self.runner.concurrency {
+            if let Some(r) = self.in_flight.next().await {
+                self.done(r);
+            }
+        }
+        let key = handle.to_ascii_uppercase();
+        let before = self.last_on.get(&key).cloned();
+        let (tx, rx) = futures::channel::oneshot::channel::<()>();
+        let done: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(rx.map(drop));
+        self.last_on.insert(key, done.shared());
+        let resolver = self.current.clone();
+        let command = command.clone();
+        let (line, n, seq) = (entry.line, entry.n, self.next_seq());
+        self.in_flight.push(Box::pin(async move {
+            if let Some(before) = before {
+                before.await;
+            }
+            let (op, handle, outcome) = perform(resolver, &command).await;
+            let _ = tx.send(());
+            Report {
+                seq,
+                line,
+                n,
+                op,
+                handle,
+                outcome,
+            }
+        }));
+    }
+
+    /// Waits for the commands still in flight; the summary.
+    async fn finish(mut self) -> Summary {
+        self.drain().await;
+        self.summary
     }
 }
 

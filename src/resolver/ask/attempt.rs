@@ -90,9 +90,12 @@ impl Asker {
             true => peer.session.admit().await,
             false => None,
         };
-        // Given up on before any outcome (the call's deadline, the caller gone), the
-        // request counts as the server's silence; an outcome is told by `over_transports`.
-        let awaiting = peer.health.awaiting(record.started, self.patience);
+        // Given up on before any outcome (the call's deadline, the caller gone) after half
+        // the call's window, the request counts as the server's silence; an outcome is told
+        // by `over_transports`.
+        let awaiting = peer
+            .health
+            .awaiting(record.started, trace.deadline().window());
         let mut result = self
             .exchange_answering(to, &request, lease.key(), !defer)
             .await;

@@ -52,9 +52,6 @@ pub(crate) struct Asker {
     hedge_min: Duration,
     hedge_max: Duration,
     max_parallel: usize,
-    /// How long a call waits (the resolver's deadline): a request given up on unanswered
-    /// after half of it counts as the server's silence (`peers/health.rs`).
-    patience: Duration,
     clock: Arc<dyn Clock>,
     /// What is known of each server: RTT, health, UDP limit, session.
     peers: Peers,
@@ -87,7 +84,6 @@ impl Asker {
             hedge_min: settings.hedge_min,
             hedge_max: settings.hedge_max,
             max_parallel: settings.max_parallel,
-            patience: settings.timeout,
             clock,
             peers: Peers::new(
                 settings.sessions && settings.authenticator.is_some(),

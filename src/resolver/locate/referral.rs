@@ -94,10 +94,7 @@ impl SiteLocator {
         path: &Path,
     ) -> Result<Vec<Site>, ResolveError> {
         let values = body.values.as_deref().unwrap_or_default();
-        let sites = self
-            .collect_sites(values, kind, certify, trace, path)
-            .await?
-            .sites;
+        let sites = self.walk(values, kind, certify, trace, path).await?.sites;
         if !sites.is_empty() || body.referral_handle.is_empty() {
             return Ok(sites);
         }
@@ -113,10 +110,15 @@ impl SiteLocator {
                 at: Some(target),
             });
         }
-        let collected = self
-            .service_sites(&target, kind, certify, trace, path)
+        // The referral handle's values, walked as a service handle's.
+        let values = self
+            .read_service(&target, kind, certify, trace, path)
             .await?;
-        Ok(collected.sites.clone())
+        let deeper = path.then(&target);
+        Ok(self
+            .walk(&values, kind, certify, trace, &deeper)
+            .await?
+            .sites)
     }
 }
 

@@ -37,7 +37,7 @@ use super::super::ask::{Answer, RequestSpec};
 use super::super::error::ResolveError;
 use super::super::settings::{Settings, ROOT_MAX_AGE};
 use super::super::site::{text_of, Site, SiteKind, UNKNOWN_SERIAL};
-use super::super::support::deadline::within;
+use super::super::support::deadline::Deadline;
 use super::super::support::flight::Flights;
 use super::super::support::trace::{SharedOutcome, Trace};
 use super::{Path, SiteLocator};
@@ -59,7 +59,7 @@ pub(crate) struct Root {
     refreshed_at: Mutex<Option<Instant>>,
     /// Least time between two automatic refreshes.
     interval: Duration,
-    /// Deadline of a refresh run in the background.
+    /// How long a refresh run in the background may take (its own call's deadline).
     timeout: Duration,
     /// Refreshes in flight (by their certify flag).
     refreshes: Flights<bool, SharedOutcome<()>, Arc<Trace>>,
@@ -78,7 +78,7 @@ impl Root {
             refreshed_at: Mutex::new(None),
             interval: settings.root_refresh_interval,
             timeout: settings.timeout,
-            refreshes: Flights::new(settings.timeout),
+            refreshes: Flights::new(),
             trust: settings.trust_root.clone(),
             persist: settings.persist_root.clone(),
             limits: settings.limits,
@@ -148,8 +148,11 @@ impl SiteLocator {
             .share(
                 &self.root.refreshes,
                 certify,
-                || Trace::new(root_handle().clone()),
-                move |trace| async move { this.refresh_root_now(certify, &trace).await },
+                || Trace::new(root_handle().clone(), trace.deadline()),
+                move |trace| {
+                    let this = this.clone();
+                    async move { this.refresh_root_now(certify, &trace).await }
+                },
             )
             .boxed()
     }
@@ -162,7 +165,12 @@ impl SiteLocator {
     ) -> Result<(), ResolveError> {
         let certify = self.auto_refresh_certify(certify);
         if let Some((flight, shared)) = self.root.refreshes.join(&certify) {
-            return trace.wait_for(flight, shared).await;
+            match trace.wait_for(flight, shared).await {
+                // The refresh ended at the deadline of the call that started it; this one
+                // has time left, and goes on as the rate limit says.
+                Err(ResolveError::Timeout { .. }) if !trace.deadline().passed() => {}
+                out => return out,
+            }
         }
         if !self.claim_root_refresh() {
             debug!("root refreshed recently; not again yet");
@@ -234,12 +242,12 @@ impl SiteLocator {
             return;
         };
         info!(why, "refreshing the root");
-        let (this, deadline) = (self.clone(), self.root.timeout);
+        let (this, window) = (self.clone(), self.root.timeout);
         let work = async move {
-            let trace = Trace::new(root_handle().clone());
-            let work = this.refresh_root(certify, &trace);
-            let timed_out = |after| ResolveError::timeout(root_handle(), after);
-            if let Err(e) = within(deadline, work, timed_out).await {
+            // A call of its own, with its own deadline.
+            let trace = Trace::new(root_handle().clone(), Deadline::start(window));
+            let work = std::pin::pin!(this.refresh_root(certify, &trace));
+            if let Err((e, _)) = trace.run(work).await {
                 info!(error = %e, "root refresh failed");
             }
         };
@@ -283,7 +291,7 @@ impl SiteLocator {
             .await?;
         let (_, values) = answer.into_values(root)?;
         let sites = self
-            .collect_sites(&values, SiteKind::Service, certify, trace, &path)
+            .walk(&values, SiteKind::Service, certify, trace, &path)
             .await?
             .sites;
         if sites.is_empty() {

@@ -189,26 +189,26 @@ impl Health {
         self.entry.lock().ipv6_answered = Some(ipv6);
     }
 
-    /// A guard for one request sent to the server at `sent`, in a call that waits for it up
-    /// to `patience` (the call's deadline): dropped before [`Awaiting::settled`], the request
+    /// A guard for one request sent to the server at `sent`, in a call that waits for it
+    /// the `window` its deadline gave it: dropped before [`Awaiting::settled`], the request
     /// was given up on unanswered, which counts as silence ([`Health::abandoned`]).
-    pub(crate) fn awaiting(&self, sent: Instant, patience: Duration) -> Awaiting<'_> {
+    pub(crate) fn awaiting(&self, sent: Instant, window: Duration) -> Awaiting<'_> {
         Awaiting {
             health: self,
             sent,
-            patience,
+            window,
             settled: false,
         }
     }
 
     /// A request sent at `sent` was given up on unanswered. It counts as silence when it had
-    /// waited half its call's `patience` or [`BREAKER_AFTER`], whichever is shorter (less:
+    /// waited half its call's `window` or [`BREAKER_AFTER`], whichever is shorter (less:
     /// a hedge overtaken, a call cancelled early, which say nothing of the server); then the
     /// server has been silent for as long as its call would wait: the breaker opens (again,
     /// for twice as long, when it was the probe).
-    pub(crate) fn abandoned(&self, sent: Instant, patience: Duration) {
+    pub(crate) fn abandoned(&self, sent: Instant, window: Duration) {
         let now = Instant::now();
-        if now.saturating_duration_since(sent) < BREAKER_AFTER.min(patience / 2) {
+        if now.saturating_duration_since(sent) < BREAKER_AFTER.min(window / 2) {
             return;
         }
         let mut e = self.entry.lock();
@@ -251,7 +251,7 @@ impl Health {
 pub(crate) struct Awaiting<'a> {
     health: &'a Health,
     sent: Instant,
-    patience: Duration,
+    window: Duration,
     settled: bool,
 }
 
@@ -266,7 +266,7 @@ impl Awaiting<'_> {
 impl Drop for Awaiting<'_> {
     fn drop(&mut self) {
         if !self.settled {
-            self.health.abandoned(self.sent, self.patience);
+            self.health.abandoned(self.sent, self.window);
         }
     }
 }
@@ -328,29 +328,29 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_request_given_up_on_unanswered_opens_the_breaker_when_it_waited_long_enough() {
-        let patience = Duration::from_millis(600);
+        let window = Duration::from_millis(600);
         let h = Health::default();
         // Overtaken early (a lost hedge): nothing learned.
         let sent = Instant::now();
-        let waiting = h.awaiting(sent, patience);
-        tokio::time::advance(patience / 2 - Duration::from_millis(1)).await;
+        let waiting = h.awaiting(sent, window);
+        tokio::time::advance(window / 2 - Duration::from_millis(1)).await;
         drop(waiting);
         assert!(h.is_blank());
         // Settled (answered or failed, told by the caller): nothing from the guard.
-        let waiting = h.awaiting(Instant::now(), patience);
-        tokio::time::advance(patience).await;
+        let waiting = h.awaiting(Instant::now(), window);
+        tokio::time::advance(window).await;
         waiting.settled();
         assert!(h.is_blank());
         // Waited until its call gave up: silent that long, open at once.
-        let waiting = h.awaiting(Instant::now(), patience);
-        tokio::time::advance(patience).await;
+        let waiting = h.awaiting(Instant::now(), window);
+        tokio::time::advance(window).await;
         drop(waiting);
         assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN));
         // The probe after the cool-down is given up on too: twice as long.
         tokio::time::advance(FIRST_COOLDOWN).await;
         assert_eq!(h.admit(), Admission::Probe);
-        let probe = h.awaiting(Instant::now(), patience);
-        tokio::time::advance(patience).await;
+        let probe = h.awaiting(Instant::now(), window);
+        tokio::time::advance(window).await;
         drop(probe);
         assert_eq!(h.admit(), Admission::Open(FIRST_COOLDOWN * 2));
         // A long deadline: BREAKER_AFTER of waiting is enough.

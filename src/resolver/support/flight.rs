@@ -8,16 +8,14 @@
 //! it had in flight), and its entry removes itself. An entry is also removed when its work
 //! completes, so results are never kept here: caching is the caches' business.
 //!
-//! Every flight has a lifetime ([`Flights::new`], the resolver's deadline): callers keep
-//! joining work that is still in flight, so work shared among a stream of callers (a bulk
-//! run over one prefix) would otherwise outlive each of their deadlines, its requests never
-//! given up on; [`Trace::share`](super::trace::Trace::share) ends it there.
+//! A flight has no clock of its own: [`Trace::share`](super::trace::Trace::share) runs its
+//! work under the deadline of the call that started it, so that work shared among a stream
+//! of callers (a bulk run over one prefix) does not outlive each of their deadlines.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -33,22 +31,15 @@ type Table<K, V, T> = HashMap<K, (u64, WeakShared<BoxFuture<'static, V>>, T)>;
 pub(crate) struct Flights<K, V, T> {
     table: Arc<Mutex<Table<K, V, T>>>,
     next_token: AtomicU64,
-    lifetime: Duration,
 }
 
 impl<K, V, T> Flights<K, V, T> {
-    /// No flight in progress; each will last at most `lifetime`.
-    pub(crate) fn new(lifetime: Duration) -> Self {
+    /// No flight in progress.
+    pub(crate) fn new() -> Self {
         Self {
             table: Arc::new(Mutex::new(HashMap::default())),
             next_token: AtomicU64::new(1),
-            lifetime,
         }
-    }
-
-    /// How long one flight may last.
-    pub(crate) fn lifetime(&self) -> Duration {
-        self.lifetime
     }
 }
 
@@ -146,10 +137,11 @@ where
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
 
     #[tokio::test(start_paused = true)]
     async fn callers_share_one_run_and_the_entry_lands() {
-        let flights: Flights<u32, u32, ()> = Flights::new(Duration::from_secs(10));
+        let flights: Flights<u32, u32, ()> = Flights::new();
         let runs = Arc::new(AtomicUsize::new(0));
         let start = |()| {
             let runs = runs.clone();
@@ -176,7 +168,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_dropped_first_caller_does_not_fail_the_others() {
-        let flights: Flights<u32, u32, ()> = Flights::new(Duration::from_secs(10));
+        let flights: Flights<u32, u32, ()> = Flights::new();
         let start = |()| {
             async {
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -202,7 +194,7 @@ mod tests {
             }
         }
         let alive = Arc::new(AtomicUsize::new(0));
-        let flights: Flights<u32, u32, ()> = Flights::new(Duration::from_secs(10));
+        let flights: Flights<u32, u32, ()> = Flights::new();
         let a2 = alive.clone();
         let (mut f, (), _) = flights.join_or_start(
             1,

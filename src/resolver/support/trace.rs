@@ -1,11 +1,14 @@
-//! [`Trace`]: the bookkeeping of one resolution, shared by its concurrent attempts: the
-//! attempts made (finished and running), the shared work it waits for, its referral budget
-//! and whether it has spent its one root refresh.
+//! [`Trace`]: the bookkeeping of one call, shared by its concurrent attempts: its one
+//! [`Deadline`], the attempts made (finished and running), the shared work it waits for,
+//! its referral budget and whether it has spent its one root refresh. [`Trace::run`] is the
+//! one place work runs under the deadline and what it cut short is recorded;
+//! [`Trace::share`] the one way work is shared with other calls.
 
 use std::time::Duration;
 
 use std::future::Future;
 use std::hash::Hash;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use tracing::debug;
@@ -19,12 +22,16 @@ use crate::ident::Handle;
 use super::super::error::ResolveError;
 use super::super::record::{Attempt, AttemptOutcome};
 use super::super::settings::MAX_REFERRALS;
-use super::deadline::within;
+use super::deadline::Deadline;
 use super::flight::{Flight, Flights};
 
 /// What shared work (a single flight) hands every caller: its outcome and the attempts it
 /// made, merged into each caller's trace.
 pub(crate) type SharedOutcome<T> = (Result<T, ResolveError>, Vec<Attempt>);
+
+/// How work run by [`Trace::run`] failed: the error, and at the deadline every attempt (those
+/// cut short included); `None` when it failed before (the trace holds its attempts).
+pub(crate) type Failed = (ResolveError, Option<Vec<Attempt>>);
 
 /// What [`Trace::snapshot`] copies: finished attempts, those of joined work, those still
 /// running, and how many numbers the trace had given out.
@@ -74,6 +81,8 @@ impl Entries {
 pub(crate) struct Trace {
     /// The handle the resolution is about (named by its errors).
     origin: Handle,
+    /// When the call ends (shared work: the call that started it).
+    deadline: Deadline,
     entries: Mutex<Entries>,
     /// Attempt numbers given out.
     /// Referrals and service hops so far: shared with the work this resolution starts on
@@ -85,14 +94,20 @@ pub(crate) struct Trace {
 }
 
 impl Trace {
-    /// Fresh bookkeeping for a resolution of `origin`.
-    pub(crate) fn new(origin: Handle) -> Self {
-        Self::with(origin, Arc::default(), Arc::default())
+    /// Fresh bookkeeping for a call about `origin`, ending at `deadline`.
+    pub(crate) fn new(origin: Handle, deadline: Deadline) -> Self {
+        Self::with(origin, deadline, Arc::default(), Arc::default())
     }
 
-    fn with(origin: Handle, referrals: Arc<AtomicU32>, refreshed: Arc<AtomicBool>) -> Self {
+    fn with(
+        origin: Handle,
+        deadline: Deadline,
+        referrals: Arc<AtomicU32>,
+        refreshed: Arc<AtomicBool>,
+    ) -> Self {
         Self {
             origin,
+            deadline,
             entries: Mutex::new(Entries::default()),
             referrals,
             refreshed,
@@ -103,7 +118,12 @@ impl Trace {
     /// but this resolution's referral budget, so nested lookups cannot each start over from
     /// [`MAX_REFERRALS`].
     pub(crate) fn for_shared_work(&self, origin: &Handle) -> Self {
-        Self::with(origin.clone(), self.referrals.clone(), Arc::default())
+        Self::with(
+            origin.clone(),
+            self.deadline,
+            self.referrals.clone(),
+            Arc::default(),
+        )
     }
 
     /// Bookkeeping for this resolution's own request when it is shared with identical
@@ -112,6 +132,7 @@ impl Trace {
     pub(crate) fn for_shared_request(&self, origin: &Handle) -> Self {
         Self::with(
             origin.clone(),
+            self.deadline,
             self.referrals.clone(),
             self.refreshed.clone(),
         )
@@ -120,6 +141,33 @@ impl Trace {
     /// The handle this bookkeeping is about.
     pub(crate) fn origin(&self) -> &Handle {
         &self.origin
+    }
+
+    /// When the call ends.
+    pub(crate) fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+
+    /// Runs `work` under this trace's deadline: the one place a call's work is cut short.
+    /// At the deadline the work is dropped (cancelling its requests) and the error, a
+    /// timeout naming this trace's handle, comes with every attempt: those finished, those
+    /// of the shared work waited for and those still running, as cut short by the deadline
+    /// ([`AttemptOutcome::DeadlinePassed`]).
+    ///
+    /// The caller pins `work` where it makes it: at the deadline the work (and its attempts
+    /// in progress) must still exist while the trace is read, and a future taken by value
+    /// here would be held twice (the argument and the pinned copy), and copied whole, on
+    /// every resolution.
+    pub(crate) async fn run<R, F>(&self, mut work: Pin<&mut F>) -> Result<R, Failed>
+    where
+        F: Future<Output = Result<R, ResolveError>>,
+    {
+        let work = async { work.as_mut().await.map_err(|e| (e, None)) };
+        let timed_out = |after| {
+            let e = ResolveError::timeout(&self.origin, after);
+            (e, Some(self.at_deadline()))
+        };
+        self.deadline.run(work, timed_out).await
     }
 
     /// Records an attempt that starts now (numbered here); returns its token for
@@ -151,45 +199,45 @@ impl Trace {
     /// Shares work with concurrent callers: joins the flight for `key` in `flights`, or
     /// starts one running `work` with its own bookkeeping (`shared()`, given to `work`);
     /// then waits for it as [`Trace::wait_for`] does. The one way the resolver shares work.
+    ///
+    /// Work runs under the deadline of the call that started it, although callers joining
+    /// later have later deadlines: otherwise a stream of callers keeps silent work alive past
+    /// all of theirs, and its servers are never known silent (`peers/health.rs`). A caller
+    /// whose own deadline is later does not end with it: it joins or starts the work again,
+    /// and so waits until its own deadline.
     pub(crate) async fn share<K, R, Fut>(
         &self,
         flights: &Flights<K, SharedOutcome<R>, Arc<Trace>>,
         key: K,
-        shared: impl FnOnce() -> Trace,
-        work: impl FnOnce(Arc<Trace>) -> Fut,
+        shared: impl Fn() -> Trace,
+        work: impl Fn(Arc<Trace>) -> Fut,
     ) -> Result<R, ResolveError>
     where
         K: Hash + Eq + Clone + Send + Sync + 'static,
         R: Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ResolveError>> + Send + 'static,
     {
-        let lifetime = flights.lifetime();
-        let (flight, trace, _) = flights.join_or_start(
-            key,
-            || Arc::new(shared()),
-            |trace| {
-                let work = work(trace.clone());
-                async move {
-                    // At most one deadline from its start, although callers joining later
-                    // have later deadlines: otherwise a stream of callers keeps silent work
-                    // alive past all of theirs, and its servers are never known silent
-                    // (`peers/health.rs`). Pinned here: at the end the attempts still running
-                    // are listed before the work is dropped.
-                    let mut work = std::pin::pin!(work);
-                    let work = async { work.as_mut().await.map_err(|e| (e, None)) };
-                    let timed_out = |after| {
-                        let e = ResolveError::timeout(trace.origin(), after);
-                        (e, Some(trace.at_deadline()))
-                    };
-                    match within(lifetime, work, timed_out).await {
-                        Err((e, Some(attempts))) => (Err(e), attempts),
-                        out => (out.map_err(|(e, _)| e), trace.attempts()),
+        loop {
+            let (flight, trace, _) = flights.join_or_start(
+                key.clone(),
+                || Arc::new(shared()),
+                |trace| {
+                    let work = work(trace.clone());
+                    async move {
+                        match trace.run(std::pin::pin!(work)).await {
+                            Ok(out) => (Ok(out), trace.attempts()),
+                            Err((e, Some(attempts))) => (Err(e), attempts),
+                            Err((e, None)) => (Err(e), trace.attempts()),
+                        }
                     }
-                }
-                .boxed()
-            },
-        );
-        self.wait_for(flight, trace).await
+                    .boxed()
+                },
+            );
+            match self.wait_for(flight, trace).await {
+                Err(ResolveError::Timeout { .. }) if !self.deadline.passed() => continue,
+                out => return out,
+            }
+        }
     }
 
     /// Waits for shared work (whose bookkeeping is `shared`) and merges its attempts into
@@ -216,8 +264,9 @@ impl Trace {
             attempt.number = attempt.number.saturating_add(base);
             e.done.push(attempt);
         }
-        // Shared work that ran out of time (its lifetime, `Trace::share`) names the lookup it
-        // ran; this resolution's error names the handle it is about, as its own deadline would.
+        // Shared work that ran out of time (the deadline of the call that started it) names
+        // the lookup it ran; this call's error names the handle it is about, as its own
+        // deadline would.
         out.map_err(|e| match e {
             ResolveError::Timeout { after, .. } => ResolveError::timeout(&self.origin, after),
             e => e,
@@ -387,131 +436,5 @@ impl Drop for Recorded<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transport::{TransportError, TransportKind};
-    use futures::FutureExt;
-    use std::time::Duration;
-
-    fn attempt(handle: &str) -> Attempt {
-        Attempt {
-            handle: Handle::parse(handle).unwrap(),
-            server: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 2641))),
-            transport: TransportKind::Udp,
-            number: 0,
-            rtt: Duration::ZERO,
-            transmissions: 0,
-            outcome: AttemptOutcome::Cancelled,
-            url: None,
-            session: None,
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn attempts_are_numbered_as_they_start_and_listed_as_they_end() {
-        let t = Trace::new(Handle::parse("1/x").unwrap());
-        let a = t.start(attempt("1/a"), Instant::now());
-        let b = t.start(attempt("1/b"), Instant::now());
-        t.end(b, |x| {
-            x.outcome = AttemptOutcome::Failed(TransportError::Timeout)
-        });
-        // Ending an attempt twice changes nothing.
-        t.end(b, |_| panic!("already ended"));
-        let got: Vec<(String, u32)> = t
-            .attempts()
-            .into_iter()
-            .map(|x| (x.handle.into_string(), x.number))
-            .collect();
-        assert_eq!(got, [("1/b".to_string(), 2)]);
-        tokio::time::advance(Duration::from_millis(7)).await;
-        let at = t.at_deadline();
-        assert_eq!(at.len(), 2);
-        assert_eq!((at[1].number, at[1].rtt), (1, Duration::from_millis(7)));
-        assert_eq!(at[1].outcome, AttemptOutcome::DeadlinePassed);
-        t.end(a, |_| {});
-        assert_eq!(t.take_attempts().len(), 2);
-        assert!(t.attempts().is_empty());
-    }
-
-    #[test]
-    fn the_referral_budget_is_shared_with_shared_work() {
-        let t = Trace::new(Handle::parse("1/x").unwrap());
-        let shared = t.for_shared_work(&Handle::parse("0.NA/1").unwrap());
-        for _ in 0..MAX_REFERRALS {
-            shared.count_referral().unwrap();
-        }
-        assert!(matches!(
-            t.count_referral(),
-            Err(ResolveError::TooManyReferrals {
-                limit: MAX_REFERRALS,
-                ..
-            })
-        ));
-        assert!(t.claim_refresh());
-        assert!(!t.claim_refresh());
-    }
-
-    fn flight(
-        rx: tokio::sync::oneshot::Receiver<()>,
-        attempts: Vec<Attempt>,
-    ) -> Flight<SharedOutcome<()>> {
-        async move {
-            let _ = rx.await;
-            (Ok(()), attempts)
-        }
-        .boxed()
-        .shared()
-    }
-
-    /// A follower's deadline listing while the shared trace it follows finishes its own
-    /// joined work and starts another attempt on another thread: numbers stay 1..=n.
-    /// (Before numbers were taken under the lock of the lists, 17,315 of 20,000 runs of
-    /// this left a gap.)
-    #[test]
-    fn numbers_stay_dense_when_the_deadline_races_shared_work() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut bad = 0;
-        let mut example = None;
-        for _ in 0..2000 {
-            let f = Arc::new(Trace::new(Handle::parse("1/f").unwrap()));
-            let s1 = Arc::new(Trace::new(Handle::parse("1/s1").unwrap()));
-            let s2 = Arc::new(Trace::new(Handle::parse("1/s2").unwrap()));
-            // s2 made two attempts (1, 2).
-            for _ in 0..2 {
-                let t = s2.start(attempt("1/a"), Instant::now());
-                s2.end(t, |_| {});
-            }
-            let (tx2, rx2) = tokio::sync::oneshot::channel();
-            let fl2 = flight(rx2, s2.attempts());
-            // s1 waits for s2, then starts an attempt of its own.
-            let (s1c, s2c) = (s1.clone(), s2.clone());
-            let task = rt.spawn(async move {
-                s1c.wait_for(fl2, s2c).await.unwrap();
-                s1c.start(attempt("1/a"), Instant::now());
-            });
-            // f waits for s1 (never ends here): register the join.
-            let (_tx1, rx1) = tokio::sync::oneshot::channel();
-            let fl1 = flight(rx1, Vec::new());
-            let mut join = Box::pin(f.wait_for(fl1, s1.clone()));
-            assert!(futures::executor::block_on(async { futures::poll!(&mut join) }).is_pending());
-            // wait until s1 has registered its join of s2
-            while s1.entries.lock().joined.is_empty() {
-                std::thread::yield_now();
-            }
-            tx2.send(()).unwrap();
-            let at = f.at_deadline();
-            let mut n: Vec<u32> = at.iter().map(|a| a.number).collect();
-            n.sort_unstable();
-            if n != (1..=at.len() as u32).collect::<Vec<_>>() {
-                bad += 1;
-                example.get_or_insert(n);
-            }
-            rt.block_on(task).unwrap();
-        }
-        assert_eq!(bad, 0, "first bad numbering: {example:?}");
-    }
-}
+#[path = "trace_tests.rs"]
+mod tests;
