@@ -5,77 +5,6 @@
 
 use handle_resolver::wire::encode_url_text;
 
-/// Punycode (RFC 3492) of one label, without the `xn--` prefix; `None` on overflow.
-fn punycode(label: &str) -> Option<String> {
-    const BASE: u32 = 36;
-    const TMIN: u32 = 1;
-    const TMAX: u32 = 26;
-    const SKEW: u32 = 38;
-    const DAMP: u32 = 700;
-    let adapt = |mut delta: u32, points: u32, first: bool| {
-        delta /= if first { DAMP } else { 2 };
-        delta += delta / points;
-        let mut k = 0;
-        while delta > ((BASE - TMIN) * TMAX) / 2 {
-            delta /= BASE - TMIN;
-            k += BASE;
-        }
-        k + (BASE - TMIN + 1) * delta / (delta + SKEW)
-    };
-    let digit = |d: u32| -> char {
-        let d = d as u8;
-        if d < 26 {
-            (b'a' + d) as char
-        } else {
-            (b'0' + d - 26) as char
-        }
-    };
-    let chars: Vec<u32> = label.chars().map(u32::from).collect();
-    let mut out: String = label.chars().filter(char::is_ascii).collect();
-    let basic = out.len() as u32;
-    let mut handled = basic;
-    if basic > 0 {
-        out.push('-');
-    }
-    let (mut n, mut delta, mut bias) = (128u32, 0u32, 72u32);
-    while (handled as usize) < chars.len() {
-        let m = chars.iter().copied().filter(|&c| c >= n).min()?;
-        delta = delta.checked_add((m - n).checked_mul(handled + 1)?)?;
-        n = m;
-        for &c in &chars {
-            if c < n {
-                delta = delta.checked_add(1)?;
-            }
-            if c == n {
-                let mut q = delta;
-                let mut k = BASE;
-                loop {
-                    let t = if k <= bias {
-                        TMIN
-                    } else if k >= bias + TMAX {
-                        TMAX
-                    } else {
-                        k - bias
-                    };
-                    if q < t {
-                        break;
-                    }
-                    out.push(digit(t + (q - t) % (BASE - t)));
-                    q = (q - t) / (BASE - t);
-                    k += BASE;
-                }
-                out.push(digit(q));
-                bias = adapt(delta, handled + 1, handled == basic);
-                delta = 0;
-                handled += 1;
-            }
-        }
-        delta += 1;
-        n += 1;
-    }
-    Some(out)
-}
-
 /// A host name in IDNA form: each label with a non-ASCII character lower-cased and
 /// Punycode-encoded.
 fn idna_host(host: &str) -> Option<String> {
@@ -85,7 +14,7 @@ fn idna_host(host: &str) -> Option<String> {
             if label.is_ascii() {
                 Some(label.to_owned())
             } else {
-                punycode(&label.to_lowercase()).map(|p| format!("xn--{p}"))
+                idna::punycode::encode_str(&label.to_lowercase()).map(|p| format!("xn--{p}"))
             }
         })
         .collect();
@@ -150,10 +79,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn punycode_of_rfc_3492_samples() {
-        assert_eq!(punycode("bücher").as_deref(), Some("bcher-kva"));
-        assert_eq!(punycode("münchen").as_deref(), Some("mnchen-3ya"));
-        assert_eq!(punycode("日本").as_deref(), Some("wgv71a"));
+    fn hosts_in_idna_form() {
+        assert_eq!(
+            idna_host("münchen.日本").as_deref(),
+            Some("xn--mnchen-3ya.xn--wgv71a")
+        );
         assert_eq!(
             idna_host("BÜCHER.Example").as_deref(),
             Some("xn--bcher-kva.Example")
