@@ -49,8 +49,15 @@ pub(crate) fn web_pki() -> Result<Arc<ClientConfig>, TransportError> {
 /// Client settings that accept any certificate (the handshake must still be signed with its
 /// key): what a user asks for with pyhandle's `HTTPS_verify=False`, never a default.
 pub(crate) fn unverified() -> Result<Arc<ClientConfig>, TransportError> {
+    with_key_check(None)
+}
+
+/// Client settings whose certificate check is `key`: exactly the certificate carrying that
+/// key, or with `None` any certificate; either way the handshake signed with its key.
+fn with_key_check(key: Option<rsa::RsaPublicKey>) -> Result<Arc<ClientConfig>, TransportError> {
     let provider = provider();
-    let verifier = AnyCertificate {
+    let verifier = KeyCheck {
+        key,
         algorithms: provider.signature_verification_algorithms,
     };
     let config = ClientConfig::builder_with_provider(provider)
@@ -60,47 +67,6 @@ pub(crate) fn unverified() -> Result<Arc<ClientConfig>, TransportError> {
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
     Ok(Arc::new(config))
-}
-
-/// Accepts any certificate, and handshakes signed with its key.
-#[derive(Debug)]
-struct AnyCertificate {
-    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
 }
 
 /// Client settings that accept exactly the certificate carrying `key` (HS_PUBKEY bytes).
@@ -111,18 +77,7 @@ fn pinned(key: &[u8]) -> Result<Arc<ClientConfig>, TransportError> {
         })?,
         Err(e) => return Err(TransportError::Tls(format!("the server's key: {e}"))),
     };
-    let provider = provider();
-    let verifier = PinnedKey {
-        key: rsa,
-        algorithms: provider.signature_verification_algorithms,
-    };
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TransportError::Tls(e.to_string()))?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    Ok(Arc::new(config))
+    with_key_check(Some(rsa))
 }
 
 /// The TLS handshake on `stream` for `target`.
@@ -145,14 +100,15 @@ pub(crate) async fn connect(
         .map_err(|e| TransportError::Tls(e.to_string()))
 }
 
-/// Accepts the certificate whose public key is `key`, and handshakes signed with it.
+/// Accepts the certificate whose public key is `key` (with `None`, any certificate), and
+/// handshakes signed with the certificate's key.
 #[derive(Debug)]
-struct PinnedKey {
-    key: rsa::RsaPublicKey,
+struct KeyCheck {
+    key: Option<rsa::RsaPublicKey>,
     algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for PinnedKey {
+impl ServerCertVerifier for KeyCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -161,8 +117,11 @@ impl ServerCertVerifier for PinnedKey {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(expected) = &self.key else {
+            return Ok(ServerCertVerified::assertion());
+        };
         match certificate_key(end_entity) {
-            Some(key) if key == self.key => Ok(ServerCertVerified::assertion()),
+            Some(key) if key == *expected => Ok(ServerCertVerified::assertion()),
             Some(_) => Err(rustls::Error::InvalidCertificate(
                 CertificateError::ApplicationVerificationFailure,
             )),
