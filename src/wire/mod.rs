@@ -70,8 +70,8 @@ pub use hash::{handle_hash, hash_part, server_index, HashOption};
 pub use header::{Header, HEADER_LEN};
 pub use limits::Limits;
 pub use loc::{
-    encode_url_text, Chooser, ConsultedTtl, LocError, Location, LocationGather, LocationNeed,
-    LocationRequest, LocationSet, Locations,
+    encode_url_path, encode_url_text, Chooser, ConsultedTtl, LocError, Location, LocationGather,
+    LocationNeed, LocationRequest, LocationSet, Locations,
 };
 pub use message::Message;
 pub use pubkey::{DsaKey, KeyError, PublicKey, RsaKey};

@@ -5,9 +5,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::SystemTime;
 
-use handle_resolver::wire::{HandleValue, LocationRequest};
+use handle_resolver::wire::{encode_url_path, HandleValue, LocationRequest};
 use handle_resolver::ResolveErrorKind;
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use crate::aliases::{self, AliasEnd};
 use crate::locations;
@@ -19,20 +18,6 @@ use crate::upstream::{LookupError, Resolution};
 
 /// Where the reference's `/help.html` sends a client.
 pub const HELP_URL: &str = "http://www.handle.net/proxy.html";
-
-/// What a handle keeps in a proxy URL's path: letters, digits, `-_.!~*'()`, `/` and `;`.
-const PATH: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'!')
-    .remove(b'~')
-    .remove(b'*')
-    .remove(b'\'')
-    .remove(b'(')
-    .remove(b')')
-    .remove(b'/')
-    .remove(b';');
 
 /// A request as received.
 #[derive(Debug, Clone)]
@@ -220,35 +205,35 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         None => pr.params.has("noredirect"),
     };
     let is_post = req.method.eq_ignore_ascii_case("POST");
-    let (values, mut alias_ttls) =
-        if pr.params.has("ignore_aliases") || aliases::alias_target(&values).is_none() {
-            (values, Vec::new())
-        } else {
-            match aliases::follow(resolution, values).await {
-                AliasEnd::TooLong => return pages::alias_chain_too_long(&pr.handle),
-                AliasEnd::Failed(e) => return lookup_failed(&pr.handle, &e),
-                AliasEnd::Final {
-                    handle: target,
-                    values,
-                    ttls,
-                } => {
-                    if !is_post && !show_values {
-                        let mut location =
-                            format!("{}/{}", base_url(req), utf8_percent_encode(&target, PATH));
-                        if let Some(q) = &pr.raw_query {
-                            location.push('?');
-                            location.push_str(q);
-                        }
-                        let mut a = Answer::new(301).header("Location", location);
-                        if let Some(at) = earliest_expiry(&ttls, SystemTime::now()) {
-                            a = a.header("Expires", httpdate::fmt_http_date(at));
-                        }
-                        return a;
+    let (values, mut alias_ttls) = if pr.params.has("ignore_aliases")
+        || aliases::alias_target(&values).is_none()
+    {
+        (values, Vec::new())
+    } else {
+        match aliases::follow(resolution, values).await {
+            AliasEnd::TooLong => return pages::alias_chain_too_long(&pr.handle),
+            AliasEnd::Failed(e) => return lookup_failed(&pr.handle, &e),
+            AliasEnd::Final {
+                handle: target,
+                values,
+                ttls,
+            } => {
+                if !is_post && !show_values {
+                    let mut location = format!("{}/{}", base_url(req), encode_url_path(&target));
+                    if let Some(q) = &pr.raw_query {
+                        location.push('?');
+                        location.push_str(q);
                     }
-                    (values, ttls)
+                    let mut a = Answer::new(301).header("Location", location);
+                    if let Some(at) = earliest_expiry(&ttls, SystemTime::now()) {
+                        a = a.header("Expires", httpdate::fmt_http_date(at));
+                    }
+                    return a;
                 }
+                (values, ttls)
             }
-        };
+        }
+    };
     if show_values {
         return pages::values_page(&pr.handle, &values);
     }

@@ -24,6 +24,7 @@ use thiserror::Error;
 
 pub use gather::{ConsultedTtl, LocationGather, LocationNeed};
 pub use links::encode_url_text;
+pub use reading::encode_url_path;
 pub use select::{Chooser, LocationRequest, LocationSet};
 
 /// One `<location>` (or, the older name, `<loc_template>`) element.

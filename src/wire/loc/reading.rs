@@ -117,11 +117,24 @@ pub(crate) fn encode_component(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()
 }
 
+/// `text` path-encoded as the handle proxy encodes a handle in a URL path (the reference's
+/// `encodeURLPath`): letters, digits, `-_.!~*'()`, `/` and `;` kept, everything else, UTF-8
+/// first, `%XX`.
+///
+/// ```
+/// use handle_resolver::wire::encode_url_path;
+/// assert_eq!(encode_url_path("20.500.1/a b;c?d"), "20.500.1/a%20b;c%3Fd");
+/// assert_eq!(encode_url_path("20.500.1/ö"), "20.500.1/%C3%B6");
+/// ```
+pub fn encode_url_path(text: &str) -> String {
+    utf8_percent_encode(text, PATH).to_string()
+}
+
 /// `template` with `{hdl}` replaced by `handle` URL-component-encoded, then `{hdl:path}` by
 /// `handle` path-encoded.
 pub(crate) fn fill_template(template: &str, handle: &str) -> String {
     let component = utf8_percent_encode(handle, COMPONENT).to_string();
-    let path = utf8_percent_encode(handle, PATH).to_string();
+    let path = encode_url_path(handle);
     template
         .replace("{hdl}", &component)
         .replace("{hdl:path}", &path)
