@@ -32,18 +32,19 @@ fn idna_host(host: &str) -> Option<String> {
 /// assert_eq!(encode_iri("mailto:a@example.org?subject=hi there"), "mailto:a@example.org?subject=hi%20there");
 /// ```
 pub fn encode_iri(location: &str) -> String {
-    let lower = location.to_lowercase();
-    if ["http://", "https://", "ftp://"]
-        .iter()
-        .any(|s| lower.starts_with(s))
-    {
-        let chars: Vec<(usize, char)> = location.char_indices().collect();
+    // The scheme compared in place: no lower-cased copy of every redirect's URL.
+    let web = ["http://", "https://", "ftp://"].iter().any(|scheme| {
+        location
+            .get(..scheme.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+    });
+    if web {
         let scheme_end = location.find(':').unwrap_or(0) + 3;
         let mut start = scheme_end;
         let mut end = location.len();
         let mut colon = None;
         let (mut idn, mut seen_at) = (false, false);
-        for &(i, ch) in chars.iter().filter(|(i, _)| *i >= scheme_end) {
+        for (i, ch) in location.char_indices().filter(|(i, _)| *i >= scheme_end) {
             if !ch.is_ascii() && colon.is_none() {
                 idn = true;
             } else if !seen_at && ch == '@' {
