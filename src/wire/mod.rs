@@ -83,4 +83,6 @@ pub use signature::{signed_data, verify_message, verify_signature, HashAlgorithm
 pub use site::{Interface, InterfaceType, Protocol, ServerInfo, SiteInfo};
 pub use typed::{TypedError, TypedValue, ValueFormat};
 pub use uri_list::{decode_uri_list, UriListError, MAX_URI_LIST_BYTES, URI_LIST_MEDIA_TYPE};
-pub use value::{decode_values, encode_values, HandleValue, Permissions, Ttl, ValueReference};
+pub use value::{
+    decode_values, encode_values, looks_like_binary, HandleValue, Permissions, Ttl, ValueReference,
+};

@@ -213,6 +213,22 @@ impl HandleValue {
         self.type_name.eq_ignore_ascii_case(t.as_bytes())
     }
 
+    /// The data as the reference shows it to people (its `getDataAsString`): upper-case
+    /// hex when it [looks binary](looks_like_binary), else the UTF-8 text.
+    ///
+    /// ```
+    /// use handle_resolver::wire::HandleValue;
+    /// assert_eq!(HandleValue::new(1, "DESC", "a\tb").data_as_string(), "a\tb");
+    /// assert_eq!(HandleValue::new(100, "HS_ADMIN", vec![0x0f, 0xff, 0]).data_as_string(), "0FFF00");
+    /// ```
+    pub fn data_as_string(&self) -> String {
+        if looks_like_binary(&self.data) {
+            self.data.iter().map(|b| format!("{b:02X}")).collect()
+        } else {
+            String::from_utf8_lossy(&self.data).into_owned()
+        }
+    }
+
     /// Decodes one value.
     pub fn decode(r: &mut Reader, limits: &Limits) -> Result<Self, DecodeError> {
         let index = r.u32("value.index")?;
@@ -260,6 +276,25 @@ impl HandleValue {
                 .map(|r| 8 + r.handle.len())
                 .sum::<usize>()
     }
+}
+
+/// True when `data` is no text a person reads, as the reference's `Util.looksLikeBinary`
+/// decides: not UTF-8, or holding a control byte other than the whitespace range
+/// `0x09..=0x13` (so an HS_ADMIN, HS_SITE or HS_PUBKEY value is binary, a `DESC` with tabs
+/// and newlines is not).
+///
+/// ```
+/// use handle_resolver::wire::looks_like_binary;
+/// assert!(!looks_like_binary(b"line one\nline\ttwo"));
+/// assert!(looks_like_binary(&[0x0f, 0xff, 0x00, 0x00]));
+/// assert!(looks_like_binary(b"bell\x07"));
+/// assert!(looks_like_binary(b"ok \xff\xfe bad utf8"));
+/// ```
+pub fn looks_like_binary(data: &[u8]) -> bool {
+    std::str::from_utf8(data).is_err()
+        || data
+            .iter()
+            .any(|&b| (b < 0x20 && !(0x09..=0x13).contains(&b)) || b == 0x7f)
 }
 
 /// Decodes `int4 count ‖ count × value`, the count checked against the limit and the bytes

@@ -22,10 +22,18 @@ pub enum AliasEnd {
         /// The TTLs of the alias values followed.
         ttls: Vec<ConsultedTtl>,
     },
-    /// More than [`MAX_HOPS`] hops (a loop too).
-    TooLong,
+    /// More than [`MAX_HOPS`] hops (a loop too), `handle` the last one reached.
+    TooLong {
+        /// The last handle resolved, which names one more alias.
+        handle: String,
+    },
     /// A handle of the chain cannot be resolved.
-    Failed(LookupError),
+    Failed {
+        /// The handle that cannot be resolved.
+        handle: String,
+        /// Why.
+        error: LookupError,
+    },
 }
 
 /// The target of the first HS_ALIAS value, when there is one.
@@ -55,9 +63,14 @@ pub async fn follow(resolution: &Resolution, values: Vec<HandleValue>) -> AliasE
         ttls.push(ConsultedTtl::new(value.ttl, false));
         match resolution.values(&target, &[], &[]).await {
             Ok(v) => current = v,
-            Err(e) => return AliasEnd::Failed(e),
+            Err(error) => {
+                return AliasEnd::Failed {
+                    handle: target,
+                    error,
+                }
+            }
         }
         handle = target;
     }
-    AliasEnd::TooLong
+    AliasEnd::TooLong { handle }
 }

@@ -10,7 +10,7 @@ use handle_resolver::ResolveErrorKind;
 
 use crate::aliases::{self, AliasEnd};
 use crate::locations;
-use crate::pages;
+use crate::pages::{self, ErrorContext};
 use crate::path::{self, ProxyRequest};
 use crate::redirect::{self, earliest_expiry, Answer, RedirectParts};
 use crate::rest;
@@ -78,6 +78,67 @@ impl Incoming {
     }
 }
 
+/// Which of the reference's servlets answers a path (its embedded server's routing:
+/// `HDLProxy` on `/*`, the REST servlet on `/api/handles/*`, the prefix list on
+/// `/api/prefixes/*`, an unknown-endpoint servlet on the rest of `/api/*`, static files on
+/// `/static/*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Servlet {
+    Proxy,
+    Rest,
+    Prefixes,
+    UnknownApi,
+    Static,
+}
+
+fn servlet(path: &str) -> Servlet {
+    let under = |prefix: &str| {
+        path == prefix
+            || path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    if under("/api/handles") {
+        Servlet::Rest
+    } else if under("/api/prefixes") {
+        Servlet::Prefixes
+    } else if under("/api") {
+        Servlet::UnknownApi
+    } else if under("/static") {
+        Servlet::Static
+    } else {
+        Servlet::Proxy
+    }
+}
+
+/// The methods and request headers a CORS preflight may ask for (the reference's Jetty
+/// `CrossOriginFilter` settings).
+const CORS_METHODS: &str = "GET,POST,HEAD,PUT,DELETE";
+const CORS_HEADERS: &str = "X-Requested-With,Authorization,Origin,Accept,Content-Type";
+
+/// The answer to a CORS preflight (`OPTIONS` with `Origin` and
+/// `Access-Control-Request-Method`): the allowed lists when the method and every header
+/// asked for are in them, else a bare 200, as the reference's filter answers.
+fn preflight(req: &Incoming, origin: &str, method: &str) -> Answer {
+    let allowed = |list: &str, item: &str| {
+        list.split(',')
+            .any(|a| a.trim().eq_ignore_ascii_case(item.trim()))
+    };
+    let headers_ok = req
+        .header_values("Access-Control-Request-Headers")
+        .flat_map(|h| h.split(','))
+        .filter(|h| !h.trim().is_empty())
+        .all(|h| allowed(CORS_HEADERS, h));
+    if !allowed(CORS_METHODS, method) || !headers_ok {
+        return Answer::new(200);
+    }
+    Answer::new(200)
+        .header("Access-Control-Allow-Origin", origin)
+        .header("Access-Control-Max-Age", "86400")
+        .header("Access-Control-Allow-Methods", CORS_METHODS)
+        .header("Access-Control-Allow-Headers", CORS_HEADERS)
+}
+
 /// The proxy's answer to `req`, resolving through `resolution`.
 pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
     let method = req.method.to_ascii_uppercase();
@@ -87,39 +148,66 @@ pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
         a.body = b"<h1>Bad Message 400</h1><pre>reason: No Host</pre>".to_vec();
         return a;
     }
-    let mut answer = match method.as_str() {
-        "GET" | "HEAD" | "POST" => proxy(resolution, req).await,
-        "OPTIONS" => Answer::new(200).header("Allow", "GET, HEAD, POST, TRACE, OPTIONS"),
-        "TRACE" => trace(req),
-        "PUT" | "DELETE" => Answer::new(405),
+    let origin = req.header("Origin").map(str::to_owned);
+    if let (Some(origin), "OPTIONS") = (&origin, method.as_str()) {
+        if let Some(m) = req.header("Access-Control-Request-Method") {
+            return preflight(req, origin, m);
+        }
+    }
+    let servlet = servlet(&req.path);
+    let mut answer = match (servlet, method.as_str()) {
+        (Servlet::Rest, "GET" | "HEAD" | "POST") => rest_request(resolution, req).await,
+        (Servlet::Rest, "OPTIONS") => {
+            Answer::new(200).header("Allow", "GET, HEAD, POST, PUT, DELETE, TRACE, OPTIONS")
+        }
+        (Servlet::Rest, "PUT" | "DELETE") => rest::read_only(&method),
+        (Servlet::Prefixes, _) => rest::authentication_required(None),
+        (Servlet::UnknownApi, _) => rest::unknown_endpoint(&method, &req.path),
+        (Servlet::Static, _) => static_missing(&req.path),
+        (_, "GET" | "HEAD" | "POST") => proxy(resolution, req).await,
+        // TRACE is refused (405), so not offered (the reference offers and echoes it).
+        (_, "OPTIONS") => Answer::new(200).header("Allow", "GET, HEAD, POST, OPTIONS"),
+        (_, "PUT" | "DELETE" | "TRACE") => Answer::new(405),
         _ => Answer::new(501),
     };
-    if let Some(origin) = req.header("Origin") {
+    if let Some(origin) = origin {
         answer.headers.insert(0, ("Vary".into(), "Origin".into()));
         answer
             .headers
-            .insert(0, ("Access-Control-Allow-Origin".into(), origin.to_owned()));
+            .insert(0, ("Access-Control-Allow-Origin".into(), origin));
+        if servlet == Servlet::Rest {
+            answer.headers.push((
+                "Access-Control-Expose-Headers".into(),
+                "Content-Length".into(),
+            ));
+        }
     }
     answer
 }
 
-/// `TRACE`: the request's head echoed, `message/http`.
-fn trace(req: &Incoming) -> Answer {
-    let mut text = format!(
-        "TRACE {}{} {}\r\n",
-        req.path,
-        req.query
-            .as_deref()
-            .map(|q| format!("?{q}"))
-            .unwrap_or_default(),
-        if req.http10 { "HTTP/1.0" } else { "HTTP/1.1" }
-    );
-    for (k, v) in &req.headers {
-        text.push_str(&format!("{k}: {v}\r\n"));
-    }
-    let mut a = Answer::new(200).header("Content-Type", "message/http");
-    a.body = text.into_bytes();
+/// 404 for a file under `/static/` (the gateway serves none).
+fn static_missing(path: &str) -> Answer {
+    let mut a = Answer::new(404).header("Content-Type", "text/html;charset=utf-8");
+    a.body = format!(
+        "<html><head><title>404 Not Found</title></head><body><h2>404 Not Found</h2>\
+         <p>{}</p></body></html>\n",
+        pages::text::cgi_escape(path)
+    )
+    .into_bytes();
     a
+}
+
+/// A request to the REST servlet (`/api/handles/...`): the handle as the path names it (no
+/// scheme stripped, no alias followed); `?prefix=` without a handle lists a prefix's
+/// handles, which needs authentication.
+async fn rest_request(resolution: &Resolution, req: &Incoming) -> Answer {
+    let pr = ProxyRequest::read("GET", &req.path, req.query.as_deref(), &[]);
+    if pr.handle.is_empty() {
+        if let Some(prefix) = pr.params.get("prefix") {
+            return rest::authentication_required(Some(prefix));
+        }
+    }
+    rest::answer(resolution, &pr.handle, &pr.params).await
 }
 
 /// The proxy's own base URL for this request: `http://` and the `Host` header, else the
@@ -131,29 +219,42 @@ fn base_url(req: &Incoming) -> String {
     }
 }
 
+/// What an error page of this request says of `handle`.
+fn context<'a>(base: &'a str, handle: &'a str, req: &'a Incoming) -> ErrorContext<'a> {
+    ErrorContext {
+        base,
+        handle,
+        referer: req.header("Referer").unwrap_or(""),
+    }
+}
+
 /// The answer for a failed resolution of `handle`: 404 when it does not exist, 400 for a
 /// prefix the server does not serve (the reference's answer to its RC 301), 500 otherwise.
-fn lookup_failed(handle: &str, e: &LookupError) -> Answer {
+fn lookup_failed(context: ErrorContext<'_>, e: &LookupError) -> Answer {
     if e.is_not_found() {
-        return pages::not_found(handle);
+        return pages::not_found(context);
     }
-    let status = match e {
+    match e {
         LookupError::Resolve(r)
             if matches!(
                 r.kind(),
                 ResolveErrorKind::PrefixNotServed | ResolveErrorKind::UnknownPrefix
             ) =>
         {
-            400
+            pages::error_page(400, "Resolution Error", context)
         }
-        _ => 500,
-    };
-    pages::resolution_error(status, handle, &e.to_string())
+        _ => pages::error_page(500, &format!("Resolution Error: {e}"), context),
+    }
 }
 
 async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
     if req.path == "/help.html" {
         return Answer::new(302).header("Location", HELP_URL);
+    }
+    if req.path == "/robots.txt" {
+        let mut a = Answer::new(200).header("Content-Type", "text/plain");
+        a.body = pages::ROBOTS_TXT.as_bytes().to_vec();
+        return a;
     }
     let form = if req.method.eq_ignore_ascii_case("POST")
         && req.header("Content-Type").is_some_and(|t| {
@@ -175,6 +276,7 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
     if pr.handle.is_empty() {
         return pages::query_page();
     }
+    let base = base_url(req);
     let mut handle = pr.handle.clone();
     if !handle.contains('/') {
         // A bare prefix: its prefix handle.
@@ -196,48 +298,97 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         Err(LookupError::Resolve(e)) if e.kind() == ResolveErrorKind::NoMatchingValues => {
             Vec::new()
         }
-        Err(e) => return lookup_failed(&pr.handle, &e),
+        Err(e) => return lookup_failed(context(&base, &pr.handle, req), &e),
     };
+    if values.is_empty() && types.is_empty() && !indexes.is_empty() {
+        // Indexes alone that match nothing: the reference shows its error page, titled
+        // "No Values Found", with 200 (a type that matches nothing gets the "No Values
+        // Found" page of its own, below).
+        return pages::error_page(200, "No Values Found", context(&base, &pr.handle, req));
+    }
     let metadata = action.as_deref() == Some("metadata");
-    let show_values = match action.as_deref() {
-        Some("showvalues") | Some("showurls") => true,
-        Some(_) => false,
-        None => pr.params.has("noredirect"),
+    let show = match action.as_deref() {
+        Some("showvalues") => Show::Values,
+        Some("showurls") => Show::Urls,
+        Some(_) => Show::Redirect,
+        None if pr.params.has("noredirect") => Show::Values,
+        None => Show::Redirect,
     };
     let is_post = req.method.eq_ignore_ascii_case("POST");
-    let (values, mut alias_ttls) = if pr.params.has("ignore_aliases")
-        || aliases::alias_target(&values).is_none()
-    {
-        (values, Vec::new())
-    } else {
-        match aliases::follow(resolution, values).await {
-            AliasEnd::TooLong => return pages::alias_chain_too_long(&pr.handle),
-            AliasEnd::Failed(e) => return lookup_failed(&pr.handle, &e),
-            AliasEnd::Final {
-                handle: target,
-                values,
-                ttls,
-            } => {
-                if !is_post && !show_values {
-                    let mut location = format!("{}/{}", base_url(req), encode_url_path(&target));
-                    if let Some(q) = &pr.raw_query {
-                        location.push('?');
-                        location.push_str(q);
-                    }
-                    let mut a = Answer::new(301).header("Location", location);
-                    if let Some(at) = earliest_expiry(&ttls, SystemTime::now()) {
-                        a = a.header("Expires", httpdate::fmt_http_date(at));
-                    }
-                    return a;
+    // The handle the answer names: the one asked for, or the end of its alias chain.
+    let mut shown = pr.handle.clone();
+    let (values, mut alias_ttls) =
+        if pr.params.has("ignore_aliases") || aliases::alias_target(&values).is_none() {
+            (values, Vec::new())
+        } else {
+            match aliases::follow(resolution, values).await {
+                AliasEnd::TooLong { handle } => {
+                    return pages::alias_chain_too_long(context(&base, &handle, req))
                 }
-                (values, ttls)
+                AliasEnd::Failed { handle, error } => {
+                    return lookup_failed(context(&base, &handle, req), &error)
+                }
+                AliasEnd::Final {
+                    handle: target,
+                    values,
+                    ttls,
+                } => {
+                    if !is_post && show == Show::Redirect {
+                        let mut location = format!("{base}/{}", encode_url_path(&target));
+                        if let Some(q) = &pr.raw_query {
+                            location.push('?');
+                            location.push_str(q);
+                        }
+                        let mut a = Answer::new(301).header("Location", location);
+                        if let Some(at) = earliest_expiry(&ttls, SystemTime::now()) {
+                            a = a.header("Expires", httpdate::fmt_http_date(at));
+                        }
+                        return a;
+                    }
+                    shown = target;
+                    (values, ttls)
+                }
             }
+        };
+    match show {
+        Show::Values => pages::values_page(&base, &shown, &values),
+        Show::Urls => show_urls(resolution, req, &base, &shown, &values).await,
+        Show::Redirect => {
+            redirect_to_location(resolution, req, &pr, &values, metadata, &mut alias_ttls).await
         }
-    };
-    if show_values {
-        return pages::values_page(&pr.handle, &values);
     }
-    redirect_to_location(resolution, req, &pr, &values, metadata, &mut alias_ttls).await
+}
+
+/// What the proxy shows of a handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Show {
+    /// The redirect (or the values page when there is nowhere to go).
+    Redirect,
+    /// The values page.
+    Values,
+    /// The candidate locations as XML (or the values page when there is none).
+    Urls,
+}
+
+/// `action=showurls`: the candidates as XML, the values page when there is none, 500 when
+/// a location list cannot be read.
+async fn show_urls(
+    resolution: &Resolution,
+    req: &Incoming,
+    base: &str,
+    handle: &str,
+    values: &[HandleValue],
+) -> Answer {
+    if !locations::can_redirect(values) {
+        return pages::values_page(base, handle, values);
+    }
+    let set = locations::gather(resolution, values).await;
+    if let Some(e) = set.invalid.first() {
+        let message = format!("Error showing locations for '{handle}': {e}");
+        return pages::error_page(500, &message, context(base, handle, req));
+    }
+    pages::showurls::showurls(handle, values, &set)
+        .unwrap_or_else(|| pages::values_page(base, handle, values))
 }
 
 /// The redirect of `values` (or their values page when there is nowhere to go).
@@ -249,12 +400,14 @@ async fn redirect_to_location(
     metadata: bool,
     alias_ttls: &mut Vec<handle_resolver::wire::ConsultedTtl>,
 ) -> Answer {
+    let base = base_url(req);
     if !locations::can_redirect(values) {
-        return pages::values_page(&pr.handle, values);
+        return pages::values_page(&base, &pr.handle, values);
     }
     let set = locations::gather(resolution, values).await;
     if let Some(e) = set.invalid.first() {
-        return pages::redirect_error(&pr.handle, &e.to_string());
+        let message = format!("Error showing redirect for '{}': {e}", pr.handle);
+        return pages::error_page(500, &message, context(&base, &pr.handle, req));
     }
     let mut wishes = LocationRequest::new();
     for l in pr.params.all("locatt") {
@@ -273,10 +426,10 @@ async fn redirect_to_location(
     }
     let mut chooser = handle_resolver::wire::Chooser::new();
     let Some(chosen) = set.select(&wishes, &mut chooser) else {
-        return pages::values_page(&pr.handle, values);
+        return pages::values_page(&base, &pr.handle, values);
     };
     let Some(mut url) = chosen.href_for(&pr.handle) else {
-        return pages::values_page(&pr.handle, values);
+        return pages::values_page(&base, &pr.handle, values);
     };
     if let Some(append) = pr.params.get("urlappend") {
         url.push_str(append);

@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::SystemTime;
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use serde_json::Value as Json;
 
 use crate::http::{KeepAlive, Received};
@@ -17,8 +19,8 @@ pub struct Context {
 }
 
 impl Context {
-    /// A recorded URL naming the recording server, for a request without `Host`: the
-    /// reference named its own address there, the gateway names its own.
+    /// A recorded URL or page naming the recording server, for a request without `Host`:
+    /// the reference named its own address there, the gateway names its own.
     fn localize(&self, record: &Json, url: &str) -> String {
         let has_host = record["request"]["headers"]
             .as_array()
@@ -184,7 +186,9 @@ pub fn redirect(record: &Json, got: &Received, context: &Context) -> Vec<String>
     problems
 }
 
-/// What differs in another answer (counted, part 2).
+/// What differs in another answer: status, `Location`, the common headers, `Allow`,
+/// `Cache-Control`, `Content-Length` of a HEAD (the length of the page a GET would get), and
+/// the body (the JSON parsed, a page or any other text byte for byte, binary bytes).
 pub fn other(record: &Json, got: &Received, context: &Context) -> Vec<String> {
     let mut problems = Vec::new();
     let r = &record["response"];
@@ -195,16 +199,87 @@ pub fn other(record: &Json, got: &Received, context: &Context) -> Vec<String> {
         .as_str()
         .map(|l| context.localize(record, l));
     if got.first("location").map(str::to_owned) != location {
-        problems.push("Location".into());
+        problems.push(format!(
+            "Location {:?}, recorded {location:?}",
+            got.first("location")
+        ));
     }
     common(record, got, &mut problems);
-    if let Some(want) = r.get("body_json") {
-        let mine: Option<Json> = serde_json::from_slice(&got.body).ok();
-        if mine.as_ref() != Some(want) {
-            problems.push("JSON body".into());
+    for name in ["allow", "cache-control"] {
+        let mine = got.all(name);
+        let theirs = recorded_list(&r["selected"], name);
+        if mine != theirs {
+            problems.push(format!("{name} {mine:?}, recorded {theirs:?}"));
+        }
+    }
+    if record["request"]["method"].as_str() == Some("HEAD") {
+        let theirs = r["selected"]["content-length"].as_str();
+        if theirs.is_some() && got.first("content-length") != theirs {
+            problems.push(format!(
+                "Content-Length {:?}, recorded {theirs:?}",
+                got.first("content-length")
+            ));
+        }
+    }
+    let mine = String::from_utf8_lossy(&got.body);
+    if let Some(want) = r.get("body_json").filter(|j| !j.is_null()) {
+        let parsed: Option<Json> = serde_json::from_slice(&got.body).ok();
+        if parsed.as_ref() != Some(want) {
+            problems.push(format!(
+                "JSON body {}",
+                first_difference(&mine, &want.to_string())
+            ));
+        }
+    } else if let Some(b64) = r["body_base64"].as_str() {
+        if BASE64.decode(b64).ok().as_deref() != Some(&got.body[..]) {
+            problems.push(format!(
+                "body ({} bytes) differs from the recorded bytes",
+                got.body.len()
+            ));
+        }
+    } else {
+        let want = context.localize(record, r["body_text"].as_str().unwrap_or(""));
+        if mine != want {
+            problems.push(format!("body {}", first_difference(&mine, &want)));
         }
     }
     problems
+}
+
+/// Where `mine` and `want` part, with up to 60 characters of each from there.
+fn first_difference(mine: &str, want: &str) -> String {
+    let at = mine
+        .char_indices()
+        .zip(want.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(mine.len().min(want.len()), |((i, _), _)| i);
+    let start = mine[..at.min(mine.len())]
+        .char_indices()
+        .rev()
+        .nth(20)
+        .map_or(0, |(i, _)| i);
+    let part = |s: &str| -> String { s.get(start..).unwrap_or("").chars().take(80).collect() };
+    format!(
+        "differs at byte {at}: {:?}, recorded {:?}",
+        part(mine),
+        part(want)
+    )
+}
+
+/// Writes the gateway's body and the recorded one of request `id` to `dir` (`ID.got`,
+/// `ID.want`, the id's `/` and `:` as `_`).
+pub fn dump(dir: &std::path::Path, id: &str, record: &Json, got: &Received, context: &Context) {
+    let name: String = id
+        .chars()
+        .map(|c| if c == '/' || c == ':' { '_' } else { c })
+        .collect();
+    let want = context.localize(
+        record,
+        record["response"]["body_text"].as_str().unwrap_or(""),
+    );
+    let _ = std::fs::create_dir_all(dir);
+    let _ = std::fs::write(dir.join(format!("{name}.got")), &got.body);
+    let _ = std::fs::write(dir.join(format!("{name}.want")), want);
 }
 
 /// One distribution: the line to print and what differs by more than 5 points.

@@ -351,7 +351,7 @@ fn value(line: &str, files: &mut dyn FileSource) -> Result<HandleValue, ErrorKin
             let bytes = files
                 .read(rest)
                 .ok_or_else(|| ErrorKind::File(rest.to_string()))?;
-            if type_name == "HS_SITE" && !looks_like_binary(&bytes) {
+            if type_name == "HS_SITE" && !crate::wire::looks_like_binary(&bytes) {
                 site_from_text(&bytes).ok_or_else(|| ErrorKind::File(rest.to_string()))?
             } else {
                 Bytes::from(bytes)
@@ -413,11 +413,6 @@ fn list_data(rest: &str) -> Result<Bytes, ErrorKind> {
         });
     }
     crate::wire::encode_vlist(&refs).map_err(|_| ErrorKind::ListHandle)
-}
-
-/// The reference's `Util.looksLikeBinary`: a NUL byte or bytes that are not UTF-8 text.
-fn looks_like_binary(bytes: &[u8]) -> bool {
-    bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
 }
 
 /// A siteinfo JSON document as the binary HS_SITE encoding.

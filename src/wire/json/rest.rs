@@ -103,25 +103,33 @@ impl RestAnswer {
         })
     }
 
-    /// The answer as JSON. `values` is written when there are some, and always for codes
-    /// 1 and 200 (the REST API's empty list when no value matches).
+    /// The answer as JSON, its members in the order the reference's REST API writes them:
+    /// `responseCode`, then `values` and `handle` for code 200 (no value matched),
+    /// otherwise `message`, `handle`, `referralHandle` and `values`. `values` is written
+    /// when there are some, and always for codes 1 and 200.
     pub fn to_json(&self) -> Json {
         let mut o = Map::new();
         o.insert("responseCode".into(), Json::from(self.response_code));
+        let values = (!self.values.is_empty() || matches!(self.response_code, 1 | 200))
+            .then(|| Json::Array(self.values.iter().map(value_to_json).collect()));
+        if self.response_code == 200 {
+            if let Some(v) = values.clone() {
+                o.insert("values".into(), v);
+            }
+        }
+        if let Some(m) = &self.message {
+            o.insert("message".into(), Json::from(m.as_str()));
+        }
         if let Some(h) = &self.handle {
             o.insert("handle".into(), Json::from(h.as_str()));
         }
         if let Some(r) = &self.referral_handle {
             o.insert("referralHandle".into(), Json::from(r.as_str()));
         }
-        if !self.values.is_empty() || matches!(self.response_code, 1 | 200) {
-            o.insert(
-                "values".into(),
-                Json::Array(self.values.iter().map(value_to_json).collect()),
-            );
-        }
-        if let Some(m) = &self.message {
-            o.insert("message".into(), Json::from(m.as_str()));
+        if self.response_code != 200 {
+            if let Some(v) = values {
+                o.insert("values".into(), v);
+            }
         }
         Json::Object(o)
     }

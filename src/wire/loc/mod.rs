@@ -34,6 +34,9 @@ pub struct Location {
     /// Every attribute (`href`, `weight`, `view`, `country`, ...), in document order,
     /// unescaped.
     pub attributes: Vec<(String, String)>,
+    /// The element's name as written (`location`, `loc_template`, in the case used), which
+    /// the proxy's list of locations (`action=showurls`) repeats.
+    pub element: String,
 }
 
 /// A parsed `10320/loc` value.
@@ -67,6 +70,10 @@ pub enum LocError {
     /// The XML is not well-formed.
     #[error("invalid XML: {0}")]
     Xml(String),
+    /// The text ends inside a tag (`<location href='...'` and no `>`). The message is the
+    /// reference proxy's for this case, which its error page shows.
+    #[error("Unexpected end of input reading attributes")]
+    EndInTag,
     /// The root element is not `<locations>`.
     #[error("the root element is not <locations>")]
     NotLocations,
@@ -105,7 +112,7 @@ fn methods(text: &str) -> Vec<String> {
 }
 
 impl Location {
-    /// A location of these attributes.
+    /// A `<location>` of these attributes.
     ///
     /// ```
     /// use handle_resolver::wire::Location;
@@ -121,6 +128,7 @@ impl Location {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            element: "location".to_owned(),
         }
     }
 
@@ -217,7 +225,13 @@ impl Locations {
         // The text of an `<include>` (false) or `<includeNamespace>` (true) child being read.
         let mut include: Option<(bool, String)> = None;
         loop {
-            let (e, empty) = match reader.read_event().map_err(xml_err)? {
+            let event = reader.read_event().map_err(|e| match e {
+                quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedTag) => {
+                    LocError::EndInTag
+                }
+                e => xml_err(e),
+            })?;
+            let (e, empty) = match event {
                 Event::Start(e) => (e, false),
                 Event::Empty(e) => (e, true),
                 Event::End(_) => {
@@ -257,6 +271,7 @@ impl Locations {
                 {
                     locations.push(Location {
                         attributes: attributes(&e)?,
+                        element: String::from_utf8_lossy(name).into_owned(),
                     });
                 } else if name == b"include" || name == b"includeNamespace" {
                     let namespace = name == b"includeNamespace";
