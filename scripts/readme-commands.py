@@ -17,7 +17,10 @@ else, is changed on the way:
   --examples`` first: a missing binary fails the run);
 - a ``testserver`` command (which a reader starts "in one terminal") starts in the
   background; the next command waits until it prints ``serving``; one started later on the
-  same port replaces it; all are stopped at the end.
+  same port replaces it; all are stopped at the end. A ``handle-gateway`` command (also
+  ``cargo run -p handle-gateway -- ...``) is started the same way, waited for until it prints
+  ``listening on`` (the gateway binary is ``handle-gateway`` beside the examples' folder,
+  built by ``cargo test -p handle-gateway``).
 
 A block the README marks with ``<!-- readme-commands: skip: REASON -->`` on the line before
 its fence is not run, and the reason is printed: commands that need the global Handle System
@@ -53,6 +56,10 @@ CARGO_BUILD = re.compile(r"^\s*cargo build\b.*--examples\b")
 TESTSERVER = re.compile(
     r"^(\s*)(?:target/debug/examples/)?testserver\b(.*?)\s*(?:&\s*(?:sleep\s+[\d.]+)?)?\s*(#.*)?$"
 )
+GATEWAY = re.compile(
+    r"^(\s*)(?:cargo run(?:\s+-q)?\s+-p\s+handle-gateway\s+--(?=\s|$)"
+    r"|(?:target/debug/)?handle-gateway\b)(.*?)\s*(?:&\s*(?:sleep\s+[\d.]+)?)?\s*(#.*)?$"
+)
 BLOCK_TIMEOUT = 120.0
 
 # Sourced before every block: the scratch folder's programs first, and `start_server`.
@@ -80,6 +87,26 @@ start_server() {
     done
     echo "readme-commands: testserver $* did not start:" >&2
     cat "$RC_SERVERS/$port.log" >&2
+    return 1
+}
+start_gateway() {
+    local listen="" prev=""
+    for a in "$@"; do [ "$prev" = "--listen" ] && listen=$a; prev=$a; done
+    if [ -z "$listen" ]; then
+        echo "readme-commands: a handle-gateway command without --listen: $*" >&2
+        return 1
+    fi
+    local log="$RC_SERVERS/gateway-${listen//[:.]/-}.log"
+    "$RC_GATEWAY" "$@" >"$log" 2>&1 &
+    local pid=$!
+    echo "$pid" >"$RC_SERVERS/gateway-$pid.pid"
+    for _ in $(seq 400); do
+        grep -q '^listening on' "$log" && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "readme-commands: handle-gateway $* did not start:" >&2
+    cat "$log" >&2
     return 1
 }
 """
@@ -151,6 +178,9 @@ def rewrite(line: str) -> str:
     server = TESTSERVER.match(line)
     if server:
         return f"{server.group(1)}start_server{server.group(2)}"
+    gateway = GATEWAY.match(line)
+    if gateway:
+        return f"{gateway.group(1)}start_gateway{gateway.group(2)}"
     return line
 
 
@@ -221,6 +251,13 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
+    gateway = bin_dir.parent / "handle-gateway"
+    if not gateway.is_file():
+        print(
+            f"readme-commands: {gateway} is not built: run `cargo build -p handle-gateway` first",
+            file=sys.stderr,
+        )
+        return 1
     outcome = Outcome()
     with tempfile.TemporaryDirectory(prefix="readme-commands-") as scratch_name:
         scratch = Path(scratch_name)
@@ -232,6 +269,7 @@ def main() -> int:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HANDLE_RESOLVER_")}
         env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
         env["RC_SERVERS"] = str(servers)
+        env["RC_GATEWAY"] = str(gateway)
         env["HOME"] = str(scratch)
         try:
             for block in blocks(args.readme.read_text(encoding="utf-8")):

@@ -376,6 +376,19 @@ async fn check(client: Client, cx: Context) {
     );
     let rows = rows(&client).await;
     assert!(!rows.is_empty(), "the values page has no table: {text:?}");
+    // Every image of the page loaded (the logo the page names is the gateway's own).
+    let broken = client
+        .execute(
+            "return Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src);",
+            vec![],
+        )
+        .await
+        .expect("the images");
+    assert_eq!(
+        broken,
+        serde_json::json!([]),
+        "images of the values page that did not load"
+    );
     let url = format!("http://{target}/pages/two");
     let values = [
         ("1", "URL", url.as_str()),

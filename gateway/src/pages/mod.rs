@@ -26,6 +26,11 @@ const VALUES: &str = include_str!("values.html");
 const NO_VALUES: &str = include_str!("novalues.html");
 const ERROR: &str = include_str!("error.html");
 const QUERY: &str = include_str!("query.html");
+/// The image every page shows at the top (`/static/images/res_tool.gif` in the reference's
+/// pages): the gateway's own, an SVG (a browser goes by the content type, not the name).
+pub const LOGO_SVG: &str = include_str!("logo.svg");
+/// The path the pages name the logo by.
+pub const LOGO_PATH: &str = "/static/images/res_tool.gif";
 /// `/robots.txt`, as the reference serves it.
 pub const ROBOTS_TXT: &str = include_str!("robots.txt");
 

@@ -163,6 +163,11 @@ pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
         (Servlet::Rest, "PUT" | "DELETE") => rest::read_only(&method),
         (Servlet::Prefixes, _) => rest::authentication_required(None),
         (Servlet::UnknownApi, _) => rest::unknown_endpoint(&method, &req.path),
+        (Servlet::Static, "GET" | "HEAD") if req.path == pages::LOGO_PATH => {
+            let mut a = Answer::new(200).header("Content-Type", "image/svg+xml");
+            a.body = pages::LOGO_SVG.as_bytes().to_vec();
+            a
+        }
         (Servlet::Static, _) => static_missing(&req.path),
         (_, "GET" | "HEAD" | "POST") => proxy(resolution, req).await,
         // TRACE is refused (405), so not offered (the reference offers and echoes it).
