@@ -213,6 +213,25 @@ impl HandleValue {
         self.type_name.eq_ignore_ascii_case(t.as_bytes())
     }
 
+    /// True when the type is `t` or a subtype of it (`URL.pdf` is a `URL`), ignoring ASCII
+    /// case: the reference's `hasType`.
+    ///
+    /// ```
+    /// use handle_resolver::wire::HandleValue;
+    /// let v = HandleValue::new(1, "url.PDF", "https://example.org/a.pdf");
+    /// assert!(v.has_type("URL"));
+    /// assert!(!v.has_type("URL.html"));
+    /// assert!(!HandleValue::new(1, "URLX", "").has_type("URL"));
+    /// ```
+    pub fn has_type(&self, t: &str) -> bool {
+        let name = &self.type_name[..];
+        let t = t.as_bytes();
+        name.eq_ignore_ascii_case(t)
+            || (name.len() > t.len()
+                && name[t.len()] == b'.'
+                && name[..t.len()].eq_ignore_ascii_case(t))
+    }
+
     /// The data as the reference shows it to people (its `getDataAsString`): upper-case
     /// hex when it [looks binary](looks_like_binary), else the UTF-8 text.
     ///

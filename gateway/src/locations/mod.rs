@@ -33,17 +33,7 @@ pub async fn gather(resolution: &Resolution, values: &[HandleValue]) -> Location
 pub fn can_redirect(values: &[HandleValue]) -> bool {
     values
         .iter()
-        .any(|v| has_type(v, "URL") || has_type(v, "10320/loc"))
-}
-
-/// True when `value`'s type is `t` or `t.` followed by anything (any case).
-pub fn has_type(value: &HandleValue, t: &str) -> bool {
-    let name = String::from_utf8_lossy(&value.type_name);
-    name.eq_ignore_ascii_case(t)
-        || (name.len() > t.len()
-            && name.as_bytes()[t.len()] == b'.'
-            && name.is_char_boundary(t.len())
-            && name[..t.len()].eq_ignore_ascii_case(t))
+        .any(|v| v.has_type("URL") || v.has_type("10320/loc"))
 }
 
 #[cfg(test)]

@@ -21,47 +21,27 @@ use super::format::{bytes_at, member_at, tagged, DataFormat};
 use super::key::{key_at, key_to_json};
 use super::site::{site_at, site_to_json};
 
-/// The reference library's type test: the name itself or one of its sub-types
-/// (`HS_SITE.PREFIX` is an `HS_SITE`), ignoring ASCII case.
-fn has_type(v: &HandleValue, name: &str) -> bool {
-    let t = v.type_name.as_ref();
-    let n = name.as_bytes();
-    t.eq_ignore_ascii_case(n)
-        || (t.len() > n.len()
-            && t.get(n.len()) == Some(&b'.')
-            && t.get(..n.len()).is_some_and(|h| h.eq_ignore_ascii_case(n)))
-}
-
-/// The reference library's rule for showing data as text: valid UTF-8 without control
-/// characters other than 0x09..=0x13.
-fn is_text(d: &[u8]) -> bool {
-    std::str::from_utf8(d).is_ok()
-        && !d
-            .iter()
-            .any(|&b| (b < 0x20 && !(0x09..=0x13).contains(&b)) || b == 0x7F)
-}
-
 /// The structured view the REST API gives the value's type, when its data parses and the
 /// view carries every byte of it.
 fn structured(v: &HandleValue) -> Option<(DataFormat, Json)> {
     let limits = Limits::default();
     let d = &v.data;
-    let (format, value) = if has_type(v, "HS_ADMIN") {
+    let (format, value) = if v.has_type("HS_ADMIN") {
         (
             DataFormat::Admin,
             admin_to_json(&AdminRecord::decode(d, &limits).ok()?),
         )
-    } else if has_type(v, "HS_VLIST") {
+    } else if v.has_type("HS_VLIST") {
         (
             DataFormat::VList,
             vlist_to_json(&decode_vlist(d, &limits).ok()?),
         )
-    } else if has_type(v, "HS_SITE") || has_type(v, "HS_NA_DELEGATE") {
+    } else if v.has_type("HS_SITE") || v.has_type("HS_NA_DELEGATE") {
         (
             DataFormat::Site,
             site_to_json(&SiteInfo::decode(d, &limits).ok()?),
         )
-    } else if has_type(v, "HS_PUBKEY") {
+    } else if v.has_type("HS_PUBKEY") {
         (
             DataFormat::Key,
             key_to_json(&PublicKey::decode_bytes(d).ok()?),
@@ -76,7 +56,7 @@ fn structured(v: &HandleValue) -> Option<(DataFormat, Json)> {
 /// Text when [`is_text`], else base64.
 fn plain(d: &[u8]) -> (DataFormat, Json) {
     match std::str::from_utf8(d) {
-        Ok(s) if is_text(d) => (DataFormat::String, Json::from(s)),
+        Ok(s) if !crate::wire::looks_like_binary(d) => (DataFormat::String, Json::from(s)),
         _ => (DataFormat::Base64, Json::from(Base64::encode_string(d))),
     }
 }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use quick_xml::events::Event;
 
 use super::reading::{java_double, java_switch};
-use super::select::{has_type, java_text, DEFAULT_CHOOSE_BY};
+use super::select::{java_text, DEFAULT_CHOOSE_BY};
 use super::{methods, Location, LocationSet, Locations};
 use crate::wire::{HandleValue, Ttl};
 
@@ -232,17 +232,17 @@ impl Run<'_> {
                 ttl: v.ttl,
                 other_handle: true,
             };
-            if has_type(v, "10320/loc") {
+            if v.has_type("10320/loc") {
                 if let Ok(l) = Locations::parse(&text) {
                     self.ttls.push(consulted);
                     info.loc.push(l);
                 }
-            } else if has_type(v, "10320/links") {
+            } else if v.has_type("10320/links") {
                 if let Ok(l) = Locations::parse(&text) {
                     self.ttls.push(consulted);
                     info.links.push(l);
                 }
-            } else if has_type(v, "10320/headers") {
+            } else if v.has_type("10320/headers") {
                 self.ttls.push(consulted);
                 info.headers.push(text.into_owned());
             }
@@ -362,21 +362,21 @@ impl Run<'_> {
                 ttl: v.ttl,
                 other_handle: false,
             };
-            if has_type(v, "10320/loc") {
+            if v.has_type("10320/loc") {
                 typed = true;
                 self.ttls.push(consulted);
                 match Locations::parse(&text) {
                     Ok(l) => own.push(l),
                     Err(e) => invalid.push(e),
                 }
-            } else if has_type(v, "10320/links") {
+            } else if v.has_type("10320/links") {
                 typed = true;
                 self.ttls.push(consulted);
                 match Locations::parse(&text) {
                     Ok(l) => links.push(l),
                     Err(e) => invalid.push(e),
                 }
-            } else if has_type(v, "10320/headers") {
+            } else if v.has_type("10320/headers") {
                 typed = true;
                 self.ttls.push(consulted);
                 headers.push(text.into_owned());
@@ -464,7 +464,7 @@ impl Run<'_> {
                 if !plain_url {
                     subtype_weight = url_weight;
                 }
-                for v in values.iter().filter(|v| has_type(v, "URL")) {
+                for v in values.iter().filter(|v| v.has_type("URL")) {
                     self.ttls.push(ConsultedTtl {
                         ttl: v.ttl,
                         other_handle: false,
@@ -517,7 +517,7 @@ fn legacy_choice(values: &[HandleValue]) -> Option<&HandleValue> {
         .or_else(|| {
             values
                 .iter()
-                .find(|v| has_type(v, "URL") || has_type(v, "0.TYPE/URL"))
+                .find(|v| v.has_type("URL") || v.has_type("0.TYPE/URL"))
         })
 }
 

@@ -215,16 +215,6 @@ pub struct LocationSet {
     pub invalid: Vec<super::LocError>,
 }
 
-/// True when the value's type is `t` or a subtype of it (`t.something`), in any case.
-pub(super) fn has_type(value: &HandleValue, t: &str) -> bool {
-    let name = &value.type_name[..];
-    let t = t.as_bytes();
-    name.eq_ignore_ascii_case(t)
-        || (name.len() > t.len()
-            && name[t.len()] == b'.'
-            && name[..t.len()].eq_ignore_ascii_case(t))
-}
-
 /// A Java `double` as Java's `String.valueOf` writes the special ones (so that it reads
 /// back the same).
 pub(super) fn java_text(x: f64) -> String {
