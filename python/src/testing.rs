@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use handle_resolver::auth::PrivateKey;
 use handle_resolver::testing::{Faults, TestNetwork as Lib, Urns};
-use handle_resolver::wire::{AdminRecord, HandleValue as Value, InterfaceType, Permissions};
+use handle_resolver::wire::{
+    encode_vlist, AdminRecord, HandleValue as Value, InterfaceType, Permissions, ValueReference,
+};
 use handle_resolver::Identifier;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -35,14 +37,20 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
 /// in this process. Resolve through it with `Resolver(root=net.root)`. It holds
 /// `PREFIX/demo` (URL, EMAIL, DESC), `PREFIX/alias` (an HS_ALIAS to it), `PREFIX/secret` (a
 /// public URL and a non-public value) and the admin identity `300:0.NA/PREFIX` with the
-/// secret `admin_secret`, allowed everything under the prefix. Stop it with `close()` or a
-/// `with` block.
+/// secret `admin_secret`, allowed everything under the prefix; `0.NA/PREFIX` also holds the
+/// admin group that pyhandle's default HS_ADMIN names (`200:0.NA/PREFIX`, an HS_VLIST
+/// listing the identity). Every site holds and serves a copy of `0.NA/PREFIX`, so that a
+/// client talking to one server can check the identity. Stop it with `close()` or a `with`
+/// block.
 ///
 /// With `http=True` every server also has an HTTP side (the native protocol over HTTP, the
 /// REST API), which the servers' records list as `http_interface`: `"adm+qry"` (default),
 /// `"adm"`, `"qry"`, `"out-of-service"` (the reference's names), or `None`, left out. A
 /// native request over HTTP of a kind not listed is refused as the reference refuses it
 /// (`Received query request on non-query interface`); the REST API answers all the same.
+/// A site has one server unless `servers_per_site` says more; with several, each answers
+/// native resolutions only of the handles its site's hash gives it (301 otherwise, as the
+/// reference), so one server's URL (`rest_url`) serves every handle only with one.
 #[pyclass(frozen, module = "handle_resolver._native")]
 pub(crate) struct TestNetwork {
     net: Mutex<Option<PerProcess<Lib>>>,
@@ -74,7 +82,7 @@ impl TestNetwork {
     const __test__: bool = false;
 
     #[new]
-    #[pyo3(signature = (*, sites=2, servers_per_site=2, prefix="20.500.1", http=false, admin_secret="test-admin-secret", http_interface=Some("adm+qry")))]
+    #[pyo3(signature = (*, sites=2, servers_per_site=1, prefix="20.500.1", http=false, admin_secret="test-admin-secret", http_interface=Some("adm+qry")))]
     fn new(
         py: Python<'_>,
         sites: usize,
@@ -124,24 +132,42 @@ impl TestNetwork {
             format!("{prefix}/alias"),
             vec![Value::new(1, "HS_ALIAS", demo.clone())],
         );
-        // The admin identity `300:0.NA/<prefix>`: its key (not public) and the HS_ADMIN
-        // value that lets it do everything under the prefix, in the sites' stores (where
-        // requests about the prefix's handles go) and beside the service reference in the
-        // root's prefix handle (where a list of the prefix's handles goes).
+        // The admin identity `300:0.NA/<prefix>`: its key (not public), the HS_ADMIN value
+        // that lets it do everything under the prefix and the admin group pyhandle's default
+        // HS_ADMIN names (`200:0.NA/<prefix>`, an HS_VLIST listing it), in the sites' stores
+        // (where requests about the prefix's handles go; each serves its copy, so that a
+        // client asking one server can check the identity) and beside the service reference
+        // in the root's prefix handle (where a list of the prefix's handles goes).
         let prefix_handle = format!("0.NA/{prefix}");
+        let failed = |e: &dyn std::fmt::Display| PyRuntimeError::new_err(e.to_string());
         let admin = AdminRecord::new(ALL_PERMISSIONS, prefix_handle.clone(), 300)
             .encode()
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            .map_err(|e| failed(&e))?;
         let admin = Value::new(100, "HS_ADMIN", admin);
         let mut key = Value::new(300, "HS_SECKEY", admin_secret.to_string());
         key.permissions = Permissions(0x0C);
-        net.insert(&prefix_handle, vec![admin.clone(), key.clone()]);
+        let members = [ValueReference {
+            handle: prefix_handle.clone().into(),
+            index: 300,
+        }];
+        let group = Value::new(
+            200,
+            "HS_VLIST",
+            encode_vlist(&members).map_err(|e| failed(&e))?,
+        );
+        net.insert(
+            &prefix_handle,
+            vec![admin.clone(), group.clone(), key.clone()],
+        );
+        for site in &net.sites {
+            site.store.serve_handle(&prefix_handle);
+        }
         let root_store = net.root_store();
         let mut at_root = root_store
             .get(&prefix_handle)
             .map(|h| h.values.clone())
             .unwrap_or_default();
-        at_root.extend([admin.clone(), key]);
+        at_root.extend([admin.clone(), group, key]);
         root_store.insert(&prefix_handle, at_root);
         // A handle with a value only its administrator reads.
         let mut hidden = Value::new(2, "SECRET", "not for everyone");
@@ -213,7 +239,9 @@ impl TestNetwork {
     }
 
     /// With `http=True`: the base URL of the first server's HTTP side, which also answers
-    /// the handle.net REST API (`GET /api/handles/...`) for every handle of its site.
+    /// the handle.net REST API (`GET /api/handles/...`) for every handle of its site, the
+    /// admin identity's `0.NA/PREFIX` too. Its native side answers every resolution of the
+    /// site when the site has one server (the default).
     #[getter]
     fn rest_url(&self) -> PyResult<Option<String>> {
         self.with(|n| {
@@ -232,7 +260,8 @@ impl TestNetwork {
     }
 
     /// Makes `identity` (`"INDEX:HANDLE"`, the handle under the network's prefix or any
-    /// other) an administrator of the prefix: its handle (made when missing) gets an
+    /// other, served by every site either way) an administrator of the prefix: its handle
+    /// (made when missing) gets an
     /// HS_SECKEY value at INDEX holding `secret` (not public) or an HS_PUBKEY value at INDEX
     /// with the public key of `key_file` (PEM/DER PKCS#8 or the reference's key file), and an
     /// HS_ADMIN value naming itself; the prefix handle `0.NA/PREFIX` (on the sites and the
@@ -285,6 +314,8 @@ impl TestNetwork {
                     own.push(admin_of(handle, free_index(&own, 100))?);
                 }
                 store.insert(handle, own);
+                // Served here whatever its prefix, as the admin identity's is.
+                store.serve_handle(handle);
             }
             let stores = n.sites.iter().map(|s| &s.store);
             for store in stores.chain(std::iter::once(n.root_store())) {

@@ -64,9 +64,18 @@ struct Inner {
     referrals: HashMap<Bytes, Referral>,
     raw: HashMap<Bytes, Bytes>,
     homed: HashSet<Bytes>,
+    /// Handles served whatever their prefix (normalised): [`Store::serve_handle`].
+    served: HashSet<Bytes>,
     /// Server administrators (index, normalised handle): they may home and unhome prefixes,
     /// and change any handle (the reference's `server_admin_full_access`).
     server_admins: Vec<(u32, Bytes)>,
+}
+
+impl Inner {
+    /// True when the normalised `key` is served here (see [`Store::serves`]).
+    fn serves_key(&self, key: &[u8]) -> bool {
+        self.homed.is_empty() || self.homed.contains(prefix_of(key)) || self.served.contains(key)
+    }
 }
 
 /// Handle → values, plus referral rules and homed prefixes. Shared (`Arc<Store>`) and
@@ -75,7 +84,8 @@ struct Inner {
 /// Keys are normalised like the reference server does: ASCII letters of the prefix (before
 /// the first `/`) upper-cased, the whole handle upper-cased when it starts with `0.`, and the
 /// suffix too when the store is case-insensitive. A store with no homed prefix serves every
-/// prefix; once one is homed, a handle of any other prefix gets 301.
+/// prefix; once one is homed, a handle of any other prefix gets 301, unless it is one of the
+/// handles named by [`Store::serve_handle`].
 #[derive(Debug, Default)]
 pub struct Store {
     inner: RwLock<Inner>,
@@ -168,11 +178,29 @@ impl Store {
         self.write().homed.remove(&p[..])
     }
 
-    /// True when the store serves the prefix of `handle` (no prefix homed, or its own).
+    /// Serves `handle` itself whatever its prefix, while other handles of that prefix still
+    /// get 301: a copy of another prefix's handle kept here, e.g. the prefix handle
+    /// `0.NA/<prefix>` holding the administrators' keys, so that a client talking to this
+    /// server alone can read the identity it authenticates as.
+    ///
+    /// ```
+    /// use handle_resolver::testing::Store;
+    ///
+    /// let store = Store::new();
+    /// store.home_prefix("20.500.1");
+    /// store.serve_handle("0.NA/20.500.1");
+    /// assert!(store.serves("0.na/20.500.1") && !store.serves("0.NA/20.500.2"));
+    /// ```
+    pub fn serve_handle(&self, handle: impl AsRef<[u8]>) {
+        let key = self.normalize(handle.as_ref());
+        self.write().served.insert(key);
+    }
+
+    /// True when the store serves `handle`: no prefix homed, its prefix homed, or the handle
+    /// named by [`Store::serve_handle`].
     pub fn serves(&self, handle: impl AsRef<[u8]>) -> bool {
         let key = self.normalize(handle.as_ref());
-        let inner = self.read();
-        inner.homed.is_empty() || inner.homed.contains(prefix_of(&key))
+        self.read().serves_key(&key)
     }
 
     /// Makes `index:handle` a server administrator: it may home and unhome prefixes, and
@@ -247,11 +275,8 @@ impl Store {
         if let Some(raw) = inner.raw.get(key) {
             return Lookup::Raw(raw.clone());
         }
-        if !inner.homed.is_empty() {
-            let prefix = prefix_of(key);
-            if !inner.homed.contains(prefix) {
-                return Lookup::NotHomed;
-            }
+        if !inner.serves_key(key) {
+            return Lookup::NotHomed;
         }
         if let Some(r) = inner.referrals.get(key) {
             return Lookup::Referral(r.clone());
@@ -459,5 +484,28 @@ mod tests {
             s.lookup(b"20.500.1/zzz", &[], &[], true),
             Lookup::NotFound
         ));
+    }
+
+    #[test]
+    fn a_handle_served_alone_is_answered_its_prefix_is_not() {
+        let s = store();
+        s.home_prefix("20.500.1");
+        s.insert("0.NA/20.500.1", vec![HandleValue::new(1, "DESC", "prefix")]);
+        s.insert("0.NA/20.500.2", vec![HandleValue::new(1, "DESC", "other")]);
+        assert!(matches!(
+            s.lookup(b"0.NA/20.500.1", &[], &[], true),
+            Lookup::NotHomed
+        ));
+        s.serve_handle("0.na/20.500.1");
+        assert!(matches!(
+            s.lookup(b"0.NA/20.500.1", &[], &[], true),
+            Lookup::AllPublic(_)
+        ));
+        assert!(s.serves("0.NA/20.500.1"));
+        assert!(matches!(
+            s.lookup(b"0.NA/20.500.2", &[], &[], true),
+            Lookup::NotHomed
+        ));
+        assert!(!s.serves("0.NA/20.500.2"));
     }
 }

@@ -431,7 +431,7 @@ class TestNetwork:
         self,
         *,
         sites: int = 2,
-        servers_per_site: int = 2,
+        servers_per_site: int = 1,
         prefix: str = "20.500.1",
         http: bool = False,
         admin_secret: str = "test-admin-secret",
@@ -439,7 +439,13 @@ class TestNetwork:
     ) -> None:
         """With ``http``, the servers' records list their HTTP sides as ``http_interface``
         (``None``: not at all); a native request over HTTP of a kind not listed is refused
-        as the reference refuses it, while the REST API answers all the same."""
+        as the reference refuses it, while the REST API answers all the same. A site of
+        several servers answers each native resolution at the server its hash picks only
+        (301 elsewhere, as the reference), so ``rest_url`` serves every handle of the prefix
+        natively with one server per site (the default). Every site serves a copy of
+        ``0.NA/PREFIX``: the admin identity (``admin_identity``, ``admin_secret``) and the
+        admin group ``200:0.NA/PREFIX`` that pyhandle's default HS_ADMIN names (an HS_VLIST
+        listing the identity)."""
     @property
     def root(self) -> str: ...
     @property
@@ -451,17 +457,21 @@ class TestNetwork:
     @property
     def servers(self) -> list[str]: ...
     @property
-    def rest_url(self) -> str | None: ...
+    def rest_url(self) -> str | None:
+        """With ``http``: the first server's HTTP side (``http://127.0.0.1:PORT``), for
+        ``Resolver(server=...)``, ``RestAdmin`` and the pyhandle drop-in; ``None``
+        without."""
     def server_for(self, handle: str) -> str | None: ...
     def insert(self, handle: str, values: Iterable[ValueLike]) -> None: ...
     def add_identity(
         self, identity: str, *, secret: str | None = None, key_file: StrPath | None = None
     ) -> None:
         """Makes ``identity`` (``"INDEX:HANDLE"``) an administrator of the prefix: its
-        handle gets an HS_SECKEY value holding ``secret`` (not public) or an HS_PUBKEY value
-        with the public key of ``key_file``, and the prefix handle an HS_ADMIN value naming
-        it. As on the reference server, a prefix's administrators may create handles and
-        list them; to change a handle afterwards, give it an HS_ADMIN value naming them."""
+        handle (served by every site, whatever its prefix) gets an HS_SECKEY value holding
+        ``secret`` (not public) or an HS_PUBKEY value with the public key of ``key_file``,
+        and the prefix handle an HS_ADMIN value naming it. As on the reference server, a
+        prefix's administrators may create handles and list them; to change a handle
+        afterwards, give it an HS_ADMIN value naming them."""
     @staticmethod
     def client_certificate(identity: str, passphrase: str | None = None) -> tuple[str, str]:
         """``(key_pem, certificate_pem)``: an RSA key (encrypted PKCS#8 with ``passphrase``)

@@ -63,7 +63,9 @@ class PyhandleBaseException(*_upstream("PyhandleBaseException"), Exception):  # 
             msg += f" ({operation})"
         if self.custom_message is not None:
             msg += f": {self.custom_message}"
-        msg += "."
+        # One full stop, also after a message that ends with its own.
+        if not msg.endswith("."):
+            msg += "."
         if handle is not None:
             msg += f"\n\tHandle: {handle}"
         response = getattr(self, "response", None)

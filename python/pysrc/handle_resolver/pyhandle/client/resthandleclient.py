@@ -66,6 +66,7 @@ from ._entries import (
 )
 from ._factories import Factories
 from ._loc_methods import LocMethods
+from ._messages import detail
 from ._modify import modification_plan
 from ._rest import NATIVE, REST, Refused, RestWay, https_verify, is_refusal
 
@@ -221,18 +222,18 @@ class RESTHandleClient(Factories, LocMethods):
         admin = self.__admin()
         try:
             return call(admin)
-        except HandleAlreadyExists as e:
-            raise HandleAlreadyExistsException(handle=handle, msg=e.message) from e
+        except HandleAlreadyExists as e:  # the class's own text says it all
+            raise HandleAlreadyExistsException(handle=handle) from e
         except HandleDoesNotExist as e:
-            raise HandleNotFoundException(handle=handle, msg=e.message) from e
+            raise HandleNotFoundException(handle=handle) from e
         except (AdminAuthenticationFailed, AdminAuthenticationNeeded) as e:
             raise HandleAuthenticationError(
-                operation=op, handle=handle, username=self.__username, msg=e.message
+                operation=op, handle=handle, username=self.__username, msg=detail(e)
             ) from e
         except NotPermitted as e:
             # Allowed no further: pyhandle 1.5.0 raises GenericHandleError for a REST 403
             # (only 401 or code 402 is `hsresponses.not_authenticated`).
-            raise GenericHandleError(operation=op, handle=handle, msg=e.message) from e
+            raise GenericHandleError(operation=op, handle=handle, msg=detail(e)) from e
         except InvalidIdentifier as e:
             raise HandleSyntaxError(msg=e.message, handle=handle) from e
         except ValueError as e:  # a value the native encoding cannot hold
@@ -240,9 +241,7 @@ class RESTHandleClient(Factories, LocMethods):
         except ResolveError as e:
             if is_refusal(e):
                 raise Refused(e.message) from e
-            raise GenericHandleError(
-                operation=op, handle=handle, msg=f"{e.message} ({e.response_code})"
-            ) from e
+            raise GenericHandleError(operation=op, handle=handle, msg=detail(e)) from e
 
     # Reads:
 
@@ -286,9 +285,7 @@ class RESTHandleClient(Factories, LocMethods):
             return {"responseCode": 200, "handle": plain, "values": []}
         if isinstance(e, InvalidIdentifier):
             raise HandleSyntaxError(msg=e.message, handle=handle) from e
-        raise GenericHandleError(
-            operation="retrieving", handle=handle, msg=f"{e.message} ({e.response_code})"
-        ) from e
+        raise GenericHandleError(operation="retrieving", handle=handle, msg=detail(e)) from e
 
     def retrieve_handle_record(
         self,
