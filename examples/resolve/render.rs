@@ -5,7 +5,7 @@ use handle_resolver::document::attempt_json;
 use handle_resolver::transport::TransportKind;
 use handle_resolver::wire::json::RestAnswer;
 use handle_resolver::wire::{HandleValue, ResponseCode};
-use handle_resolver::{Attempt, AttemptOutcome, HandleRecord, ResolveError, ResolveErrorKind};
+use handle_resolver::{Attempt, HandleRecord, ResolveError, ResolveErrorKind};
 use serde_json::Value as Json;
 
 /// Exit statuses, most severe last (with several identifiers the highest wins).
@@ -264,10 +264,7 @@ fn refused_key(e: &ResolveError, ctx: &Context) -> String {
 
 /// ` at 127.0.0.1:2641 udp`, for the last server that answered at all.
 fn answered_by(attempts: &[Attempt]) -> String {
-    attempts
-        .iter()
-        .rev()
-        .find(|h| matches!(h.outcome, AttemptOutcome::Response(_)))
+    Attempt::last_answered(attempts)
         .map(|h| format!(" at {} {}", h.peer(), transport_name(h.transport)))
         .unwrap_or_default()
 }

@@ -2,9 +2,7 @@
 //! with the `response_code` `resolve --json` prints and the server and transport involved.
 
 use handle_resolver::wire::ResponseCode;
-use handle_resolver::{
-    AdminError, Attempt, AttemptOutcome, ResolveError, ResolveErrorKind, UrnError,
-};
+use handle_resolver::{AdminError, Attempt, ResolveError, ResolveErrorKind, UrnError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
@@ -78,11 +76,7 @@ pub(crate) fn resolve_error<'py>(
     attempts: &[Attempt],
 ) -> PyResult<Bound<'py, PyAny>> {
     let (mut server, mut transport) = (e.server(), e.transport().map(transport_name));
-    let answered = attempts
-        .iter()
-        .rev()
-        .find(|a| matches!(a.outcome, AttemptOutcome::Response(_)));
-    if let Some(a) = answered {
+    if let Some(a) = Attempt::last_answered(attempts) {
         if a.server.is_some() && (server.is_none() || server == a.server) {
             server = a.server;
             transport = transport.or(Some(transport_name(a.transport)));

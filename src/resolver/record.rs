@@ -123,6 +123,16 @@ impl Attempt {
     pub fn peer(&self) -> String {
         peer_text(self.server, self.url.as_ref(), true)
     }
+
+    /// The last of `attempts` that got an answer (any answer, an error code too): the
+    /// server a failure names when the failure names none of its own (`resolve`'s `at
+    /// 127.0.0.1:2641 udp`, the Python exception's `server`).
+    pub fn last_answered(attempts: &[Attempt]) -> Option<&Attempt> {
+        attempts
+            .iter()
+            .rev()
+            .find(|a| matches!(a.outcome, AttemptOutcome::Response(_)))
+    }
 }
 
 impl std::fmt::Display for Attempt {
