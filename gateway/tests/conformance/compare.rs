@@ -99,7 +99,8 @@ pub fn choice_differs(record: &Json, got: &Received, context: &Context) -> bool 
     !seen(record, context).contains(&pair)
 }
 
-/// The headers compared on every answer: Content-Type, Vary, CORS, x-*, Expires.
+/// The headers compared on every answer: Content-Type, Vary, CORS, x-* (but the gateway's
+/// own X-Cache), Expires.
 fn common(record: &Json, got: &Received, problems: &mut Vec<String>) {
     let selected = &record["response"]["selected"];
     let ct = selected["content-type"].as_str();
@@ -121,7 +122,9 @@ fn common(record: &Json, got: &Received, problems: &mut Vec<String>) {
         .map(|(k, _)| k.clone())
         .chain(got.headers.iter().map(|(k, _)| k.clone()))
         .filter(|k| {
-            k.starts_with("access-control-") || (k.starts_with("x-") && k != "x-test-error")
+            // X-Cache is the gateway's own (its cache: hit, miss, bypass, stale).
+            k.starts_with("access-control-")
+                || (k.starts_with("x-") && k != "x-test-error" && k != "x-cache")
         })
         .collect();
     for name in names {
