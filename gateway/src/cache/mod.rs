@@ -285,9 +285,10 @@ impl std::fmt::Debug for Cache {
 }
 
 impl Cache {
-    /// The cache of `settings` (connecting to the Redis tier in the background, when there is
-    /// one: until it answers, and whenever it fails, the gateway goes on without it).
-    pub fn new(settings: &CacheSettings) -> Result<Cache, CacheError> {
+    /// The cache of `settings`, with its Redis tier when there is one (connected when it
+    /// answers within `redis_timeout`, else in the background: until it answers, and whenever
+    /// it fails, the gateway goes on without it).
+    pub async fn new(settings: &CacheSettings) -> Result<Cache, CacheError> {
         let local = (settings.max_bytes > 0).then(|| {
             Moka::builder()
                 .max_capacity(settings.max_bytes)
@@ -310,6 +311,7 @@ impl Cache {
             shared: match settings.redis_url.as_deref() {
                 Some(url) => Some(
                     shared::Shared::connect(url, settings)
+                        .await
                         .map_err(|e| CacheError::Redis(e.to_string()))?,
                 ),
                 None => None,

@@ -55,9 +55,9 @@ pub struct SharedError {
 }
 
 impl Shared {
-    /// The tier at `url`, connecting in the background (and trying again every second until
-    /// it answers).
-    pub fn connect(url: &str, settings: &CacheSettings) -> Result<Shared, SharedError> {
+    /// The tier at `url`: connected when it answers within `redis_timeout`, else connecting
+    /// in the background (trying again every second until it answers).
+    pub async fn connect(url: &str, settings: &CacheSettings) -> Result<Shared, SharedError> {
         let client = redis::Client::open(url).map_err(|e| SharedError {
             url: url.to_owned(),
             reason: e.to_string(),
@@ -68,31 +68,27 @@ impl Shared {
             .set_number_of_retries(1)
             .set_max_delay(1_000);
         let connection = Arc::new(OnceLock::new());
-        let weak: Weak<OnceLock<ConnectionManager>> = Arc::downgrade(&connection);
-        let url = url.to_owned();
-        tokio::spawn(async move {
-            let mut warned = false;
-            loop {
-                match ConnectionManager::new_with_config(client.clone(), config.clone()).await {
-                    Ok(manager) => {
-                        if let Some(cell) = weak.upgrade() {
-                            let _ = cell.set(manager);
-                            tracing::info!("redis tier {url}: connected");
-                        }
-                        return;
-                    }
-                    Err(e) if !warned => {
-                        tracing::warn!("redis tier {url}: {e} (going on without it; retrying)");
-                        warned = true;
-                    }
-                    Err(_) => {}
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                if weak.strong_count() == 0 {
-                    return;
-                }
+        let first = tokio::time::timeout(
+            settings.redis_timeout,
+            ConnectionManager::new_with_config(client.clone(), config.clone()),
+        )
+        .await;
+        match first {
+            Ok(Ok(manager)) => {
+                let _ = connection.set(manager);
             }
-        });
+            Ok(Err(e)) => {
+                tracing::warn!("redis tier {url}: {e} (going on without it; retrying)");
+                keep_trying(client, config, Arc::downgrade(&connection), url.to_owned());
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "redis tier {url}: no answer within {:?} (going on without it; retrying)",
+                    settings.redis_timeout
+                );
+                keep_trying(client, config, Arc::downgrade(&connection), url.to_owned());
+            }
+        }
         Ok(Shared {
             prefix: settings.redis_prefix.clone(),
             timeout: settings.redis_timeout,
@@ -164,6 +160,32 @@ impl Shared {
             .arg(ms);
         let _: Option<()> = self.run("SET", cmd).await;
     }
+}
+
+/// Connects in the background, every second until it works (or the tier is dropped).
+fn keep_trying(
+    client: redis::Client,
+    config: ConnectionManagerConfig,
+    cell: Weak<OnceLock<ConnectionManager>>,
+    url: String,
+) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if cell.strong_count() == 0 {
+                return;
+            }
+            if let Ok(manager) =
+                ConnectionManager::new_with_config(client.clone(), config.clone()).await
+            {
+                if let Some(cell) = cell.upgrade() {
+                    let _ = cell.set(manager);
+                    tracing::info!("redis tier {url}: connected");
+                }
+                return;
+            }
+        }
+    });
 }
 
 fn unix_ms(t: SystemTime) -> u64 {

@@ -137,7 +137,7 @@ impl Resolution {
         };
         Ok(Resolution {
             resolver: builder.build()?,
-            cache: Cache::new(&settings.cache)?,
+            cache: Cache::new(&settings.cache).await?,
             #[cfg(feature = "demo")]
             _demo: demo,
         })
