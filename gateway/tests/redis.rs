@@ -198,11 +198,16 @@ fn a_record_fetched_through_one_gateway_is_served_by_the_other() {
     assert!(apart <= Duration::from_secs(1), "Expires {apart:?} apart");
 
     // "Not found", and the values page and the REST API of a record: shared the same way.
+    // (Counts compared for "no query" only: once a resolver has measured the server's round
+    // trip, its UDP transport may send a slow query again, one query two datagrams.)
     assert_eq!(seen(&get(&a, "/20.500.1/none")), (404, None, Some("miss")));
+    let kept = queries(&server);
     assert_eq!(seen(&get(&b, "/20.500.1/none")), (404, None, Some("hit")));
+    assert_eq!(queries(&server), kept);
     assert_eq!(seen(&get(&b, "/20.500.1/h1?noredirect")).2, Some("miss"));
+    let kept = queries(&server);
     assert_eq!(seen(&get(&a, "/api/handles/20.500.1/h1")).2, Some("hit"));
-    assert_eq!(queries(&server), 3);
+    assert_eq!(queries(&server), kept);
     assert_eq!(
         redis.keys(),
         [
@@ -309,7 +314,10 @@ fn killing_redis_mid_run_fails_no_request() {
     let before = queries(&server);
     assert_eq!(seen(&get(a, "/20.500.1/h61")).2, Some("miss"));
     assert_eq!(seen(&get(b, "/20.500.1/h61")).2, Some("miss"));
-    assert_eq!(queries(&server), before + 2);
+    assert!(
+        queries(&server) >= before + 2,
+        "each gateway asked the server"
+    );
     // A gateway starts without it too.
     let c = gateway(server.addr(), &redis.url());
     assert_eq!(

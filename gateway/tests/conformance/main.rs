@@ -14,7 +14,10 @@
 //! Every request is sent twice (the gateway's cache on, as it runs by default): the second
 //! answer, from the cache where the record may be kept, is compared the same way, and the
 //! test says how its `X-Cache` headers read (that header, the gateway's own, is the one `x-*`
-//! header not compared).
+//! header not compared). Records from the cache expire when they would have on the fetch
+//! (`Expires` counts down): the `Expires - Date` of an answer that resolved (one with
+//! `X-Cache`) may be short of the recorded one by at most the time since the gateway
+//! started, never longer.
 //!
 //! The set is the folder named by `HANDLE_GATEWAY_SET` (default `fixtures/gateway/`); the
 //! test fails when it is missing. `HANDLE_GATEWAY_VERBOSE=1` lists what differs in the
@@ -188,6 +191,7 @@ fn the_gateway_answers_as_the_recorded_proxy() {
     let context = compare::Context {
         recording_host: host.clone(),
         gateway: gateway.addr,
+        started: std::time::SystemTime::now(),
     };
 
     let deliberate = deliberate_differences();
