@@ -265,6 +265,26 @@ pub enum CacheError {
 }
 
 /// The cache (see the module's documentation).
+///
+/// ```
+/// use handle_gateway::cache::{Cache, Key, Served};
+/// use handle_gateway::config::CacheSettings;
+/// use handle_gateway::upstream::LookupError;
+/// use handle_resolver::{wire::HandleValue, Handle};
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cache = Cache::new(&CacheSettings::default()).await?;
+/// let key = Key::new(&Handle::parse("20.500.1/x")?, &[], &[]);
+/// let fetch = || async {
+///     Ok::<_, LookupError>(vec![HandleValue::new(1, "URL", "https://a.example/")])
+/// };
+/// let (first, served) = cache.get(key.clone(), fetch(), false).await;
+/// assert_eq!(served, Served::Miss);
+/// let (again, served) = cache.get(key, fetch(), false).await;
+/// assert_eq!(served, Served::Hit);
+/// assert_eq!(first?.values, again?.values);
+/// # Ok(()) }
+/// ```
 pub struct Cache {
     local: Option<Moka<Key, Arc<Slot>>>,
     negative_ttl: Duration,
