@@ -5,8 +5,8 @@
 //! One folder per concern: [`config`] (the command line and the TOML file), [`path`] (the
 //! handle and parameters of a request), [`redirect`] (status, `Location`, `Expires`, page),
 //! [`locations`] (the `10320/loc` choice with its includes and namespaces), [`aliases`]
-//! (HS_ALIAS), [`upstream`] (the resolver), [`pages`] and [`rest`] (the other answers, in a
-//! first form), [`server`] (axum).
+//! (HS_ALIAS), [`upstream`] (the resolver) and [`cache`] (the records every resolution
+//! passes), [`pages`] and [`rest`] (the other answers), [`server`] (axum).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,6 +21,7 @@
 //! ```
 
 pub mod aliases;
+pub mod cache;
 pub mod config;
 pub mod locations;
 pub mod pages;

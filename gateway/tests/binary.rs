@@ -106,7 +106,7 @@ fn config_file_names_the_server() {
         vec![HandleValue::new(1, "URL", "https://example.org/x")],
     );
     let server = runtime
-        .block_on(TestServer::start(TestServerConfig::new(store)))
+        .block_on(TestServer::start(TestServerConfig::new(store.clone())))
         .expect("the test server starts");
     let dir = std::env::temp_dir().join(format!("handle-gateway-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
@@ -114,7 +114,9 @@ fn config_file_names_the_server() {
     std::fs::write(
         &file,
         format!(
-            "listen = \"127.0.0.1:0\"\nserver = \"{}\"\ntimeout_ms = 5000\n",
+            "listen = \"127.0.0.1:0\"\nserver = \"{}\"\ntimeout_ms = 5000\n\
+             cache_size_mb = 16\nnegative_ttl_secs = 1\nbypass_from = [\"127.0.0.0/8\"]\n\
+             bypass_per_second = 5\n",
             server.addr()
         ),
     )
@@ -124,6 +126,25 @@ fn config_file_names_the_server() {
     assert_eq!(
         (a.status, a.first("location")),
         (302, Some("https://example.org/x/more"))
+    );
+    // The cache's keys: the second answer from the cache; a registration changed since,
+    // seen at once by a client of `bypass_from` that asks for it.
+    assert_eq!(
+        get(gw.addr, "/20.500.7/x", "").first("x-cache"),
+        Some("hit")
+    );
+    store.insert(
+        "20.500.7/x",
+        vec![HandleValue::new(1, "URL", "https://example.org/y")],
+    );
+    assert_eq!(
+        get(gw.addr, "/20.500.7/x", "").first("location"),
+        Some("https://example.org/x")
+    );
+    let a = get(gw.addr, "/20.500.7/x", "Cache-Control: no-cache\r\n");
+    assert_eq!(
+        (a.first("location"), a.first("x-cache")),
+        (Some("https://example.org/y"), Some("bypass"))
     );
     drop(gw);
     let _ = std::fs::remove_dir_all(&dir);

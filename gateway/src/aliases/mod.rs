@@ -4,7 +4,8 @@
 
 use handle_resolver::wire::{ConsultedTtl, HandleValue};
 
-use crate::upstream::{LookupError, Resolution};
+use crate::cache::Record;
+use crate::upstream::{Lookup, LookupError};
 
 /// The most HS_ALIAS hops followed; one more is "Alias chain too long".
 pub const MAX_HOPS: usize = 20;
@@ -18,8 +19,8 @@ pub enum AliasEnd {
         /// The final handle, as named by the last alias.
         handle: String,
         /// Its values.
-        values: Vec<HandleValue>,
-        /// The TTLs of the alias values followed.
+        record: Record,
+        /// The TTLs of the alias values followed (counted down by their records' age).
         ttls: Vec<ConsultedTtl>,
     },
     /// More than [`MAX_HOPS`] hops (a loop too), `handle` the last one reached.
@@ -44,16 +45,17 @@ pub fn alias_target(values: &[HandleValue]) -> Option<(String, &HandleValue)> {
         .map(|v| (String::from_utf8_lossy(&v.data).trim().to_owned(), v))
 }
 
-/// Follows the aliases of `values` (the values of the handle asked for).
-pub async fn follow(resolution: &Resolution, values: Vec<HandleValue>) -> AliasEnd {
+/// Follows the aliases of `first` (the values of the handle asked for).
+pub async fn follow(lookup: &Lookup<'_>, first: Record) -> AliasEnd {
     let mut ttls = Vec::new();
-    let mut current = values;
+    let mut current = first;
     let mut handle = String::new();
     for hop in 0..=MAX_HOPS {
-        let Some((target, value)) = alias_target(&current) else {
+        let aged = current.aged_values();
+        let Some((target, value)) = alias_target(&aged) else {
             return AliasEnd::Final {
                 handle,
-                values: current,
+                record: current,
                 ttls,
             };
         };
@@ -61,7 +63,7 @@ pub async fn follow(resolution: &Resolution, values: Vec<HandleValue>) -> AliasE
             break;
         }
         ttls.push(ConsultedTtl::new(value.ttl, false));
-        match resolution.values(&target, &[], &[]).await {
+        match lookup.values(&target, &[], &[]).await {
             Ok(v) => current = v,
             Err(error) => {
                 return AliasEnd::Failed {

@@ -8,6 +8,15 @@
 //! server = "127.0.0.1:2641"      # or: root = "127.0.0.1:2641"
 //! timeout_ms = 5000
 //! ```
+//!
+//! The cache's settings ([`CacheSettings`], see `cache.rs` beside this file and the README's
+//! "Cache" section) are keys of the same file: `cache_size_mb`, `negative_ttl_secs`,
+//! `stale_if_error_secs`, `bypass_from`, `bypass_token`, `bypass_per_second`, `redis_url`,
+//! `redis_prefix`, `redis_timeout_ms`.
+
+pub mod cache;
+
+pub use cache::{CacheArgs, CacheSettings, Secret};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -51,6 +60,8 @@ pub struct Args {
     /// The time a resolution may take, in milliseconds [default: the resolver's].
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    #[command(flatten)]
+    pub cache: cache::CacheArgs,
 }
 
 /// The TOML file of `--config`: the options of the command line, by the same names.
@@ -67,6 +78,24 @@ pub struct ConfigFile {
     pub demo: Option<bool>,
     /// `--timeout-ms`.
     pub timeout_ms: Option<u64>,
+    /// `--cache-size-mb`.
+    pub cache_size_mb: Option<u64>,
+    /// `--negative-ttl-secs`.
+    pub negative_ttl_secs: Option<u64>,
+    /// `--stale-if-error-secs`.
+    pub stale_if_error_secs: Option<u64>,
+    /// `--bypass-from` (address ranges).
+    pub bypass_from: Option<Vec<String>>,
+    /// `--bypass-token`.
+    pub bypass_token: Option<String>,
+    /// `--bypass-per-second`.
+    pub bypass_per_second: Option<u32>,
+    /// `--redis`.
+    pub redis_url: Option<String>,
+    /// The prefix of the gateway's keys in Redis (default `handle-gateway:`).
+    pub redis_prefix: Option<String>,
+    /// How long one Redis command may take, in milliseconds (default 250).
+    pub redis_timeout_ms: Option<u64>,
 }
 
 /// Where resolutions go.
@@ -93,6 +122,8 @@ pub struct Settings {
     pub upstream: Upstream,
     /// The time a resolution may take.
     pub timeout: Option<Duration>,
+    /// The cache: sizes, lifetimes, bypass, the Redis tier.
+    pub cache: CacheSettings,
 }
 
 /// Why the settings cannot be used.
@@ -214,6 +245,7 @@ impl Settings {
                 .timeout_ms
                 .or(file.timeout_ms)
                 .map(Duration::from_millis),
+            cache: CacheSettings::from_parts(&args.cache, file)?,
         })
     }
 }

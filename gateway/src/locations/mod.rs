@@ -6,15 +6,17 @@ use std::collections::HashSet;
 
 use handle_resolver::wire::{HandleValue, LocationGather, LocationSet};
 
-use crate::upstream::Resolution;
+use crate::upstream::Lookup;
 
 /// At most this many other handles are resolved for one request (the reference follows
 /// includes 20 deep; this bounds a list that names very many).
 pub const MAX_LOOKUPS: usize = 64;
 
 /// The location set of `values` with every handle it names resolved (a handle that cannot
-/// be resolved adds nothing, as with the reference).
-pub async fn gather(resolution: &Resolution, values: &[HandleValue]) -> LocationSet {
+/// be resolved adds nothing, as with the reference). `values`, and those of the other
+/// handles, with their relative TTLs counted down by their age in the cache
+/// ([`crate::cache::Record::aged_values`]), so that the set's TTLs say what remains.
+pub async fn gather(lookup: &Lookup<'_>, values: &[HandleValue]) -> LocationSet {
     let mut gather = LocationGather::new(values);
     let mut asked = HashSet::new();
     while let Some(need) = gather.next_need() {
@@ -22,7 +24,11 @@ pub async fn gather(resolution: &Resolution, values: &[HandleValue]) -> Location
             break;
         }
         let types: Vec<String> = need.types().iter().map(|t| t.to_string()).collect();
-        let found = resolution.values(need.handle(), &types, &[]).await.ok();
+        let found = lookup
+            .values(need.handle(), &types, &[])
+            .await
+            .ok()
+            .map(|r| r.aged_values());
         gather.provide(&need, found);
     }
     gather.finish()

@@ -12,7 +12,7 @@ use handle_resolver::ResolveErrorKind;
 
 use crate::path::Params;
 use crate::redirect::Answer;
-use crate::upstream::{LookupError, Resolution};
+use crate::upstream::{Lookup, LookupError};
 
 /// The REST API's content type.
 pub const JSON: &str = "application/json;charset=utf-8";
@@ -85,8 +85,8 @@ fn callback_name(name: &str) -> String {
 
 /// The REST answer for `handle` (as received, no scheme stripped): JSON, or JSONP
 /// (`application/javascript`, `name(...);`) with `callback=name`.
-pub async fn answer(resolution: &Resolution, handle: &str, params: &Params) -> Answer {
-    let mut a = document(resolution, handle, params).await;
+pub async fn answer(lookup: &Lookup<'_>, handle: &str, params: &Params) -> Answer {
+    let mut a = document(lookup, handle, params).await;
     if let Some(name) = params.get("callback").filter(|n| !n.is_empty()) {
         let mut body = callback_name(name).into_bytes();
         body.push(b'(');
@@ -105,7 +105,7 @@ pub async fn answer(resolution: &Resolution, handle: &str, params: &Params) -> A
 /// The content type of a JSONP answer.
 pub const JAVASCRIPT: &str = "application/javascript;charset=utf-8";
 
-async fn document(resolution: &Resolution, handle: &str, params: &Params) -> Answer {
+async fn document(lookup: &Lookup<'_>, handle: &str, params: &Params) -> Answer {
     let pretty = params
         .get("pretty")
         .is_some_and(|p| !p.eq_ignore_ascii_case("false"));
@@ -132,7 +132,11 @@ async fn document(resolution: &Resolution, handle: &str, params: &Params) -> Ans
             }
         }
     }
-    let answer = match resolution.values(handle, &types, &indexes).await {
+    let answer = match lookup
+        .values(handle, &types, &indexes)
+        .await
+        .map(|r| r.values)
+    {
         Ok(values) => {
             let mut r = RestAnswer::new(if values.is_empty() { 200 } else { 1 }, handle);
             r.values = values;

@@ -5,16 +5,18 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::SystemTime;
 
-use handle_resolver::wire::{encode_url_path, HandleValue, LocationRequest};
+use handle_resolver::wire::{encode_url_path, LocationRequest};
 use handle_resolver::ResolveErrorKind;
 
 use crate::aliases::{self, AliasEnd};
+use crate::cache::bypass::TOKEN_HEADER;
+use crate::cache::Record;
 use crate::locations;
 use crate::pages::{self, ErrorContext};
 use crate::path::{self, ProxyRequest};
 use crate::redirect::{self, earliest_expiry, Answer, RedirectParts};
 use crate::rest;
-use crate::upstream::{LookupError, Resolution};
+use crate::upstream::{Lookup, LookupError, Resolution};
 
 /// Where the reference's `/help.html` sends a client.
 pub const HELP_URL: &str = "http://www.handle.net/proxy.html";
@@ -139,8 +141,30 @@ fn preflight(req: &Incoming, origin: &str, method: &str) -> Answer {
         .header("Access-Control-Allow-Headers", CORS_HEADERS)
 }
 
-/// The proxy's answer to `req`, resolving through `resolution`.
+/// True when `req` asks for an answer that is not from a cache (`Cache-Control: no-cache`,
+/// or `Pragma: no-cache`).
+fn asks_no_cache(req: &Incoming) -> bool {
+    req.header_values("Cache-Control")
+        .chain(req.header_values("Pragma"))
+        .flat_map(|v| v.split(','))
+        .any(|d| d.trim().eq_ignore_ascii_case("no-cache"))
+}
+
+/// The proxy's answer to `req`, resolving through `resolution` (and its cache: the answer
+/// says in `X-Cache` how its resolutions were served, when it made any).
 pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
+    let bypass = asks_no_cache(req) && resolution.trusts(req.client, req.header(TOKEN_HEADER));
+    let lookup = resolution.lookup(bypass);
+    let mut answer = answer_with(&lookup, req).await;
+    if let Some(served) = lookup.served() {
+        answer
+            .headers
+            .push(("X-Cache".into(), served.as_str().into()));
+    }
+    answer
+}
+
+async fn answer_with(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
     let method = req.method.to_ascii_uppercase();
     if !req.http10 && req.header("Host").is_none() {
         // HTTP/1.1 requires a Host (the reference's Jetty answers so).
@@ -156,7 +180,7 @@ pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
     }
     let servlet = servlet(&req.path);
     let mut answer = match (servlet, method.as_str()) {
-        (Servlet::Rest, "GET" | "HEAD" | "POST") => rest_request(resolution, req).await,
+        (Servlet::Rest, "GET" | "HEAD" | "POST") => rest_request(lookup, req).await,
         (Servlet::Rest, "OPTIONS") => {
             Answer::new(200).header("Allow", "GET, HEAD, POST, PUT, DELETE, TRACE, OPTIONS")
         }
@@ -169,7 +193,7 @@ pub async fn answer(resolution: &Resolution, req: &Incoming) -> Answer {
             a
         }
         (Servlet::Static, _) => static_missing(&req.path),
-        (_, "GET" | "HEAD" | "POST") => proxy(resolution, req).await,
+        (_, "GET" | "HEAD" | "POST") => proxy(lookup, req).await,
         // TRACE is refused (405), so not offered (the reference offers and echoes it).
         (_, "OPTIONS") => Answer::new(200).header("Allow", "GET, HEAD, POST, OPTIONS"),
         (_, "PUT" | "DELETE" | "TRACE") => Answer::new(405),
@@ -205,14 +229,14 @@ fn static_missing(path: &str) -> Answer {
 /// A request to the REST servlet (`/api/handles/...`): the handle as the path names it (no
 /// scheme stripped, no alias followed); `?prefix=` without a handle lists a prefix's
 /// handles, which needs authentication.
-async fn rest_request(resolution: &Resolution, req: &Incoming) -> Answer {
+async fn rest_request(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
     let pr = ProxyRequest::read("GET", &req.path, req.query.as_deref(), &[]);
     if pr.handle.is_empty() {
         if let Some(prefix) = pr.params.get("prefix") {
             return rest::authentication_required(Some(prefix));
         }
     }
-    rest::answer(resolution, &pr.handle, &pr.params).await
+    rest::answer(lookup, &pr.handle, &pr.params).await
 }
 
 /// The proxy's own base URL for this request: `http://` and the `Host` header, else the
@@ -252,7 +276,7 @@ fn lookup_failed(context: ErrorContext<'_>, e: &LookupError) -> Answer {
     }
 }
 
-async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
+async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
     if req.path == "/help.html" {
         return Answer::new(302).header("Location", HELP_URL);
     }
@@ -276,7 +300,7 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         if pr.old_api {
             return rest::unknown_endpoint(&req.method.to_ascii_uppercase(), &req.path);
         }
-        return rest::answer(resolution, &pr.handle, &pr.params).await;
+        return rest::answer(lookup, &pr.handle, &pr.params).await;
     }
     if pr.handle.is_empty() {
         return pages::query_page();
@@ -296,16 +320,16 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
         .unwrap_or_default();
     let action = pr.params.get("action").map(str::to_ascii_lowercase);
     if action.as_deref() == Some("api") {
-        return rest::answer(resolution, &handle, &pr.params).await;
+        return rest::answer(lookup, &handle, &pr.params).await;
     }
-    let values = match resolution.values(&handle, &types, &indexes).await {
-        Ok(v) => v,
+    let record = match lookup.values(&handle, &types, &indexes).await {
+        Ok(r) => r,
         Err(LookupError::Resolve(e)) if e.kind() == ResolveErrorKind::NoMatchingValues => {
-            Vec::new()
+            Record::fresh(Vec::new())
         }
         Err(e) => return lookup_failed(context(&base, &pr.handle, req), &e),
     };
-    if values.is_empty() && types.is_empty() && !indexes.is_empty() {
+    if record.values.is_empty() && types.is_empty() && !indexes.is_empty() {
         // Indexes alone that match nothing: the reference shows its error page, titled
         // "No Values Found", with 200 (a type that matches nothing gets the "No Values
         // Found" page of its own, below).
@@ -322,11 +346,11 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
     let is_post = req.method.eq_ignore_ascii_case("POST");
     // The handle the answer names: the one asked for, or the end of its alias chain.
     let mut shown = pr.handle.clone();
-    let (values, mut alias_ttls) =
-        if pr.params.has("ignore_aliases") || aliases::alias_target(&values).is_none() {
-            (values, Vec::new())
+    let (record, mut alias_ttls) =
+        if pr.params.has("ignore_aliases") || aliases::alias_target(&record.values).is_none() {
+            (record, Vec::new())
         } else {
-            match aliases::follow(resolution, values).await {
+            match aliases::follow(lookup, record).await {
                 AliasEnd::TooLong { handle } => {
                     return pages::alias_chain_too_long(context(&base, &handle, req))
                 }
@@ -335,7 +359,7 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
                 }
                 AliasEnd::Final {
                     handle: target,
-                    values,
+                    record,
                     ttls,
                 } => {
                     if !is_post && show == Show::Redirect {
@@ -351,15 +375,15 @@ async fn proxy(resolution: &Resolution, req: &Incoming) -> Answer {
                         return a;
                     }
                     shown = target;
-                    (values, ttls)
+                    (record, ttls)
                 }
             }
         };
     match show {
-        Show::Values => pages::values_page(&base, &shown, &values),
-        Show::Urls => show_urls(resolution, req, &base, &shown, &values).await,
+        Show::Values => pages::values_page(&base, &shown, &record.values),
+        Show::Urls => show_urls(lookup, req, &base, &shown, &record).await,
         Show::Redirect => {
-            redirect_to_location(resolution, req, &pr, &values, metadata, &mut alias_ttls).await
+            redirect_to_location(lookup, req, &pr, &record, metadata, &mut alias_ttls).await
         }
     }
 }
@@ -378,16 +402,17 @@ enum Show {
 /// `action=showurls`: the candidates as XML, the values page when there is none, 500 when
 /// a location list cannot be read.
 async fn show_urls(
-    resolution: &Resolution,
+    lookup: &Lookup<'_>,
     req: &Incoming,
     base: &str,
     handle: &str,
-    values: &[HandleValue],
+    record: &Record,
 ) -> Answer {
+    let values = &record.values[..];
     if !locations::can_redirect(values) {
         return pages::values_page(base, handle, values);
     }
-    let set = locations::gather(resolution, values).await;
+    let set = locations::gather(lookup, &record.aged_values()).await;
     if let Some(e) = set.invalid.first() {
         let message = format!("Error showing locations for '{handle}': {e}");
         return pages::error_page(500, &message, context(base, handle, req));
@@ -398,18 +423,19 @@ async fn show_urls(
 
 /// The redirect of `values` (or their values page when there is nowhere to go).
 async fn redirect_to_location(
-    resolution: &Resolution,
+    lookup: &Lookup<'_>,
     req: &Incoming,
     pr: &ProxyRequest,
-    values: &[HandleValue],
+    record: &Record,
     metadata: bool,
     alias_ttls: &mut Vec<handle_resolver::wire::ConsultedTtl>,
 ) -> Answer {
     let base = base_url(req);
+    let values = &record.values[..];
     if !locations::can_redirect(values) {
         return pages::values_page(&base, &pr.handle, values);
     }
-    let set = locations::gather(resolution, values).await;
+    let set = locations::gather(lookup, &record.aged_values()).await;
     if let Some(e) = set.invalid.first() {
         let message = format!("Error showing redirect for '{}': {e}", pr.handle);
         return pages::error_page(500, &message, context(&base, &pr.handle, req));

@@ -11,6 +11,14 @@
 //! counted, not asserted. Then the 9 distributions of `distributions.json` must agree with
 //! the recorded shares within 5 points.
 //!
+//! Every request is sent twice (the gateway's cache on, as it runs by default): the second
+//! answer, from the cache where the record may be kept, is compared the same way, and the
+//! test says how its `X-Cache` headers read (that header, the gateway's own, is the one `x-*`
+//! header not compared). Records from the cache expire when they would have on the fetch
+//! (`Expires` counts down): the `Expires - Date` of an answer that resolved (one with
+//! `X-Cache`) may be short of the recorded one by at most the time since the gateway
+//! started, never longer.
+//!
 //! The set is the folder named by `HANDLE_GATEWAY_SET` (default `fixtures/gateway/`); the
 //! test fails when it is missing. `HANDLE_GATEWAY_VERBOSE=1` lists what differs in the
 //! requests that are not redirects. It names no handle of its own: every name comes from the
@@ -137,6 +145,30 @@ const REDIRECTS: [u64; 5] = [301, 302, 303, 307, 308];
 /// to give one answer only).
 const TRIES: usize = 40;
 
+/// One answer to `record` and what differs in it: a redirect the reference answered at random
+/// is asked again (up to [`TRIES`] times) while the gateway's draw is one the reference did not
+/// give. The answer, the differences, and whether it was asked again.
+fn judged(
+    record: &Json,
+    send: &dyn Fn() -> http::Received,
+    is_redirect: bool,
+    context: &compare::Context,
+) -> (http::Received, Vec<String>, bool) {
+    let mut got = send();
+    if !is_redirect {
+        let problems = compare::other(record, &got, context);
+        return (got, problems, false);
+    }
+    let mut problems = compare::redirect(record, &got, context);
+    let mut tries = 1;
+    while !problems.is_empty() && tries < TRIES && compare::choice_differs(record, &got, context) {
+        got = send();
+        problems = compare::redirect(record, &got, context);
+        tries += 1;
+    }
+    (got, problems, tries > 1)
+}
+
 #[test]
 fn the_gateway_answers_as_the_recorded_proxy() {
     let handles = ReferenceStore::parse(&read("handles.json")).expect("handles.json");
@@ -159,6 +191,7 @@ fn the_gateway_answers_as_the_recorded_proxy() {
     let context = compare::Context {
         recording_host: host.clone(),
         gateway: gateway.addr,
+        started: std::time::SystemTime::now(),
     };
 
     let deliberate = deliberate_differences();
@@ -171,11 +204,14 @@ fn the_gateway_answers_as_the_recorded_proxy() {
         .collect();
     let (mut redirects, mut redirect_ok, mut retried) = (0, 0, 0);
     let (mut others, mut others_ok, mut differ_as_listed) = (0, 0, 0);
+    // The X-Cache of each second answer.
+    let mut second_served: BTreeMap<String, usize> = BTreeMap::new();
     // HANDLE_GATEWAY_VERBOSE=1 prints what differs in the deliberate differences too.
     let verbose = std::env::var_os("HANDLE_GATEWAY_VERBOSE").is_some();
     // HANDLE_GATEWAY_DUMP=DIR writes the body of each answer that differs, and the recorded
     // one, to DIR (ID.got, ID.want) for a diff.
     let dump = std::env::var_os("HANDLE_GATEWAY_DUMP").map(PathBuf::from);
+    let started = std::time::Instant::now();
     for record in &records {
         let id = record["id"].as_str().unwrap_or("?");
         let expected = &record["response"];
@@ -188,34 +224,35 @@ fn the_gateway_answers_as_the_recorded_proxy() {
                 body: Vec::new(),
             })
         };
-        let mut got = send();
-        let problems = if REDIRECTS.contains(&status) {
+        let is_redirect = REDIRECTS.contains(&status);
+        // Every request twice: the second answer (from the cache, where the record may be
+        // kept) must match the same way.
+        let (got, mut problems, retried_first) = judged(record, &send, is_redirect, &context);
+        let (second, problems_second, _) = judged(record, &send, is_redirect, &context);
+        let served = second.first("x-cache").unwrap_or("(none)");
+        *second_served.entry(served.to_owned()).or_default() += 1;
+        if verbose && served != "hit" {
+            println!("second answer {served}: {id}");
+        }
+        problems.extend(
+            problems_second
+                .into_iter()
+                .map(|p| format!("second answer: {p}")),
+        );
+        if is_redirect {
             redirects += 1;
-            let mut problems = compare::redirect(record, &got, &context);
-            let mut tries = 1;
-            while !problems.is_empty()
-                && tries < TRIES
-                && compare::choice_differs(record, &got, &context)
-            {
-                got = send();
-                problems = compare::redirect(record, &got, &context);
-                tries += 1;
-            }
-            if tries > 1 && problems.is_empty() {
+            if retried_first && problems.is_empty() {
                 retried += 1;
             }
             if problems.is_empty() {
                 redirect_ok += 1;
             }
-            problems
         } else {
             others += 1;
-            let problems = compare::other(record, &got, &context);
             if problems.is_empty() {
                 others_ok += 1;
             }
-            problems
-        };
+        }
         if let (Some(dir), false) = (&dump, problems.is_empty()) {
             compare::dump(dir, id, record, &got, &context);
         }
@@ -240,6 +277,21 @@ fn the_gateway_answers_as_the_recorded_proxy() {
         deliberate.len(),
         records.len() * 3 / 100
     );
+    let served: Vec<String> = second_served
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    println!(
+        "second answers (X-Cache): {} of {}; the {} requests, twice, in {:.1} s",
+        served.join(", "),
+        records.len(),
+        records.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        !second_served.contains_key("stale"),
+        "a second answer was stale: the test server never fails"
+    );
     assert!(
         deliberate.len() * 100 <= records.len() * 3,
         "{} deliberate differences listed: more than 3 % of the {} requests",
@@ -251,11 +303,17 @@ fn the_gateway_answers_as_the_recorded_proxy() {
     // Twice the recorded draws: the gateway's own sampling noise stays well under the
     // tolerance (at 4,000 draws a share's standard deviation is under 0.8 points).
     let n = 2 * distributions["n_per_case"].as_u64().unwrap_or(2000).max(1) as usize;
+    let started = std::time::Instant::now();
     for case in distributions["cases"].as_array().expect("cases") {
         let (line, problems) = compare::distribution(case, n, &host, gateway.addr);
         println!("{line}");
         distribution_failures.extend(problems);
     }
+    println!(
+        "distributions: {} requests in {:.1} s",
+        n * distributions["cases"].as_array().map_or(0, Vec::len),
+        started.elapsed().as_secs_f64()
+    );
     drop(gateway);
     drop(server);
     assert!(
