@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use handle_gateway::config::{Args, Settings, Upstream};
+use handle_gateway::config::{check_file, Args, Settings, Upstream};
 use handle_gateway::server;
 use handle_gateway::upstream::Resolution;
 
@@ -38,7 +38,23 @@ async fn run(args: Args) -> Result<(), String> {
         );
         let _ = out.flush();
     }
-    server::serve(listener, resolution, server::shutdown_signal())
+    let ops = Arc::new(server::Ops::new(settings.ops.clone()).map_err(|e| e.to_string())?);
+    if let Some(addr) = settings.ops.metrics_listen {
+        let metrics = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("metrics_listen {addr}: {e}"))?;
+        let bound = metrics.local_addr().map_err(|e| e.to_string())?;
+        let app = server::metrics_router(ops.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(metrics, app).await {
+                tracing::error!("metrics_listen {bound}: {e}");
+            }
+        });
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "metrics on http://{bound}/metrics");
+        let _ = out.flush();
+    }
+    server::serve_with(listener, resolution, ops, server::shutdown_signal())
         .await
         .map_err(|e| e.to_string())
 }
@@ -49,6 +65,18 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    if let Some(file) = &args.check_config {
+        return match check_file(&args, file) {
+            Ok(_) => {
+                println!("{}: ok", file.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

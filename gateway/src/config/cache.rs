@@ -147,7 +147,7 @@ impl CacheSettings {
         };
         let bypass_from = ranges
             .iter()
-            .map(|r| parse_range(r))
+            .map(|r| parse_range(r, "--bypass-from"))
             .collect::<Result<Vec<_>, _>>()?;
         let bypass_per_second = args
             .bypass_per_second
@@ -203,12 +203,12 @@ impl CacheSettings {
 }
 
 /// An address range: CIDR, or one address (a /32 or /128).
-fn parse_range(text: &str) -> Result<IpNet, ConfigError> {
+pub(crate) fn parse_range(text: &str, option: &'static str) -> Result<IpNet, ConfigError> {
     let t = text.trim();
     t.parse::<IpNet>()
         .or_else(|_| t.parse::<std::net::IpAddr>().map(IpNet::from))
         .map_err(|_| ConfigError::Value {
-            option: "--bypass-from",
+            option,
             value: text.to_owned(),
             reason: "not an address range (CIDR such as 127.0.0.0/8, or an address)".into(),
         })

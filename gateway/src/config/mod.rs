@@ -12,11 +12,18 @@
 //! The cache's settings ([`CacheSettings`], see `cache.rs` beside this file and the README's
 //! "Cache" section) are keys of the same file: `cache_size_mb`, `negative_ttl_secs`,
 //! `stale_if_error_secs`, `bypass_from`, `bypass_token`, `bypass_per_second`, `redis_url`,
-//! `redis_prefix`, `redis_timeout_ms`.
+//! `redis_prefix`, `redis_timeout_ms`. So are the operator's ([`OpsSettings`], `ops.rs`):
+//! `trusted_proxies`, `public_base_url`, `rate_per_second`, `burst`, `request_timeout_ms`, `access_log`,
+//! `metrics_listen`.
+//!
+//! `handle-gateway --check-config FILE` reads FILE as the gateway would and names the line
+//! at fault ([`check_file`]).
 
 pub mod cache;
+pub mod ops;
 
 pub use cache::{CacheArgs, CacheSettings, Secret};
+pub use ops::{OpsArgs, OpsSettings, RateLimit};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -60,8 +67,14 @@ pub struct Args {
     /// The time a resolution may take, in milliseconds [default: the resolver's].
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    /// Validate this TOML file (with the command line's options) and exit: 0 when the
+    /// gateway would start with it, else 1 with the file and the line at fault.
+    #[arg(long, value_name = "FILE")]
+    pub check_config: Option<PathBuf>,
     #[command(flatten)]
     pub cache: cache::CacheArgs,
+    #[command(flatten)]
+    pub ops: ops::OpsArgs,
 }
 
 /// The TOML file of `--config`: the options of the command line, by the same names.
@@ -96,6 +109,20 @@ pub struct ConfigFile {
     pub redis_prefix: Option<String>,
     /// How long one Redis command may take, in milliseconds (default 250).
     pub redis_timeout_ms: Option<u64>,
+    /// `--trusted-proxy` (address ranges).
+    pub trusted_proxies: Option<Vec<String>>,
+    /// `--public-base-url`.
+    pub public_base_url: Option<String>,
+    /// `--rate-per-second`.
+    pub rate_per_second: Option<u32>,
+    /// `--burst`.
+    pub burst: Option<u32>,
+    /// `--request-timeout-ms`.
+    pub request_timeout_ms: Option<u64>,
+    /// `--access-log` (`stdout` or a file).
+    pub access_log: Option<String>,
+    /// `--metrics-listen`.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// Where resolutions go.
@@ -124,6 +151,8 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// The cache: sizes, lifetimes, bypass, the Redis tier.
     pub cache: CacheSettings,
+    /// The operator's: trusted proxies, public base URL, rate limit, request timeout.
+    pub ops: OpsSettings,
 }
 
 /// Why the settings cannot be used.
@@ -139,12 +168,24 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The `--config` file is not the expected TOML.
-    #[error("--config {path}: {source}")]
+    #[error("--config {}: line {line}: {}", path.display(), source.message())]
     Toml {
         /// The file.
         path: PathBuf,
+        /// The line at fault (from 1).
+        line: usize,
         /// Why.
         source: Box<toml::de::Error>,
+    },
+    /// A key of the `--config` file has a value the gateway cannot use.
+    #[error("--config {}: line {line}: {source}", path.display())]
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// The line of the key (from 1).
+        line: usize,
+        /// Why.
+        source: Box<ConfigError>,
     },
     /// An option's value cannot be read.
     #[error("{option} {value}: {reason}")]
@@ -170,9 +211,69 @@ impl ConfigFile {
         })?;
         toml::from_str(&text).map_err(|source| ConfigError::Toml {
             path: path.to_owned(),
+            line: source.span().map_or(1, |s| line_of(&text, s.start)),
             source: Box::new(source),
         })
     }
+}
+
+/// The line (from 1) of byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    1 + text
+        .as_bytes()
+        .iter()
+        .take(offset)
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// The line (from 1) where `key` is set in TOML `text`, if it is.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
+/// `--check-config FILE`: the settings the gateway would start with, from FILE and the
+/// command line; an error names FILE and the line at fault.
+///
+/// ```
+/// use clap::Parser;
+/// use handle_gateway::config::{check_file, Args};
+/// let file = std::env::temp_dir().join(format!("check-doc-{}.toml", std::process::id()));
+/// std::fs::write(&file, "server = \"127.0.0.1:2641\"\nrate_per_second = \"many\"\n")?;
+/// let e = check_file(&Args::parse_from(["handle-gateway"]), &file).unwrap_err();
+/// assert!(e.to_string().contains("line 2"), "{e}");
+/// # std::fs::remove_file(&file)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn check_file(args: &Args, path: &Path) -> Result<Settings, ConfigError> {
+    let file = ConfigFile::read(path)?;
+    Settings::from_parts(args, &file).map_err(|e| {
+        let keys: Vec<String> = match &e {
+            ConfigError::Value {
+                option: "--redis", ..
+            } => vec!["redis_url".into()],
+            ConfigError::Value { option, .. } => {
+                vec![option.trim_start_matches('-').replace('-', "_")]
+            }
+            ConfigError::Conflict(_) => vec!["server".into(), "root".into(), "demo".into()],
+            _ => Vec::new(),
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        match keys.iter().find_map(|k| key_line(&text, k)) {
+            Some(line) => ConfigError::Key {
+                path: path.to_owned(),
+                line,
+                source: Box::new(e),
+            },
+            None => e,
+        }
+    })
 }
 
 impl Settings {
@@ -246,6 +347,7 @@ impl Settings {
                 .or(file.timeout_ms)
                 .map(Duration::from_millis),
             cache: CacheSettings::from_parts(&args.cache, file)?,
+            ops: OpsSettings::from_parts(&args.ops, file)?,
         })
     }
 }

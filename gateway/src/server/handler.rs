@@ -41,6 +41,10 @@ pub struct Incoming {
     pub client: IpAddr,
     /// The address the request came in on (the proxy's own URL when there is no `Host`).
     pub local: SocketAddr,
+    /// The gateway's base URL (`https://hdl.example.org`) when the configured public base
+    /// URL or a trusted proxy's `X-Forwarded-Proto`/`X-Forwarded-Host` name it; else it is
+    /// `http://` and `Host`.
+    pub base: Option<String>,
 }
 
 impl Incoming {
@@ -61,6 +65,7 @@ impl Incoming {
             body: Vec::new(),
             client,
             local,
+            base: None,
         }
     }
 
@@ -239,9 +244,13 @@ async fn rest_request(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
     rest::answer(lookup, &pr.handle, &pr.params).await
 }
 
-/// The proxy's own base URL for this request: `http://` and the `Host` header, else the
-/// address the request came in on.
+/// The proxy's own base URL for this request: the one the server decided (configured, or
+/// from a trusted proxy), else `http://` and the `Host` header, else the address the
+/// request came in on.
 fn base_url(req: &Incoming) -> String {
+    if let Some(base) = &req.base {
+        return base.clone();
+    }
     match req.header("Host").map(str::trim).filter(|h| !h.is_empty()) {
         Some(host) => format!("http://{host}"),
         None => format!("http://{}", req.local),

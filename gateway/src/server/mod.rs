@@ -2,7 +2,11 @@
 //! tower-http's trace layer, and a graceful shutdown (Ctrl-C or SIGTERM: the listener
 //! closes, requests in flight finish).
 
+pub mod forwarded;
 pub mod handler;
+pub mod limit;
+pub mod observe;
+pub mod ops;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -19,15 +23,29 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 use crate::redirect::Answer;
 use crate::upstream::Resolution;
 pub use handler::Incoming;
+pub use ops::{metrics_router, Ops, HEALTH_PATH, METRICS_PATH};
+
+/// The state of every request.
+#[derive(Debug, Clone)]
+struct Shared {
+    resolution: Arc<Resolution>,
+}
 
 /// The largest request body read (a POST form).
 pub const MAX_BODY: usize = 64 * 1024;
 
-/// The router: every method and path to the proxy.
+/// The router: every method and path to the proxy (default operator's settings).
 pub fn router(resolution: Arc<Resolution>) -> Router {
+    router_with(resolution, Arc::new(Ops::default()))
+}
+
+/// The router: [`HEALTH_PATH`], then every method and path to the proxy, under the
+/// operator's settings.
+pub fn router_with(resolution: Arc<Resolution>, ops: Arc<Ops>) -> Router {
     Router::new()
         .fallback(serve_one)
-        .with_state(resolution)
+        .with_state(Shared { resolution })
+        .layer(axum::middleware::from_fn_with_state(ops, ops::observe))
         // A 5xx here is the reference's answer to a handle (an unreadable 10320/loc, say),
         // not a failure of the gateway: traced at DEBUG with the rest.
         .layer(
@@ -37,12 +55,16 @@ pub fn router(resolution: Arc<Resolution>) -> Router {
 }
 
 async fn serve_one(
-    State(resolution): State<Arc<Resolution>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    State(shared): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let local = parts.extensions.get::<LocalAddr>().map_or(client, |l| l.0);
+    let local = parts.extensions.get::<LocalAddr>().map_or(peer, |l| l.0);
+    let (client, base) = parts
+        .extensions
+        .get::<ops::ClientInfo>()
+        .map_or((peer.ip(), None), |c| (c.client, c.base.clone()));
     let body: Bytes = axum::body::to_bytes(body, MAX_BODY)
         .await
         .unwrap_or_default();
@@ -62,15 +84,16 @@ async fn serve_one(
             })
             .collect(),
         body: body.to_vec(),
-        client: client.ip(),
+        client,
         local,
+        base,
     };
-    to_response(handler::answer(&resolution, &incoming).await)
+    to_response(handler::answer(&shared.resolution, &incoming).await)
 }
 
 /// The listening address, for requests without `Host`.
 #[derive(Debug, Clone, Copy)]
-struct LocalAddr(SocketAddr);
+pub(crate) struct LocalAddr(pub(crate) SocketAddr);
 
 /// An [`Answer`] as an HTTP response (a header that is no valid HTTP header is left out).
 pub fn to_response(answer: Answer) -> Response {
@@ -96,8 +119,31 @@ pub async fn serve(
     resolution: Arc<Resolution>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, resolution, Arc::new(Ops::default()), shutdown).await
+}
+
+/// [`serve`] under the operator's settings ([`Ops`]).
+pub async fn serve_with(
+    listener: TcpListener,
+    resolution: Arc<Resolution>,
+    ops: Arc<Ops>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let local = listener.local_addr()?;
-    let app = router(resolution).layer(axum::middleware::from_fn(
+    if ops.limits() {
+        let weak = Arc::downgrade(&ops);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                match weak.upgrade() {
+                    Some(ops) => ops.forget_idle(),
+                    None => break,
+                }
+            }
+        });
+    }
+    let app = router_with(resolution, ops).layer(axum::middleware::from_fn(
         move |mut req: Request, next: axum::middleware::Next| async move {
             req.extensions_mut().insert(LocalAddr(local));
             next.run(req).await

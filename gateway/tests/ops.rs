@@ -1,0 +1,312 @@
+//! The operator's side of the `handle-gateway` binary: `--check-config`, the trusted-proxy
+//! rule (forwarding headers believed only from a trusted peer), the per-client rate limit
+//! (`429` with `Retry-After`), the public base URL and `/healthz`.
+
+// The conformance test's raw client (its keep-alive side is not used here).
+#[allow(dead_code)]
+#[path = "conformance/http.rs"]
+mod http;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+struct Running {
+    child: Child,
+    addr: SocketAddr,
+    /// The `metrics_listen` address, when the gateway printed one.
+    metrics: Option<SocketAddr>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Running {
+    start_lines(args, 1)
+}
+
+/// The address after `http://` in `line`.
+fn addr_in(line: &str) -> SocketAddr {
+    line.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ' ', '\n', '/']).next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+}
+
+/// The gateway started with `args`, its first `lines` lines of stdout read (the banner,
+/// then the metrics address).
+fn start_lines(args: &[&str], lines: usize) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the handle-gateway binary starts");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut read = || {
+        let mut line = String::new();
+        out.read_line(&mut line).expect("a line of stdout");
+        line
+    };
+    let addr = addr_in(&read());
+    let metrics = (lines > 1).then(|| addr_in(&read()));
+    Running {
+        child,
+        addr,
+        metrics,
+    }
+}
+
+fn get(addr: SocketAddr, target: &str, extra: &str) -> http::Received {
+    let raw =
+        format!("GET {target} HTTP/1.1\r\nHost: gw.example\r\nConnection: close\r\n{extra}\r\n");
+    http::exchange(addr, raw.as_bytes()).expect("an answer")
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("handle-gateway-ops-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("a temp file");
+    path
+}
+
+#[test]
+fn check_config_names_the_file_and_the_line() {
+    let run = |path: &PathBuf| {
+        Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+            .arg("--check-config")
+            .arg(path)
+            .output()
+            .expect("runs")
+    };
+    let good = temp_file(
+        "good.toml",
+        "listen = \"127.0.0.1:0\"\nserver = \"127.0.0.1:2641\"\ntrusted_proxies = [\"10.0.0.0/8\"]\n\
+         rate_per_second = 5\nburst = 10\nrequest_timeout_ms = 2000\n\
+         public_base_url = \"https://hdl.example.org\"\n",
+    );
+    let out = run(&good);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok"));
+    // A value of the wrong type (line 3), an unknown key (line 2), a bad range (line 4).
+    for (name, text, line) in [
+        ("type.toml", "listen = \"127.0.0.1:0\"\n\nrate_per_second = \"many\"\n", 3),
+        ("unknown.toml", "listen = \"127.0.0.1:0\"\nrate_limit = 5\n", 2),
+        (
+            "range.toml",
+            "listen = \"127.0.0.1:0\"\nserver = \"127.0.0.1:2641\"\n# trusted\ntrusted_proxies = [\"10.0.0.0/40\"]\n",
+            4,
+        ),
+    ] {
+        let bad = temp_file(name, text);
+        let out = run(&bad);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let _ = std::fs::remove_file(&bad);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(name), "{name}: the file is named: {err}");
+        assert!(err.contains(&format!("line {line}")), "{name}: line {line}: {err}");
+    }
+    let _ = std::fs::remove_file(&good);
+}
+
+#[cfg(feature = "demo")]
+#[test]
+fn forwarding_headers_only_from_trusted_peers() {
+    let headers = "X-Forwarded-Proto: https\r\nX-Forwarded-Host: hdl.example\r\n";
+    // 127.0.0.1 (the test) trusted: the alias redirect names the client's scheme and host.
+    let gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--demo",
+        "--trusted-proxy",
+        "127.0.0.0/8",
+    ]);
+    let a = get(gw.addr, "/20.500.1/alias", headers);
+    assert_eq!(
+        (a.status, a.first("location")),
+        (301, Some("https://hdl.example/20.500.1/demo"))
+    );
+    drop(gw);
+    // Not trusted: the headers are ignored.
+    let gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--demo",
+        "--trusted-proxy",
+        "10.0.0.0/8",
+    ]);
+    let a = get(gw.addr, "/20.500.1/alias", headers);
+    assert_eq!(a.first("location"), Some("http://gw.example/20.500.1/demo"));
+    drop(gw);
+    // The public base URL wins over both.
+    let gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--demo",
+        "--trusted-proxy",
+        "127.0.0.0/8",
+        "--public-base-url",
+        "https://pub.example:8443/",
+    ]);
+    let a = get(gw.addr, "/20.500.1/alias", headers);
+    assert_eq!(
+        a.first("location"),
+        Some("https://pub.example:8443/20.500.1/demo")
+    );
+    let a = get(gw.addr, "/healthz", "");
+    assert_eq!((a.status, a.body.as_slice()), (200, b"ok\n".as_slice()));
+}
+
+#[cfg(feature = "demo")]
+#[test]
+fn rate_limit_per_client_answers_429_with_retry_after() {
+    let limited = |trust: &str| {
+        start(&[
+            "--listen",
+            "127.0.0.1:0",
+            "--demo",
+            "--trusted-proxy",
+            trust,
+            "--rate-per-second",
+            "1",
+            "--burst",
+            "2",
+        ])
+    };
+    let xff = |a: &str| format!("X-Forwarded-For: {a}\r\n");
+    // Trusted peer: each forwarded client has its own allowance.
+    let gw = limited("127.0.0.0/8");
+    // (One request first that fills the cache, so that the next ones take no time.)
+    assert_eq!(
+        get(gw.addr, "/20.500.1/demo", &xff("192.0.2.9")).status,
+        302
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            get(gw.addr, "/20.500.1/demo", &xff("192.0.2.1")).status,
+            302
+        );
+    }
+    let a = get(gw.addr, "/20.500.1/demo", &xff("192.0.2.1"));
+    assert_eq!((a.status, a.first("retry-after")), (429, Some("1")));
+    assert_eq!(
+        get(gw.addr, "/20.500.1/demo", &xff("192.0.2.2")).status,
+        302
+    );
+    drop(gw);
+    // Untrusted peer: `X-Forwarded-For` is ignored, the peer (127.0.0.1) is the client.
+    let gw = limited("10.0.0.0/8");
+    assert_eq!(
+        get(gw.addr, "/20.500.1/demo", &xff("192.0.2.1")).status,
+        302
+    );
+    assert_eq!(
+        get(gw.addr, "/20.500.1/demo", &xff("192.0.2.2")).status,
+        302
+    );
+    let a = get(gw.addr, "/20.500.1/demo", &xff("192.0.2.3"));
+    assert_eq!(a.status, 429);
+    let secs: u64 = a
+        .first("retry-after")
+        .and_then(|s| s.parse().ok())
+        .expect("Retry-After");
+    assert!((1..=2).contains(&secs), "{secs}");
+}
+
+#[cfg(feature = "demo")]
+#[test]
+fn metrics_and_the_access_log() {
+    let log = std::env::temp_dir().join(format!(
+        "handle-gateway-ops-{}-access.log",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&log);
+    let gw = start_lines(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--demo",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--access-log",
+            log.to_str().expect("UTF-8"),
+        ],
+        2,
+    );
+    let metrics = gw.metrics.expect("the metrics address");
+    assert_eq!(
+        get(gw.addr, "/20.500.1/demo", "").first("x-cache"),
+        Some("miss")
+    );
+    assert_eq!(
+        get(gw.addr, "/20.500.1/demo", "").first("x-cache"),
+        Some("hit")
+    );
+    assert_eq!(
+        get(
+            gw.addr,
+            "/20.500.1/nothing",
+            "Referer: http://r.example/\r\nUser-Agent: t \"1\"\r\n"
+        )
+        .status,
+        404
+    );
+    // /metrics is on its own address only: on the proxy's it is a handle (0.NA/metrics).
+    assert_ne!(get(gw.addr, "/metrics", "").status, 200);
+    let m = get(metrics, "/metrics", "");
+    assert_eq!(m.status, 200);
+    assert!(m
+        .first("content-type")
+        .is_some_and(|t| t.starts_with("text/plain; version=0.0.4")));
+    let text = String::from_utf8_lossy(&m.body).into_owned();
+    for line in [
+        "handle_gateway_requests_total{status=\"302\"} 2",
+        "handle_gateway_requests_total{status=\"404\"} 2",
+        "handle_gateway_cache_total{result=\"hit\"} 1",
+        "handle_gateway_cache_total{result=\"miss\"} 3",
+        "handle_gateway_request_duration_seconds_count 4",
+        "handle_gateway_request_duration_seconds_bucket{le=\"+Inf\"} 4",
+        "handle_gateway_in_flight 0",
+        "handle_gateway_upstream_errors_total 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    assert_eq!(get(metrics, "/healthz", "").status, 200);
+    drop(gw);
+    let lines = std::fs::read_to_string(&log).expect("the access log");
+    let _ = std::fs::remove_file(&log);
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let (head, rest) = lines[0].split_once(" [").expect("a date");
+    assert_eq!(head, "127.0.0.1 - -");
+    let (date, rest) = rest.split_once("] ").expect("the date's end");
+    assert!(
+        date.len() == 26 && date.ends_with(" +0000") && date.as_bytes()[2] == b'/',
+        "{date}"
+    );
+    let bytes = rest
+        .strip_prefix("\"GET /20.500.1/demo HTTP/1.1\" 302 ")
+        .and_then(|r| r.strip_suffix(" \"-\" \"-\""))
+        .unwrap_or_else(|| panic!("{}", lines[0]));
+    assert!(bytes == "-" || bytes.parse::<u64>().is_ok(), "{bytes}");
+    assert!(
+        lines[2].contains("\"GET /20.500.1/nothing HTTP/1.1\" 404 "),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[2].ends_with(" \"http://r.example/\" \"t \\\"1\\\"\""),
+        "{}",
+        lines[2]
+    );
+}
