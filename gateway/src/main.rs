@@ -22,6 +22,13 @@ async fn run(args: Args) -> Result<(), String> {
         .await
         .map_err(|e| format!("--listen {}: {e}", settings.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let tls = match &settings.ops.tls {
+        Some(files) => {
+            Some(server::tls::acceptor(&files.cert, &files.key).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let upstream = match &settings.upstream {
         Upstream::Server(_) => format!("server {}", args.server.as_deref().unwrap_or("(config)")),
         Upstream::Root(_) => format!("root {}", args.root.as_deref().unwrap_or("(config)")),
@@ -34,7 +41,7 @@ async fn run(args: Args) -> Result<(), String> {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "listening on http://{addr}, resolving through {upstream}"
+            "listening on {scheme}://{addr}, resolving through {upstream}"
         );
         let _ = out.flush();
     }
@@ -54,7 +61,7 @@ async fn run(args: Args) -> Result<(), String> {
         let _ = writeln!(out, "metrics on http://{bound}/metrics");
         let _ = out.flush();
     }
-    server::serve_with(listener, resolution, ops, server::shutdown_signal())
+    server::serve_listener(listener, tls, resolution, ops, server::shutdown_signal())
         .await
         .map_err(|e| e.to_string())
 }

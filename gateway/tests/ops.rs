@@ -32,7 +32,7 @@ fn start(args: &[&str]) -> Running {
 
 /// The address after `http://` in `line`.
 fn addr_in(line: &str) -> SocketAddr {
-    line.split("http://")
+    line.split("://")
         .nth(1)
         .and_then(|rest| rest.split([',', ' ', '\n', '/']).next())
         .and_then(|a| a.parse().ok())
@@ -309,4 +309,68 @@ fn metrics_and_the_access_log() {
         "{}",
         lines[2]
     );
+}
+
+/// HTTPS with a certificate made here: a rustls client that trusts it gets the answer, and
+/// an alias's redirect names `https://`.
+#[cfg(feature = "demo")]
+#[tokio::test]
+async fn https_with_a_test_certificate() {
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::rustls;
+
+    let made =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
+    let cert = temp_file("cert.pem", &made.cert.pem());
+    let key = temp_file("key.pem", &made.key_pair.serialize_pem());
+    let gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--demo",
+        "--tls-cert",
+        cert.to_str().expect("UTF-8"),
+        "--tls-key",
+        key.to_str().expect("UTF-8"),
+    ]);
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(made.cert.der().clone()).expect("the root");
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(gw.addr)
+        .await
+        .expect("connects");
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+    let mut tls = connector.connect(name, tcp).await.expect("the handshake");
+    tls.write_all(b"GET /20.500.1/alias HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("the request");
+    let mut raw = Vec::new();
+    // (A close without close_notify ends the read with an error after the answer.)
+    let _ = tls.read_to_end(&mut raw).await;
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 301"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.eq_ignore_ascii_case("location: https://localhost/20.500.1/demo")),
+        "{text}"
+    );
+    // Plain HTTP on the HTTPS port gets no answer.
+    let mut plain = tokio::net::TcpStream::connect(gw.addr)
+        .await
+        .expect("connects");
+    let _ = plain.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let mut back = Vec::new();
+    let _ = plain.read_to_end(&mut back).await;
+    assert!(!String::from_utf8_lossy(&back).starts_with("HTTP/1.1 200"));
+    drop(gw);
+    let _ = std::fs::remove_file(&cert);
+    let _ = std::fs::remove_file(&key);
 }

@@ -14,7 +14,7 @@
 //! `stale_if_error_secs`, `bypass_from`, `bypass_token`, `bypass_per_second`, `redis_url`,
 //! `redis_prefix`, `redis_timeout_ms`. So are the operator's ([`OpsSettings`], `ops.rs`):
 //! `trusted_proxies`, `public_base_url`, `rate_per_second`, `burst`, `request_timeout_ms`, `access_log`,
-//! `metrics_listen`.
+//! `metrics_listen`, `tls_cert`, `tls_key`.
 //!
 //! `handle-gateway --check-config FILE` reads FILE as the gateway would and names the line
 //! at fault ([`check_file`]).
@@ -23,7 +23,7 @@ pub mod cache;
 pub mod ops;
 
 pub use cache::{CacheArgs, CacheSettings, Secret};
-pub use ops::{OpsArgs, OpsSettings, RateLimit};
+pub use ops::{OpsArgs, OpsSettings, RateLimit, TlsFiles};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -123,6 +123,10 @@ pub struct ConfigFile {
     pub access_log: Option<String>,
     /// `--metrics-listen`.
     pub metrics_listen: Option<SocketAddr>,
+    /// `--tls-cert` (PEM).
+    pub tls_cert: Option<PathBuf>,
+    /// `--tls-key` (PEM).
+    pub tls_key: Option<PathBuf>,
 }
 
 /// Where resolutions go.
@@ -168,12 +172,14 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The `--config` file is not the expected TOML.
-    #[error("--config {}: line {line}: {}", path.display(), source.message())]
+    #[error("--config {}: line {line} `{text}`: {}", path.display(), source.message())]
     Toml {
         /// The file.
         path: PathBuf,
         /// The line at fault (from 1).
         line: usize,
+        /// Its text (trimmed).
+        text: String,
         /// Why.
         source: Box<toml::de::Error>,
     },
@@ -209,10 +215,21 @@ impl ConfigFile {
             path: path.to_owned(),
             source,
         })?;
-        toml::from_str(&text).map_err(|source| ConfigError::Toml {
-            path: path.to_owned(),
-            line: source.span().map_or(1, |s| line_of(&text, s.start)),
-            source: Box::new(source),
+        toml::from_str(&text).map_err(|source| {
+            let line = source.span().map_or(1, |s| line_of(&text, s.start));
+            ConfigError::Toml {
+                path: path.to_owned(),
+                line,
+                text: text
+                    .lines()
+                    .nth(line - 1)
+                    .unwrap_or("")
+                    .trim()
+                    .chars()
+                    .take(80)
+                    .collect(),
+                source: Box::new(source),
+            }
         })
     }
 }

@@ -43,6 +43,21 @@ pub struct OpsArgs {
     /// metrics].
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// HTTPS: the certificate chain (PEM) of the listener; with `--tls-key`.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// HTTPS: the private key (PEM: PKCS#8, PKCS#1 or SEC1) of `--tls-cert`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+}
+
+/// The HTTPS listener's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, PEM.
+    pub cert: std::path::PathBuf,
+    /// The private key, PEM.
+    pub key: std::path::PathBuf,
 }
 
 /// The per-client rate limit.
@@ -70,6 +85,8 @@ pub struct OpsSettings {
     pub access_log: Option<String>,
     /// The address of `/metrics`.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// HTTPS: the certificate and key (else the listener speaks plain HTTP).
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for OpsSettings {
@@ -81,6 +98,7 @@ impl Default for OpsSettings {
             request_timeout: Duration::from_millis(DEFAULT_REQUEST_TIMEOUT_MS),
             access_log: None,
             metrics_listen: None,
+            tls: None,
         }
     }
 }
@@ -133,6 +151,24 @@ impl OpsSettings {
                 reason: "at least 1".into(),
             });
         }
+        let tls = match (
+            args.tls_cert.clone().or(file.tls_cert.clone()),
+            args.tls_key.clone().or(file.tls_key.clone()),
+        ) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (None, None) => None,
+            (Some(p), None) | (None, Some(p)) => {
+                return Err(ConfigError::Value {
+                    option: if file.tls_cert.is_some() {
+                        "tls_cert"
+                    } else {
+                        "tls_key"
+                    },
+                    value: p.display().to_string(),
+                    reason: "give both tls_cert and tls_key".into(),
+                })
+            }
+        };
         Ok(OpsSettings {
             trusted_proxies,
             public_base_url,
@@ -144,6 +180,7 @@ impl OpsSettings {
                 .or(file.access_log.clone())
                 .filter(|a| !a.is_empty()),
             metrics_listen: args.metrics_listen.or(file.metrics_listen),
+            tls,
         })
     }
 }

@@ -7,6 +7,7 @@ pub mod handler;
 pub mod limit;
 pub mod observe;
 pub mod ops;
+pub mod tls;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -56,7 +57,7 @@ pub fn router_with(resolution: Arc<Resolution>, ops: Arc<Ops>) -> Router {
 
 async fn serve_one(
     State(shared): State<Shared>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
@@ -122,9 +123,39 @@ pub async fn serve(
     serve_with(listener, resolution, Arc::new(Ops::default()), shutdown).await
 }
 
-/// [`serve`] under the operator's settings ([`Ops`]).
+/// The client's socket address, as a connection of either listener gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Peer {
+        Peer(*stream.remote_addr())
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, tls::TlsListener>>
+    for Peer
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, tls::TlsListener>) -> Peer {
+        Peer(*stream.remote_addr())
+    }
+}
+
+/// [`serve`] under the operator's settings ([`Ops`]); HTTPS when `tls` is given (see
+/// [`tls::acceptor`]).
 pub async fn serve_with(
     listener: TcpListener,
+    resolution: Arc<Resolution>,
+    ops: Arc<Ops>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_listener(listener, None, resolution, ops, shutdown).await
+}
+
+/// [`serve_with`], over TLS when `tls` is given.
+pub async fn serve_listener(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     resolution: Arc<Resolution>,
     ops: Arc<Ops>,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -149,12 +180,19 @@ pub async fn serve_with(
             next.run(req).await
         },
     ));
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    let make = app.into_make_service_with_connect_info::<Peer>();
+    match tls {
+        Some(acceptor) => {
+            axum::serve(tls::TlsListener::new(listener, acceptor)?, make)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(listener, make)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
 }
 
 /// Completes on Ctrl-C or (on Unix) SIGTERM.

@@ -2,7 +2,7 @@
 //! base URL of links, the per-client rate limit, `/healthz`, the metrics and the access
 //! log. Every request passes [`observe`] before the proxy sees it.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -86,15 +86,16 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
     let _in_flight = ops.metrics.begin();
     let peer = req
         .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
+        .get::<ConnectInfo<super::Peer>>()
+        .map(|c| c.0 .0);
     let local = req.extensions().get::<LocalAddr>().map(|l| l.0);
     let peer_ip = peer.map_or(IpAddr::from([127, 0, 0, 1]), |p| p.ip());
     let fwd = forwarded::read(req.headers(), peer_ip, &ops.settings.trusted_proxies);
     let client = fwd.client.unwrap_or(peer_ip);
+    let tls = ops.settings.tls.is_some();
     let base = match (&ops.settings.public_base_url, &fwd.proto, &fwd.host) {
         (Some(url), _, _) => Some(url.clone()),
-        (None, None, None) => None,
+        (None, None, None) if !tls => None,
         (None, proto, host) => {
             let host = host.clone().or_else(|| {
                 req.headers()
@@ -106,7 +107,8 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
             let host = host
                 .or_else(|| local.map(|l| l.to_string()))
                 .unwrap_or_default();
-            Some(format!("{}://{host}", proto.as_deref().unwrap_or("http")))
+            let scheme = if tls { "https" } else { "http" };
+            Some(format!("{}://{host}", proto.as_deref().unwrap_or(scheme)))
         }
     };
     let (method, uri, version) = (req.method().clone(), req.uri().clone(), req.version());
