@@ -111,8 +111,21 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
             Some(format!("{}://{host}", proto.as_deref().unwrap_or(scheme)))
         }
     };
-    let (method, uri, version) = (req.method().clone(), req.uri().clone(), req.version());
-    let headers = req.headers().clone();
+    // What the access log writes of the request (taken only when there is a log).
+    let logged = ops.access_log.as_ref().map(|_| {
+        let mut headers = axum::http::HeaderMap::new();
+        for name in ["referer", "user-agent"] {
+            if let Some(v) = req.headers().get(name) {
+                headers.insert(name, v.clone());
+            }
+        }
+        (
+            req.method().clone(),
+            req.uri().clone(),
+            req.version(),
+            headers,
+        )
+    });
     let response = if req.uri().path() == HEALTH_PATH {
         text(200, "ok\n")
     } else if let Some(wait) = ops.limiter.as_ref().and_then(|l| l.check(client).err()) {
@@ -134,7 +147,7 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
         .get("x-cache")
         .and_then(|v| v.to_str().ok());
     ops.metrics.record(status, started.elapsed(), x_cache);
-    if let Some(log) = &ops.access_log {
+    if let (Some(log), Some((method, uri, version, headers))) = (&ops.access_log, logged) {
         let bytes = response.body().size_hint().exact();
         log.write(&combined_line(
             client, at, &method, &uri, version, status, bytes, &headers,
