@@ -1,6 +1,7 @@
 //! The operator's side of the `handle-gateway` binary: `--check-config`, the trusted-proxy
 //! rule (forwarding headers believed only from a trusted peer), the per-client rate limit
-//! (`429` with `Retry-After`), the public base URL and `/healthz`.
+//! (`429` with `Retry-After`), the public base URL, `/healthz`, `/metrics`, the access log,
+//! HTTPS with a certificate made here and the request timeout (`504`).
 
 // The conformance test's raw client (its keep-alive side is not used here).
 #[allow(dead_code)]
@@ -373,4 +374,58 @@ async fn https_with_a_test_certificate() {
     drop(gw);
     let _ = std::fs::remove_file(&cert);
     let _ = std::fs::remove_file(&key);
+}
+
+/// A request over `--request-timeout-ms` is answered `504`, counted in the metrics.
+#[test]
+fn a_slow_resolution_times_out_with_504() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use handle_resolver::testing::{Faults, Store, TestServer, TestServerConfig};
+    use handle_resolver::wire::HandleValue;
+
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = Arc::new(Store::new());
+    store.insert(
+        "20.500.7/slow",
+        vec![HandleValue::new(1, "URL", "https://example.org/slow")],
+    );
+    let mut config = TestServerConfig::new(store);
+    config.faults = Faults {
+        delay: Duration::from_millis(1500),
+        ..Faults::default()
+    };
+    let server = runtime
+        .block_on(TestServer::start(config))
+        .expect("the test server starts");
+    let gw = start_lines(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--server",
+            &server.addr().to_string(),
+            "--timeout-ms",
+            "10000",
+            "--request-timeout-ms",
+            "300",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let started = Instant::now();
+    let a = get(gw.addr, "/20.500.7/slow", "");
+    assert_eq!(a.status, 504);
+    assert!(
+        started.elapsed() < Duration::from_millis(1400),
+        "{:?}",
+        started.elapsed()
+    );
+    let m = get(gw.metrics.expect("the metrics address"), "/metrics", "");
+    let text = String::from_utf8_lossy(&m.body).into_owned();
+    assert!(
+        text.lines().any(|l| l == "handle_gateway_timeouts_total 1"),
+        "{text}"
+    );
 }
