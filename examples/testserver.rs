@@ -20,6 +20,9 @@
 //! `fixtures/gateway/handles.json`, are served so: `--reference-store FILE --keep-sites`).
 //! Stop with Ctrl-C.
 
+#[path = "common/log.rs"]
+mod logging;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -112,10 +115,7 @@ macro_rules! say {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
     let args = Args::parse();
     if !(0.0..=1.0).contains(&args.drop) {
         eprintln!(

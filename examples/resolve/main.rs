@@ -27,6 +27,8 @@ mod check_root;
 mod demo;
 mod input;
 mod location;
+#[path = "../common/log.rs"]
+mod logging;
 mod out;
 mod progress;
 mod render;
@@ -360,10 +362,7 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
     let matches = Args::command().get_matches();
     let mut args = match Args::from_arg_matches(&matches) {
         Ok(args) => args,
