@@ -1,7 +1,7 @@
 //! `resolve`: check, normalize and resolve identifiers, like `dig` for handles.
 //!
 //! ```sh
-//! cargo run --features testing --example resolve -- --demo
+//! cargo run --example resolve -- --demo
 //! cargo run --example resolve -- 10.1045/april2006-paskin
 //! cargo run --example resolve -- --root 127.0.0.1:2641 --trace 20.500.1/1
 //! cargo run --example resolve -- --root 127.0.0.1 --format tsv - < ids.txt
