@@ -6,8 +6,8 @@
 //! ratio library / raw.
 //!
 //! ```text
-//! cargo run --release --features testing --example loadgen -- --transport udp,tcp --concurrency 1,16,256 --n 20000
-//! cargo run --release --features testing --example loadgen -- --server 127.0.0.1:2641 --handle 20.500.1/1
+//! cargo run --release --example loadgen -- --transport udp,tcp --concurrency 1,16,256 --n 20000
+//! cargo run --release --example loadgen -- --server 127.0.0.1:2641 --handle 20.500.1/1
 //! ```
 //! Without `--server` it starts the test server (`handle_resolver::testing`) on 127.0.0.1 in
 //! its own multi-threaded runtime, holding `--handles` handles of four values each (one

@@ -3,7 +3,7 @@
 //! `handle_resolver::testing`.
 //!
 //! ```text
-//! cargo run --features testing --example testserver -- --port 2641 [FILE]
+//! cargo run --example testserver -- --port 2641 [FILE]
 //! ```
 //! Without FILE it serves `fixtures/testserver/handles.json`, built into the binary, so that
 //! an installed `testserver` started from any folder has its sample handles. The file format
@@ -13,12 +13,15 @@
 //! `--reference-store FILE` starts from a handles JSON in the reference's own shape instead
 //! (the batch samples' starting state):
 //! ```text
-//! cargo run --features testing --example testserver -- --port 2661 \
+//! cargo run --example testserver -- --port 2661 \
 //!     --reference-store fixtures/genericbatch/server/handles.json --server-admin 300:0.NA/20.500.12345
 //! ```
 //! `--keep-sites` keeps that file's HS_SITE values as stored (the gateway sets,
 //! `fixtures/gateway/handles.json`, are served so: `--reference-store FILE --keep-sites`).
 //! Stop with Ctrl-C.
+
+#[path = "common/log.rs"]
+mod logging;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -112,10 +115,7 @@ macro_rules! say {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
     let args = Args::parse();
     if !(0.0..=1.0).contains(&args.drop) {
         eprintln!(

@@ -1,7 +1,7 @@
 //! `resolve`: check, normalize and resolve identifiers, like `dig` for handles.
 //!
 //! ```sh
-//! cargo run --features testing --example resolve -- --demo
+//! cargo run --example resolve -- --demo
 //! cargo run --example resolve -- 10.1045/april2006-paskin
 //! cargo run --example resolve -- --root 127.0.0.1:2641 --trace 20.500.1/1
 //! cargo run --example resolve -- --root 127.0.0.1 --format tsv - < ids.txt
@@ -27,6 +27,8 @@ mod check_root;
 mod demo;
 mod input;
 mod location;
+#[path = "../common/log.rs"]
+mod logging;
 mod out;
 mod progress;
 mod render;
@@ -360,10 +362,7 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
     let matches = Args::command().get_matches();
     let mut args = match Args::from_arg_matches(&matches) {
         Ok(args) => args,
