@@ -1,6 +1,6 @@
 //! The other side of the gateway's benchmarks (`scripts/gateway-bench.sh`, BENCHMARKS.md §18):
 //!
-//! - `floor --listen ADDR --copy URL`: the HTTP floor of this machine. It asks URL once (the
+//! - `floor --listen ADDR --copy URL [--origin O]`: the HTTP floor of this machine. It asks URL once (the
 //!   gateway's warm redirect) and then answers every request with that answer's status,
 //!   headers and body from memory, through axum on the same multi-threaded tokio runtime the
 //!   gateway runs on: what any Rust HTTP server must spend to send the same bytes.
@@ -21,6 +21,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode};
 use axum::response::Response;
 use clap::{Parser, Subcommand};
+use handle_resolver::transport::addr::Endpoint;
 use handle_resolver::Resolver;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -41,6 +42,9 @@ enum Command {
         /// The URL whose answer is copied (asked once, at start).
         #[arg(long)]
         copy: String,
+        /// An `Origin` header for that request (the answer's CORS headers are copied too).
+        #[arg(long)]
+        origin: Option<String>,
     },
     /// `Resolver::resolve_many` against one server for a while.
     ResolveMany {
@@ -78,7 +82,11 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match args.command {
-            Command::Floor { listen, copy } => floor(listen, &copy).await,
+            Command::Floor {
+                listen,
+                copy,
+                origin,
+            } => floor(listen, &copy, origin.as_deref()).await,
             Command::ResolveMany {
                 server,
                 handle,
@@ -119,6 +127,15 @@ fn loopback_url(url: &str) -> Result<axum::http::Uri, BoxError> {
     Ok(uri)
 }
 
+/// A GET of `url` (a loopback one), with `Origin` when given.
+fn get_request(url: &str, origin: Option<&str>) -> Result<Request<Body>, BoxError> {
+    let mut request = Request::get(loopback_url(url)?);
+    if let Some(origin) = origin {
+        request = request.header("origin", HeaderValue::from_str(origin)?);
+    }
+    Ok(request.body(Body::empty())?)
+}
+
 fn client() -> Client<HttpConnector, Body> {
     Client::builder(TokioExecutor::new()).build(HttpConnector::new())
 }
@@ -131,10 +148,9 @@ fn copied(name: &HeaderName) -> bool {
     )
 }
 
-async fn floor(listen: SocketAddr, copy: &str) -> Result<(), BoxError> {
+async fn floor(listen: SocketAddr, copy: &str, origin: Option<&str>) -> Result<(), BoxError> {
     let listen = loopback(listen)?;
-    let uri = loopback_url(copy)?;
-    let answer = client().get(uri).await?;
+    let answer = client().request(get_request(copy, origin)?).await?;
     let status: StatusCode = answer.status();
     let mut headers = HeaderMap::new();
     for (name, value) in answer.headers() {
@@ -169,7 +185,7 @@ async fn resolve_many(
     // The gateway's resolver (gateway/src/upstream/mod.rs): one server, no answer cache.
     let resolver = Resolver::builder()
         .cache_size(0)
-        .server_at(&server.to_string())
+        .server_at(&Endpoint::parse(&server.to_string())?)
         .build()?;
     let window = Duration::from_secs_f64(seconds);
     let started = Instant::now();
@@ -197,15 +213,11 @@ async fn resolve_many(
 }
 
 async fn get(url: &str, n: usize, origin: Option<&str>) -> Result<(), BoxError> {
-    let uri = loopback_url(url)?;
+    loopback_url(url)?;
     let client = client();
     let mut first = None;
     for i in 0..n {
-        let mut request = Request::get(uri.clone());
-        if let Some(origin) = origin {
-            request = request.header("origin", HeaderValue::from_str(origin)?);
-        }
-        let answer = client.request(request.body(Body::empty())?).await?;
+        let answer = client.request(get_request(url, origin)?).await?;
         let status = answer.status();
         axum::body::to_bytes(Body::new(answer.into_body()), 1 << 20).await?;
         match first {

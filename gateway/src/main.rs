@@ -11,6 +11,11 @@ use handle_gateway::config::{check_file, Args, Settings, Upstream};
 use handle_gateway::server;
 use handle_gateway::upstream::Resolution;
 
+/// mimalloc rather than glibc's malloc: the warm redirect's requests/s at 64 connections went
+/// from WARM_BEFORE to WARM_AFTER per second (BENCHMARKS.md §18).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 async fn run(args: Args) -> Result<(), String> {
     let settings = Settings::from_args(&args).map_err(|e| e.to_string())?;
     let resolution = Arc::new(

@@ -283,6 +283,13 @@ fn metrics_and_the_access_log() {
         assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
     }
     assert_eq!(get(metrics, "/healthz", "").status, 200);
+    // The log is buffered and written out every second: its four lines within five.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::fs::read_to_string(&log).map_or(0, |t| t.lines().count()) < 4
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     drop(gw);
     let lines = std::fs::read_to_string(&log).expect("the access log");
     let _ = std::fs::remove_file(&log);

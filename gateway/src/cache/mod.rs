@@ -31,7 +31,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use handle_resolver::wire::HandleValue;
 use handle_resolver::{Handle, ResolveError};
-use moka::future::Cache as Moka;
+/// The in-process tier: moka's cache, hashed with foldhash (randomly seeded per process) rather
+/// than SipHash, which took 1,700 of a warm request's instructions (BENCHMARKS.md §18).
+type Moka<K, V> = moka::future::Cache<K, V, foldhash::fast::RandomState>;
 use tokio::time::Instant;
 
 use crate::config::CacheSettings;
@@ -278,9 +280,9 @@ pub enum CacheError {
 /// let fetch = || async {
 ///     Ok::<_, LookupError>(vec![HandleValue::new(1, "URL", "https://a.example/")])
 /// };
-/// let (first, served) = cache.get(key.clone(), fetch(), false).await;
+/// let (first, served) = cache.get(key.clone(), fetch, false).await;
 /// assert_eq!(served, Served::Miss);
-/// let (again, served) = cache.get(key, fetch(), false).await;
+/// let (again, served) = cache.get(key, fetch, false).await;
 /// assert_eq!(served, Served::Hit);
 /// assert_eq!(first?.values, again?.values);
 /// # Ok(()) }
@@ -310,7 +312,7 @@ impl Cache {
     /// it fails, the gateway goes on without it).
     pub async fn new(settings: &CacheSettings) -> Result<Cache, CacheError> {
         let local = (settings.max_bytes > 0).then(|| {
-            Moka::builder()
+            moka::future::Cache::builder()
                 .max_capacity(settings.max_bytes)
                 .weigher(|key: &Key, slot: &Arc<Slot>| {
                     let bytes = slot.last_good().map_or(64, |g| g.bytes());
@@ -320,7 +322,7 @@ impl Cache {
                 .expire_after(KeepUntil {
                     stale: settings.stale_if_error,
                 })
-                .build()
+                .build_with_hasher(foldhash::fast::RandomState::default())
         });
         Ok(Cache {
             local,
@@ -344,29 +346,50 @@ impl Cache {
         self.bypass.trusts(client, token)
     }
 
-    /// The record of `key`: fresh from the cache, else from `fetch` (one at a time per key),
-    /// else (the upstream failing) the last good one while it may still answer. With
-    /// `bypass`, `fetch` is asked first when the rate limit allows.
-    pub async fn get<F>(
+    /// The record of `key`: fresh from the cache, else from the resolution `fetch` makes
+    /// (one at a time per key), else (the upstream failing) the last good one while it may
+    /// still answer. With `bypass`, `fetch` is asked first when the rate limit allows.
+    ///
+    /// `fetch` is called only on a miss, and every path that awaits a resolution is boxed:
+    /// a resolution's future is large (the resolver's whole procedure), and held inline it
+    /// made every request's future as large, copied from layer to layer of the HTTP stack
+    /// four times a request: 34 % of a warm request's instructions were that `memcpy`
+    /// (BENCHMARKS.md §18).
+    pub async fn get<F, Fut>(
         &self,
         key: Key,
         fetch: F,
         bypass: bool,
     ) -> (Result<Record, LookupError>, Served)
     where
-        F: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
+        F: FnOnce() -> Fut + Send,
+        Fut: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
     {
         let Some(local) = &self.local else {
-            return (fetch.await.map(Record::fresh), Served::Miss);
+            return (Box::pin(fetch()).await.map(Record::fresh), Served::Miss);
         };
         let existing = local.get(&key).await;
         let now = Instant::now();
         if bypass && self.bypass.admit() {
-            return self.bypass_get(local, key, fetch, existing).await;
+            return Box::pin(self.bypass_get(local, key, fetch(), existing)).await;
         }
         if let Some(slot) = existing.as_ref().filter(|s| s.fresh(now)) {
             return self.serve(slot, false, now);
         }
+        Box::pin(self.fill(local, key, fetch(), existing)).await
+    }
+
+    /// A miss: the key's entry filled by one resolution however many requests wait for it.
+    async fn fill<F>(
+        &self,
+        local: &Moka<Key, Arc<Slot>>,
+        key: Key,
+        fetch: F,
+        existing: Option<Arc<Slot>>,
+    ) -> (Result<Record, LookupError>, Served)
+    where
+        F: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
+    {
         let last = existing.and_then(|s| s.last_good());
         let entry = local
             .entry(key.clone())

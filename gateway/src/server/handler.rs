@@ -314,7 +314,8 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
     if pr.handle.is_empty() {
         return pages::query_page();
     }
-    let base = base_url(req);
+    // Made only by the answers that name the proxy (the redirect does not).
+    let base = || base_url(req);
     let mut handle = pr.handle.clone();
     if !handle.contains('/') {
         // A bare prefix: its prefix handle.
@@ -336,13 +337,13 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
         Err(LookupError::Resolve(e)) if e.kind() == ResolveErrorKind::NoMatchingValues => {
             Record::fresh(Vec::new())
         }
-        Err(e) => return lookup_failed(context(&base, &pr.handle, req), &e),
+        Err(e) => return lookup_failed(context(&base(), &pr.handle, req), &e),
     };
     if record.values.is_empty() && types.is_empty() && !indexes.is_empty() {
         // Indexes alone that match nothing: the reference shows its error page, titled
         // "No Values Found", with 200 (a type that matches nothing gets the "No Values
         // Found" page of its own, below).
-        return pages::error_page(200, "No Values Found", context(&base, &pr.handle, req));
+        return pages::error_page(200, "No Values Found", context(&base(), &pr.handle, req));
     }
     let metadata = action.as_deref() == Some("metadata");
     let show = match action.as_deref() {
@@ -361,10 +362,10 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
         } else {
             match aliases::follow(lookup, record).await {
                 AliasEnd::TooLong { handle } => {
-                    return pages::alias_chain_too_long(context(&base, &handle, req))
+                    return pages::alias_chain_too_long(context(&base(), &handle, req))
                 }
                 AliasEnd::Failed { handle, error } => {
-                    return lookup_failed(context(&base, &handle, req), &error)
+                    return lookup_failed(context(&base(), &handle, req), &error)
                 }
                 AliasEnd::Final {
                     handle: target,
@@ -372,7 +373,7 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
                     ttls,
                 } => {
                     if !is_post && show == Show::Redirect {
-                        let mut location = format!("{base}/{}", encode_url_path(&target));
+                        let mut location = format!("{}/{}", base(), encode_url_path(&target));
                         if let Some(q) = &pr.raw_query {
                             location.push('?');
                             location.push_str(q);
@@ -389,8 +390,8 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
             }
         };
     match show {
-        Show::Values => pages::values_page(&base, &shown, &record.values),
-        Show::Urls => show_urls(lookup, req, &base, &shown, &record).await,
+        Show::Values => pages::values_page(&base(), &shown, &record.values),
+        Show::Urls => show_urls(lookup, req, &base(), &shown, &record).await,
         Show::Redirect => {
             redirect_to_location(lookup, req, &pr, &record, metadata, &mut alias_ttls).await
         }

@@ -43,16 +43,21 @@ pub fn router(resolution: Arc<Resolution>) -> Router {
 /// The router: [`HEALTH_PATH`], then every method and path to the proxy, under the
 /// operator's settings.
 pub fn router_with(resolution: Arc<Resolution>, ops: Arc<Ops>) -> Router {
-    Router::new()
+    let router = Router::new()
         .fallback(serve_one)
         .with_state(Shared { resolution })
-        .layer(axum::middleware::from_fn_with_state(ops, ops::observe))
-        // A 5xx here is the reference's answer to a handle (an unreadable 10320/loc, say),
-        // not a failure of the gateway: traced at DEBUG with the rest.
-        .layer(
-            TraceLayer::new_for_http()
-                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
-        )
+        .layer(axum::middleware::from_fn_with_state(ops, ops::observe));
+    // tower-http's request traces only when its DEBUG events are on (`RUST_LOG=
+    // tower_http=debug`, read when the router is made): otherwise the layer costs every
+    // request for nothing (BENCHMARKS.md §18).
+    if !tracing::enabled!(target: "tower_http::trace::on_request", tracing::Level::DEBUG) {
+        return router;
+    }
+    // A 5xx here is the reference's answer to a handle (an unreadable 10320/loc, say), not
+    // a failure of the gateway: traced at DEBUG with the rest.
+    router.layer(
+        TraceLayer::new_for_http().on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
+    )
 }
 
 async fn serve_one(
@@ -61,14 +66,21 @@ async fn serve_one(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let local = parts.extensions.get::<LocalAddr>().map_or(peer, |l| l.0);
-    let (client, base) = parts
+    let (client, base, local) = parts
         .extensions
         .get::<ops::ClientInfo>()
-        .map_or((peer.ip(), None), |c| (c.client, c.base.clone()));
-    let body: Bytes = axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .unwrap_or_default();
+        .map_or((peer.ip(), None, None), |c| {
+            (c.client, c.base.clone(), c.local)
+        });
+    let local = local.unwrap_or(peer);
+    // Most requests have no body (a GET): nothing to read then.
+    let body: Bytes = if axum::body::HttpBody::size_hint(&body).exact() == Some(0) {
+        Bytes::new()
+    } else {
+        axum::body::to_bytes(body, MAX_BODY)
+            .await
+            .unwrap_or_default()
+    };
     let incoming = Incoming {
         method: parts.method.as_str().to_owned(),
         path: parts.uri.path().to_owned(),
@@ -78,10 +90,11 @@ async fn serve_one(
             .headers
             .iter()
             .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
+                let value = match v.to_str() {
+                    Ok(text) => text.to_owned(),
+                    Err(_) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                };
+                (k.as_str().to_owned(), value)
             })
             .collect(),
         body: body.to_vec(),
@@ -92,10 +105,6 @@ async fn serve_one(
     to_response(handler::answer(&shared.resolution, &incoming).await)
 }
 
-/// The listening address, for requests without `Host`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LocalAddr(pub(crate) SocketAddr);
-
 /// An [`Answer`] as an HTTP response (a header that is no valid HTTP header is left out).
 pub fn to_response(answer: Answer) -> Response {
     let mut response = Response::new(Body::from(answer.body));
@@ -105,7 +114,8 @@ pub fn to_response(answer: Answer) -> Response {
     for (name, value) in answer.headers {
         if let (Ok(n), Ok(v)) = (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&value),
+            // The answer's own string becomes the value's bytes: no copy.
+            HeaderValue::try_from(value),
         ) {
             headers.append(n, v);
         }
@@ -174,14 +184,24 @@ pub async fn serve_listener(
             }
         });
     }
-    let app = router_with(resolution, ops).layer(axum::middleware::from_fn(
-        move |mut req: Request, next: axum::middleware::Next| async move {
-            req.extensions_mut().insert(LocalAddr(local));
-            next.run(req).await
-        },
-    ));
-    let make = app.into_make_service_with_connect_info::<Peer>();
-    match tls {
+    if ops.logs_to_file() {
+        // The access log's lines reach the file within a second (and when the server stops).
+        let weak = Arc::downgrade(&ops);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                match weak.upgrade() {
+                    Some(ops) => ops.flush_log(),
+                    None => break,
+                }
+            }
+        });
+    }
+    let _ = ops.local.set(local);
+    let flush_at_end = ops.clone();
+    let make = router_with(resolution, ops).into_make_service_with_connect_info::<Peer>();
+    let served = match tls {
         Some(acceptor) => {
             axum::serve(tls::TlsListener::new(listener, acceptor)?, make)
                 .with_graceful_shutdown(shutdown)
@@ -192,7 +212,9 @@ pub async fn serve_listener(
                 .with_graceful_shutdown(shutdown)
                 .await
         }
-    }
+    };
+    flush_at_end.flush_log();
+    served
 }
 
 /// Completes on Ctrl-C or (on Unix) SIGTERM.

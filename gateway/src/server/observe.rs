@@ -3,7 +3,7 @@
 //! access log in the combined format (Apache's `%h %l %u %t "%r" %>s %b "%{Referer}i"
 //! "%{User-agent}i"`), one line per request, on stdout or appended to a file.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -23,10 +23,16 @@ pub const LATENCY_BUCKETS: [f64; 12] = [
 /// The `X-Cache` values counted (anything else counts as `other`).
 const CACHE_STATES: [&str; 5] = ["hit", "miss", "stale", "bypass", "other"];
 
-/// The gateway's counters, written as Prometheus text by [`Metrics::render`].
-#[derive(Debug, Default)]
+/// The statuses counted one by one: 100 to 999 (what `http::StatusCode` holds).
+const FIRST_STATUS: u16 = 100;
+const STATUSES: usize = 900;
+
+/// The gateway's counters, written as Prometheus text by [`Metrics::render`]. Every counter
+/// is an atomic, none behind a lock: each request adds to them from any worker thread.
+#[derive(Debug)]
 pub struct Metrics {
-    by_status: Mutex<BTreeMap<u16, u64>>,
+    /// Requests by status, index `status - 100`.
+    by_status: Box<[AtomicU64]>,
     buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     count: AtomicU64,
     sum_micros: AtomicU64,
@@ -47,6 +53,22 @@ impl Drop for InFlight<'_> {
     }
 }
 
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics {
+            by_status: (0..STATUSES).map(|_| AtomicU64::new(0)).collect(),
+            buckets: Default::default(),
+            count: AtomicU64::new(0),
+            sum_micros: AtomicU64::new(0),
+            cache: Default::default(),
+            upstream_errors: AtomicU64::new(0),
+            timeouts: AtomicU64::new(0),
+            rate_limited: AtomicU64::new(0),
+            in_flight: AtomicI64::new(0),
+        }
+    }
+}
+
 impl Metrics {
     /// A request begins.
     pub fn begin(&self) -> InFlight<'_> {
@@ -56,8 +78,11 @@ impl Metrics {
 
     /// A request ended with `status` after `elapsed`; `x_cache` is its `X-Cache` header.
     pub fn record(&self, status: u16, elapsed: Duration, x_cache: Option<&str>) {
-        if let Ok(mut map) = self.by_status.lock() {
-            *map.entry(status).or_insert(0) += 1;
+        if let Some(n) = status
+            .checked_sub(FIRST_STATUS)
+            .and_then(|i| self.by_status.get(usize::from(i)))
+        {
+            n.fetch_add(1, Ordering::Relaxed);
         }
         let secs = elapsed.as_secs_f64();
         for (bound, bucket) in LATENCY_BUCKETS.iter().zip(&self.buckets) {
@@ -103,8 +128,9 @@ impl Metrics {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         t.push_str("# HELP handle_gateway_requests_total Requests answered, by status.\n");
         t.push_str("# TYPE handle_gateway_requests_total counter\n");
-        if let Ok(map) = self.by_status.lock() {
-            for (status, n) in map.iter() {
+        for (status, n) in (FIRST_STATUS..).zip(self.by_status.iter()) {
+            let n = load(n);
+            if n > 0 {
                 let _ = writeln!(
                     t,
                     "handle_gateway_requests_total{{status=\"{status}\"}} {n}"
@@ -186,9 +212,14 @@ pub struct AccessLogError {
 pub enum AccessLog {
     /// Standard output.
     Stdout,
-    /// Appended to a file.
-    File(Mutex<std::fs::File>),
+    /// Appended to a file through a 64 KiB buffer of whole lines, which
+    /// [`AccessLog::flush`] writes out (the server flushes it every second and when it
+    /// stops): a `write` of each line took a system call per request (BENCHMARKS.md §18).
+    File(Mutex<std::io::BufWriter<std::fs::File>>),
 }
+
+/// The buffer of an access log file.
+const LOG_BUFFER: usize = 64 * 1024;
 
 impl AccessLog {
     /// `stdout`, or a file path (created, appended to).
@@ -200,7 +231,7 @@ impl AccessLog {
             .create(true)
             .append(true)
             .open(target)
-            .map(|f| AccessLog::File(Mutex::new(f)))
+            .map(|f| AccessLog::File(Mutex::new(std::io::BufWriter::with_capacity(LOG_BUFFER, f))))
             .map_err(|source| AccessLogError {
                 path: target.into(),
                 source,
@@ -222,11 +253,20 @@ impl AccessLog {
             }
         }
     }
+
+    /// Writes out the lines buffered for the file.
+    pub fn flush(&self) {
+        if let AccessLog::File(f) = self {
+            if let Ok(mut f) = f.lock() {
+                let _ = f.flush();
+            }
+        }
+    }
 }
 
-/// Text of a log field: `"` and `\` escaped, control and non-ASCII bytes as `\xHH`.
-fn escape(text: &[u8]) -> String {
-    let mut out = String::with_capacity(text.len());
+/// Text of a log field onto `out`: `"` and `\` escaped, control and non-ASCII bytes as
+/// `\xHH`.
+fn escape(out: &mut String, text: &[u8]) {
     for &b in text {
         match b {
             b'"' => out.push_str("\\\""),
@@ -237,7 +277,27 @@ fn escape(text: &[u8]) -> String {
             }
         }
     }
-    out
+}
+
+thread_local! {
+    /// The last second a log line was dated with, and its text: a second's lines share it.
+    static LOG_DATE: RefCell<(i64, String)> = const { RefCell::new((i64::MIN, String::new())) };
+}
+
+/// `at` as the combined format dates a line (`29/Nov/2026:14:00:00 +0000`), onto `out`.
+fn log_date(out: &mut String, at: time::OffsetDateTime) {
+    let second = at.unix_timestamp();
+    LOG_DATE.with_borrow_mut(|(cached, text)| {
+        if *cached != second || text.is_empty() {
+            *text = at
+                .format(time::macros::format_description!(
+                    "[day]/[month repr:short]/[year]:[hour]:[minute]:[second] [offset_hour sign:mandatory][offset_minute]"
+                ))
+                .unwrap_or_default();
+            *cached = second;
+        }
+        out.push_str(text);
+    });
 }
 
 /// One request in the combined log format, with its newline.
@@ -263,30 +323,32 @@ pub fn combined_line(
     bytes: Option<u64>,
     headers: &HeaderMap,
 ) -> String {
-    let when = at
-        .format(time::macros::format_description!(
-            "[day]/[month repr:short]/[year]:[hour]:[minute]:[second] [offset_hour sign:mandatory][offset_minute]"
-        ))
-        .unwrap_or_default();
-    let target = uri
-        .path_and_query()
-        .map_or_else(|| uri.path().to_owned(), |p| p.as_str().to_owned());
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .map_or_else(|| "-".to_owned(), |v| escape(v.as_bytes()))
-    };
-    let bytes = match bytes {
-        Some(0) | None => "-".to_owned(),
-        Some(n) => n.to_string(),
-    };
-    format!(
-        "{client} - - [{when}] \"{} {} {version:?}\" {status} {bytes} \"{}\" \"{}\"\n",
-        escape(method.as_str().as_bytes()),
-        escape(target.as_bytes()),
-        header("referer"),
-        header("user-agent"),
-    )
+    // One string, written in order (BENCHMARKS.md §18: the line was 6,700 instructions).
+    let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+    let mut line = String::with_capacity(128 + target.len());
+    let _ = write!(line, "{client} - - [");
+    log_date(&mut line, at);
+    line.push_str("] \"");
+    escape(&mut line, method.as_str().as_bytes());
+    line.push(' ');
+    escape(&mut line, target.as_bytes());
+    let _ = write!(line, " {version:?}\" {status} ");
+    match bytes {
+        Some(0) | None => line.push('-'),
+        Some(n) => {
+            let _ = write!(line, "{n}");
+        }
+    }
+    for name in ["referer", "user-agent"] {
+        line.push_str(" \"");
+        match headers.get(name) {
+            Some(v) => escape(&mut line, v.as_bytes()),
+            None => line.push('-'),
+        }
+        line.push('"');
+    }
+    line.push('\n');
+    line
 }
 
 #[cfg(test)]
@@ -308,6 +370,8 @@ mod tests {
         assert!(t.contains("handle_gateway_request_duration_seconds_bucket{le=\"+Inf\"} 2"));
         assert!(t.contains("handle_gateway_upstream_errors_total 1"));
         assert!(t.contains("handle_gateway_cache_total{result=\"miss\"} 1"));
-        assert_eq!(escape(b"a\"b\\\n\xff"), "a\\\"b\\\\\\x0a\\xff");
+        let mut escaped = String::new();
+        escape(&mut escaped, b"a\"b\\\n\xff");
+        assert_eq!(escaped, "a\\\"b\\\\\\x0a\\xff");
     }
 }

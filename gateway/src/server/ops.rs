@@ -15,7 +15,7 @@ use axum::Router;
 use super::forwarded;
 use super::limit::{self, ClientLimiter};
 use super::observe::{combined_line, AccessLog, AccessLogError, Metrics};
-use super::{to_response, LocalAddr};
+use super::to_response;
 use crate::config::OpsSettings;
 use crate::redirect::Answer;
 
@@ -34,6 +34,9 @@ pub struct Ops {
     access_log: Option<AccessLog>,
     /// The counters of `/metrics`.
     pub metrics: Metrics,
+    /// The address the listener took (set once it is bound): the proxy's own URL for
+    /// requests without `Host`.
+    pub(crate) local: std::sync::OnceLock<std::net::SocketAddr>,
 }
 
 impl Ops {
@@ -49,7 +52,20 @@ impl Ops {
             limiter,
             access_log,
             metrics: Metrics::default(),
+            local: std::sync::OnceLock::new(),
         })
+    }
+
+    /// True when the access log goes to a file (buffered: see [`Ops::flush_log`]).
+    pub(crate) fn logs_to_file(&self) -> bool {
+        matches!(self.access_log, Some(AccessLog::File(_)))
+    }
+
+    /// Writes out the access log's buffered lines.
+    pub fn flush_log(&self) {
+        if let Some(log) = &self.access_log {
+            log.flush();
+        }
     }
 
     /// Forgets the idle clients of the rate limit.
@@ -70,6 +86,8 @@ impl Ops {
 pub(crate) struct ClientInfo {
     pub(crate) client: IpAddr,
     pub(crate) base: Option<String>,
+    /// The listener's address.
+    pub(crate) local: Option<std::net::SocketAddr>,
 }
 
 fn text(status: u16, body: &str) -> Response {
@@ -88,7 +106,7 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
         .extensions()
         .get::<ConnectInfo<super::Peer>>()
         .map(|c| c.0 .0);
-    let local = req.extensions().get::<LocalAddr>().map(|l| l.0);
+    let local = ops.local.get().copied();
     let peer_ip = peer.map_or(IpAddr::from([127, 0, 0, 1]), |p| p.ip());
     let fwd = forwarded::read(req.headers(), peer_ip, &ops.settings.trusted_proxies);
     let client = fwd.client.unwrap_or(peer_ip);
@@ -135,7 +153,11 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
         }
         r
     } else {
-        req.extensions_mut().insert(ClientInfo { client, base });
+        req.extensions_mut().insert(ClientInfo {
+            client,
+            base,
+            local,
+        });
         match tokio::time::timeout(ops.settings.request_timeout, next.run(req)).await {
             Ok(r) => r,
             Err(_) => text(504, "Gateway Timeout: the resolution took too long\n"),

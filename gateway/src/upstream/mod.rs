@@ -211,7 +211,7 @@ impl Lookup<'_> {
     ) -> Result<Record, LookupError> {
         let h = Handle::parse(handle).map_err(|_| LookupError::NotAHandle(handle.to_owned()))?;
         let key = Key::new(&h, types, indexes);
-        let fetch = self.resolution.fetch(&h, types, indexes);
+        let fetch = || self.resolution.fetch(&h, types, indexes);
         let (result, served) = self.resolution.cache.get(key, fetch, self.bypass).await;
         let rank = match served {
             Served::Hit => 1,

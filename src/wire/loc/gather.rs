@@ -96,6 +96,10 @@ impl ConsultedTtl {
 pub struct LocationGather {
     values: Vec<HandleValue>,
     answers: HashMap<LocationNeed, Option<Vec<HandleValue>>>,
+    /// The set of the last run of [`LocationGather::next_need`] that needed nothing more,
+    /// which [`LocationGather::finish`] returns without running again (a run is most of
+    /// the gateway's redirect: 3,900 instructions of its 63,000, BENCHMARKS.md §18).
+    complete: std::sync::OnceLock<LocationSet>,
 }
 
 /// The location values of one or more other handles (the reference's `HandleLocationInfo`).
@@ -536,22 +540,35 @@ impl LocationGather {
         LocationGather {
             values: values.to_vec(),
             answers: HashMap::new(),
+            complete: std::sync::OnceLock::new(),
         }
     }
 
     /// The next handle whose values are needed, `None` when none is.
     pub fn next_need(&self) -> Option<LocationNeed> {
-        self.compute(false).err()
+        match self.compute(false) {
+            Ok(set) => {
+                // A strict run that needed nothing: the lenient run of `finish` would find
+                // the same set (it differs only in the answers it lacks).
+                let _ = self.complete.set(set);
+                None
+            }
+            Err(need) => Some(need),
+        }
     }
 
     /// The values of `need`'s handle, `None` when it cannot be resolved (not found, an
     /// error): it then adds nothing.
     pub fn provide(&mut self, need: &LocationNeed, values: Option<Vec<HandleValue>>) {
         self.answers.insert(need.clone(), values);
+        self.complete = std::sync::OnceLock::new();
     }
 
     /// The set, a handle not provided counting as one without location values.
-    pub fn finish(&self) -> LocationSet {
+    pub fn finish(mut self) -> LocationSet {
+        if let Some(set) = self.complete.take() {
+            return set;
+        }
         self.compute(true).unwrap_or_else(|_| LocationSet {
             // Not reached: a lenient run needs nothing.
             choose_by: Vec::new(),
