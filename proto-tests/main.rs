@@ -2,6 +2,7 @@
 
 mod auth;
 mod conformance;
+mod docs;
 mod ident;
 mod inspect;
 mod keys;

@@ -67,12 +67,12 @@ fn the_exit_status_table_is_one_table_in_code_help_and_readme() {
     assert_eq!(table[0].what, "resolved");
     assert_eq!(table[0].code, "1");
     assert_eq!(table[11].what, "interrupted by Ctrl-C or SIGTERM");
-    // The README holds the same rows.
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    // docs/resolve.md holds the same rows.
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/resolve.md")).unwrap();
     for r in &table {
         let row = format!("| {} | {} | {} |", r.what, r.code, r.exit);
-        assert!(readme.contains(&row), "README.md lacks the row {row}");
+        assert!(doc.contains(&row), "docs/resolve.md lacks the row {row}");
     }
 }
 

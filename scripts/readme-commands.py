@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Runs the README's commands as written, against the bundled test server, in README order.
+"""Runs the commands of README.md and docs/*.md as written, against the bundled test server.
 
-Every ```sh block of README.md runs as one bash script (``set -e``: each command must
+Each file runs on its own, in order (README.md, then docs/ by name), its servers stopped at
+its end: a file that uses the test server starts it itself, as its reader would. Every ```sh
+block runs as one bash script (``set -e``: each command must
 succeed), and every ``$ COMMAND`` line of a ```text block runs on its own, its output
 compared with the lines the README shows under it (each shown line must be printed, on
 stdout or stderr, and every line printed on stdout must be shown; the order of lines is not
@@ -27,7 +29,7 @@ its fence is not run, and the reason is printed: commands that need the global H
 (never contacted from here) and commands that are not about the bundled server (installing,
 the test suite itself, fuzzing).
 
-    python3 scripts/readme-commands.py [README] [--bin DIR]
+    python3 scripts/readme-commands.py [FILE...] [--bin DIR]
 
 Exit status 0 when every command ran as the README says, 1 otherwise.
 """
@@ -42,6 +44,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -225,16 +228,39 @@ def compare(shown: list[str], stdout: str, stderr: str) -> str | None:
 
 
 def stop_servers(servers: Path) -> None:
+    """Stops the servers a file's commands started, and waits until each has exited, so that
+    the next file may start its own on the same ports."""
+    pids = []
     for pid_file in servers.glob("*.pid"):
         try:
-            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+            pid = int(pid_file.read_text().strip())
+            os.kill(pid, signal.SIGTERM)
+            pids.append(pid)
         except (ProcessLookupError, ValueError):
             pass
+        pid_file.unlink()
+    for pid in pids:
+        for _ in range(200):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+
+
+def documents() -> list[Path]:
+    """README.md, then every file of docs/ in name order."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("readme", nargs="?", type=Path, default=ROOT / "README.md")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        help="the Markdown files to run, each on its own (default: README.md, then docs/*.md)",
+    )
     parser.add_argument(
         "--bin",
         type=Path,
@@ -272,8 +298,12 @@ def main() -> int:
         env["RC_GATEWAY"] = str(gateway)
         env["HOME"] = str(scratch)
         try:
-            for block in blocks(args.readme.read_text(encoding="utf-8")):
-                run_block(args.readme.name, block, env, scratch, outcome)
+            for path in args.files or documents():
+                full = path.resolve()
+                name = str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else str(path)
+                for block in blocks(path.read_text(encoding="utf-8")):
+                    run_block(name, block, env, scratch, outcome)
+                stop_servers(servers)
         finally:
             stop_servers(servers)
             shutil.rmtree(servers, ignore_errors=True)
@@ -286,7 +316,7 @@ def main() -> int:
         for failure in outcome.failures:
             print(f"\n{failure}", file=sys.stderr)
         return 1
-    print(f"readme-commands: all {outcome.ran} ran as the README says")
+    print(f"readme-commands: all {outcome.ran} ran as README.md and docs/ say")
     return 0
 
 

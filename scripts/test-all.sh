@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test, Rust and Python: `cargo test --all-features`, the gateway's (`cargo test -p
-# handle-gateway`), the README's commands against the bundled test server, then the Python
+# handle-gateway`), the commands of README.md and docs/ against the bundled test server, then the Python
 # package's wheel (a release build, scripts/build-wheel.sh) installed into a virtual
 # environment of its own with pytest, ruff, mypy and Dask from PyPI, its lints, and pytest.
 #
@@ -25,7 +25,7 @@ cargo build --all-features --examples
 step "the gateway: its tests and the conformance test on fixtures/gateway/"
 cargo test -p handle-gateway --all-features
 
-step "the README's commands against the bundled test server"
+step "the commands of README.md and docs/ against the bundled test server"
 "$PYTHON" scripts/readme-commands.py
 
 make_venv() {
@@ -68,10 +68,10 @@ export HR_WHEEL
 "$PY" -m pip install --quiet --force-reinstall --no-deps "$HR_WHEEL"
 
 step "Python lints: ruff, mypy --strict"
-PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py scripts/bench-pyhandle.py scripts/readme-commands.py)
+PY_SOURCES=(python/pysrc python/tests examples/python scripts/bench-python.py scripts/bench-pyhandle.py scripts/readme-commands.py scripts/gateway-bench.py)
 "$VENV/bin/ruff" check --config python/pyproject.toml "${PY_SOURCES[@]}"
 "$VENV/bin/ruff" format --config python/pyproject.toml --check "${PY_SOURCES[@]}"
-(cd python && "$VENV/bin/mypy" pysrc/handle_resolver tests ../examples/python ../scripts/bench-python.py ../scripts/bench-pyhandle.py ../scripts/readme-commands.py)
+(cd python && "$VENV/bin/mypy" pysrc/handle_resolver tests ../examples/python ../scripts/bench-python.py ../scripts/bench-pyhandle.py ../scripts/readme-commands.py ../scripts/gateway-bench.py)
 
 step "pytest python/tests"
 # Run from outside the source tree, so that the installed package is the one tested.

@@ -3,6 +3,37 @@
 //! A client for the Handle System's native binary protocol (RFC 3650/3651/3652), the protocol
 //! behind handle.net, DOI and CORDRA identifiers.
 //!
+//! A resolution, here against the bundled test network (a root server and a service of two
+//! sites, on loopback; feature `testing`). Against the real Handle System the resolver is
+//! `Resolver::builder().build()?`: the global root.
+//!
+//! ```
+//! # #[cfg(feature = "testing")]
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use handle_resolver::testing::TestNetwork;
+//! use handle_resolver::wire::HandleValue;
+//! use handle_resolver::Resolver;
+//!
+//! let network = TestNetwork::builder().build().await?;
+//! network.insert("20.500.1/demo", vec![HandleValue::new(1, "URL", "https://example.org/demo")]);
+//!
+//! let resolver = Resolver::builder().root_server(network.root.addr()).build()?;
+//! let record = resolver.resolve("hdl:20.500.1/demo").await?;
+//! assert_eq!(record.url().as_deref(), Some("https://example.org/demo"));
+//! println!("{} from {}", record.handle, record.source.peer());
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "testing"))]
+//! # fn main() {}
+//! ```
+//!
+//! [`Resolver::resolve_with`] takes a [`Query`] (types, indexes, authentication),
+//! [`Resolver::resolve_many`] resolves in bulk, and a [`ResolveError`] is asked what went
+//! wrong ([`ResolveError::kind`], [`ResolveError::is_not_found`], ...). The repository's
+//! `docs/library.md` goes further; the command-line tools, the Python package and the HTTP
+//! gateway are built on this API.
+//!
 //! ## Layout
 //! The layers, each using only those before it:
 //! - [`ident`]: identifiers (handles, CORDRA ids, `hdl:` URIs, URNs); no I/O.
@@ -57,3 +88,10 @@ pub use urn::{AsUrn, UrnAnswer, UrnError, UrnService};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// `docs/library.md`'s Rust examples, compiled as doc tests as the README's are (the other
+/// files of `docs/` hold no Rust; a test in `proto-tests` checks that each file with a
+/// ```` ```rust ```` block is listed here).
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+pub struct LibraryDocDoctests;

@@ -67,7 +67,7 @@ pub enum Code {
 pub struct StatusRow {
     /// Which outcome (the row's index in [`EXIT_TABLE`] is its discriminant).
     pub outcome: Outcome,
-    /// What happened, as the README and `--help` say it.
+    /// What happened, as `docs/resolve.md` and `--help` say it.
     pub what: &'static str,
     /// The JSON/TSV `responseCode`.
     pub code: Code,
@@ -85,7 +85,7 @@ const fn row(outcome: Outcome, what: &'static str, code: Code, exit: u8) -> Stat
 }
 
 /// Outcome -> `responseCode` -> exit status: the one table, printed by `--help` and copied in
-/// the README (a test checks that both agree with it).
+/// `docs/resolve.md` (a test checks that both agree with it).
 pub const EXIT_TABLE: [StatusRow; 12] = [
     row(Outcome::Resolved, "resolved", Code::Fixed(1), OK),
     row(

@@ -3,7 +3,7 @@
 //! (`server/handles.json`, case-insensitive, server administrator `300:0.NA/20.500.12345`),
 //! in their order, each against the state its predecessors left: the log lines (in file order)
 //! and the records left are the reference's, but for the differences listed in
-//! [`DIFFERENCES`] (README, "admin batch").
+//! [`DIFFERENCES`] (`docs/administration.md`, "Batch files").
 //!
 //! The samples name the lab server's port 2661: the copies fed in (the batch files and
 //! `server/siteinfo.json`) name the test server's port instead, and the `0.NA/` records of the
@@ -33,7 +33,7 @@ const SAMPLES: [&str; 11] = [
 ];
 
 /// Every deliberate difference from the reference's log: (sample, the reference's line, ours).
-/// README, "admin batch", says why:
+/// `docs/administration.md`, "Batch files", says why:
 ///
 /// - **Session quirk** (sample 02): the reference's client reuses USER-RSA's authenticated
 ///   session after `AUTHENTICATE PUBKEY:300:20.500.12345/USER-DSA`, so the reference's [16],

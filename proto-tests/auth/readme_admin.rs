@@ -1,4 +1,4 @@
-//! The README's `admin` walk-through ("Authentication and administration") run as written,
+//! The `admin` walk-through of `docs/administration.md` run as written,
 //! line by line with `sh`, against the bundled test server's data
 //! (`fixtures/testserver/handles.json`: the prefix administrator `0.NA/20.500.1` with its
 //! secret `300` and its RSA key `301`, and their files), only the port put in: create, read a non-public value, add, modify,
@@ -8,10 +8,12 @@ use std::path::Path;
 
 use crate::support::examples::{example, sample_server};
 
-/// The first `sh` block after `marker` in the README.
+/// The first `sh` block after `marker` in `docs/administration.md`.
 fn readme_block(marker: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/administration.md"),
+    )
+    .unwrap();
     let from = readme.find(marker).expect("the README's marker");
     let rest = &readme[from..];
     let start = rest.find("```sh\n").expect("an sh block after the marker") + "```sh\n".len();
@@ -21,7 +23,7 @@ fn readme_block(marker: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_admin_walkthrough_runs_as_written() {
-    let block = readme_block("Against the bundled test server");
+    let block = readme_block("the walk-through below is run as written");
     let server = sample_server().await;
     let script = block.replace("127.0.0.1:26451", &server.addr().to_string());
     let examples = example("admin").parent().unwrap().to_path_buf();

@@ -2,7 +2,7 @@
 //! (PROTOCOL.md §11.5). Its names are at the crate root (`handle_resolver::{Resolver, Query,
 //! HandleRecord, ResolveError, ...}`).
 //!
-//! One cold resolution, top down (each part owns its state; README "The resolver"):
+//! One cold resolution, top down (each part owns its state; `docs/design.md`, "The resolver"):
 //!
 //! 1. `resolver.rs`: [`Resolver::resolve`] makes the call's one deadline
 //!    (`support/deadline.rs`), checks the identifier (`target.rs`; nothing is sent for an

@@ -299,7 +299,7 @@ impl<'r, F: FnMut(Report)> Run<'r, F> {
             }
             Command::SessionSetup(options) => {
                 // Sessions are always on here, as in the reference; its options change
-                // nothing for our runs (README, session quirk).
+                // nothing for our runs (`docs/administration.md`, "Batch files": the session quirk).
                 if let Some(path) = &options.private_exchange_key_file {
                     let passphrase = options.passphrase.as_deref();
                     if let Some(kind) = self.runner.exchange_key_error(path, passphrase) {
