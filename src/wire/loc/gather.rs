@@ -97,8 +97,8 @@ pub struct LocationGather {
     values: Vec<HandleValue>,
     answers: HashMap<LocationNeed, Option<Vec<HandleValue>>>,
     /// The set of the last run of [`LocationGather::next_need`] that needed nothing more,
-    /// which [`LocationGather::finish`] returns without running again (a run is most of
-    /// the gateway's redirect: 3,900 instructions of its 63,000, BENCHMARKS.md §18).
+    /// which [`LocationGather::finish`] returns without running again (a run cost the
+    /// gateway's warm redirect 3,900 of its 63,000 instructions, BENCHMARKS.md §18).
     complete: std::sync::OnceLock<LocationSet>,
 }
 
