@@ -57,6 +57,16 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
+def say_rounds(a: str, a_rates: list[float], b: str, b_rates: list[float]) -> None:
+    """Each round's requests/s of the two sides, under their medians."""
+    say(
+        f"   rounds: {a} "
+        + " ".join(f"{x:.0f}" for x in a_rates)
+        + f" | {b} "
+        + " ".join(f"{x:.0f}" for x in b_rates)
+    )
+
+
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -200,12 +210,7 @@ def part_warm(a: argparse.Namespace, tmp: Path) -> None:
                     f"ratio {med(g, 'rps') / med(f, 'rps'):.2f}, "
                     f"p99 ratio {med(g, 'p99') / med(f, 'p99'):.2f}"
                 )
-                say(
-                    "   rounds: floor "
-                    + " ".join(f"{r['rps']:.0f}" for r in f)
-                    + " | gateway "
-                    + " ".join(f"{r['rps']:.0f}" for r in g)
-                )
+                say_rounds("floor", [r["rps"] for r in f], "gateway", [r["rps"] for r in g])
         finally:
             floor.stop()
     finally:
@@ -248,12 +253,7 @@ def part_cold(a: argparse.Namespace) -> None:
                 f"{statistics.median(r):.0f}/s | ratio "
                 f"{statistics.median(g) / statistics.median(r):.2f}"
             )
-            say(
-                "   rounds: gateway "
-                + " ".join(f"{x:.0f}" for x in g)
-                + " | resolve_many "
-                + " ".join(f"{x:.0f}" for x in r)
-            )
+            say_rounds("gateway", g, "resolve_many", r)
         finally:
             gw.stop()
     finally:

@@ -6,50 +6,19 @@
 #[path = "conformance/http.rs"]
 mod http;
 
-use std::io::{BufRead, BufReader};
+#[path = "support/process.rs"]
+mod process;
+
+use process::{slow_server, start};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use handle_resolver::testing::{Store, TestServer, TestServerConfig};
 use handle_resolver::wire::HandleValue;
 
-struct Running {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(args: &[&str]) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the handle-gateway binary starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("its banner");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split([',', ' ', '\n']).next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
-    Running { child, addr }
-}
-
 fn get(addr: SocketAddr, target: &str, extra: &str) -> http::Received {
-    let raw =
-        format!("GET {target} HTTP/1.1\r\nHost: gw.example\r\nConnection: close\r\n{extra}\r\n");
-    http::exchange(addr, raw.as_bytes()).expect("an answer")
+    process::get(addr, target, extra).expect("an answer")
 }
 
 #[cfg(feature = "demo")]
@@ -168,22 +137,8 @@ fn config_file_names_the_server() {
 fn sigterm_lets_the_request_in_flight_finish() {
     use std::time::{Duration, Instant};
 
-    use handle_resolver::testing::Faults;
-
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let store = Arc::new(Store::new());
-    store.insert(
-        "20.500.7/slow",
-        vec![HandleValue::new(1, "URL", "https://example.org/slow")],
-    );
-    let mut config = TestServerConfig::new(store);
-    config.faults = Faults {
-        delay: Duration::from_millis(1500),
-        ..Faults::default()
-    };
-    let server = runtime
-        .block_on(TestServer::start(config))
-        .expect("the test server starts");
+    let server = slow_server(&runtime, Duration::from_millis(1500));
     let mut gw = start(&[
         "--listen",
         "127.0.0.1:0",

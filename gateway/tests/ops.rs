@@ -8,66 +8,16 @@
 #[path = "conformance/http.rs"]
 mod http;
 
-use std::io::{BufRead, BufReader};
+#[path = "support/process.rs"]
+mod process;
+
+use process::{slow_server, start, start_lines};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-
-struct Running {
-    child: Child,
-    addr: SocketAddr,
-    /// The `metrics_listen` address, when the gateway printed one.
-    metrics: Option<SocketAddr>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(args: &[&str]) -> Running {
-    start_lines(args, 1)
-}
-
-/// The address after `http://` in `line`.
-fn addr_in(line: &str) -> SocketAddr {
-    line.split("://")
-        .nth(1)
-        .and_then(|rest| rest.split([',', ' ', '\n', '/']).next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-}
-
-/// The gateway started with `args`, its first `lines` lines of stdout read (the banner,
-/// then the metrics address).
-fn start_lines(args: &[&str], lines: usize) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the handle-gateway binary starts");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut read = || {
-        let mut line = String::new();
-        out.read_line(&mut line).expect("a line of stdout");
-        line
-    };
-    let addr = addr_in(&read());
-    let metrics = (lines > 1).then(|| addr_in(&read()));
-    Running {
-        child,
-        addr,
-        metrics,
-    }
-}
+use std::process::Command;
 
 fn get(addr: SocketAddr, target: &str, extra: &str) -> http::Received {
-    let raw =
-        format!("GET {target} HTTP/1.1\r\nHost: gw.example\r\nConnection: close\r\n{extra}\r\n");
-    http::exchange(addr, raw.as_bytes()).expect("an answer")
+    process::get(addr, target, extra).expect("an answer")
 }
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
@@ -386,26 +336,10 @@ async fn https_with_a_test_certificate() {
 /// A request over `--request-timeout-ms` is answered `504`, counted in the metrics.
 #[test]
 fn a_slow_resolution_times_out_with_504() {
-    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    use handle_resolver::testing::{Faults, Store, TestServer, TestServerConfig};
-    use handle_resolver::wire::HandleValue;
-
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let store = Arc::new(Store::new());
-    store.insert(
-        "20.500.7/slow",
-        vec![HandleValue::new(1, "URL", "https://example.org/slow")],
-    );
-    let mut config = TestServerConfig::new(store);
-    config.faults = Faults {
-        delay: Duration::from_millis(1500),
-        ..Faults::default()
-    };
-    let server = runtime
-        .block_on(TestServer::start(config))
-        .expect("the test server starts");
+    let server = slow_server(&runtime, Duration::from_millis(1500));
     let gw = start_lines(
         &[
             "--listen",

@@ -13,7 +13,9 @@
 #[path = "conformance/http.rs"]
 mod http;
 
-use std::io::{BufRead, BufReader};
+#[path = "support/process.rs"]
+mod process;
+
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -99,42 +101,21 @@ impl Drop for Redis {
 }
 
 /// A `handle-gateway` binary, killed when dropped.
-struct Gateway {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+type Gateway = process::Running;
 
 fn gateway(server: SocketAddr, redis_url: &str) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
-        .args(["--listen", "127.0.0.1:0", "--server", &server.to_string()])
-        .args(["--redis", redis_url])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the handle-gateway binary starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("its banner");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split([',', ' ', '\n']).next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
-    Gateway { child, addr }
+    process::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &server.to_string(),
+        "--redis",
+        redis_url,
+    ])
 }
 
 fn get(gw: &Gateway, target: &str) -> http::Received {
-    let raw = format!("GET {target} HTTP/1.1\r\nHost: gw.example\r\nConnection: close\r\n\r\n");
-    http::exchange(gw.addr, raw.as_bytes()).unwrap_or_else(|e| http::Received {
+    process::get(gw.addr, target, "").unwrap_or_else(|e| http::Received {
         status: 0,
         headers: vec![("x-test-error".into(), e.to_string())],
         body: Vec::new(),

@@ -4,8 +4,9 @@
 
 use handle_resolver::wire::{ConsultedTtl, HandleValue};
 
+use crate::cache::LookupError;
 use crate::cache::Record;
-use crate::upstream::{Lookup, LookupError};
+use crate::upstream::Lookup;
 
 /// The most HS_ALIAS hops followed; one more is "Alias chain too long".
 pub const MAX_HOPS: usize = 20;

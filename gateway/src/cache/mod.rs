@@ -31,13 +31,39 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use handle_resolver::wire::HandleValue;
 use handle_resolver::{Handle, ResolveError};
-/// The in-process tier: moka's cache, hashed with foldhash (randomly seeded per process) rather
-/// than SipHash, which took 1,700 of a warm request's instructions (BENCHMARKS.md §18).
-type Moka<K, V> = moka::future::Cache<K, V, foldhash::fast::RandomState>;
 use tokio::time::Instant;
 
 use crate::config::CacheSettings;
-use crate::upstream::LookupError;
+
+/// The in-process tier: moka's cache, hashed with foldhash (randomly seeded per process) rather
+/// than SipHash, which took 1,700 of a warm request's instructions (BENCHMARKS.md §18).
+type Moka<K, V> = moka::future::Cache<K, V, foldhash::fast::RandomState>;
+
+/// Why a handle's values are not there: what a lookup through the cache yields instead of
+/// a record (the cache keeps it too, for negative answers and stale-if-error).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LookupError {
+    /// The text is not a handle (no `/`, empty): as not found.
+    #[error("not a handle: {0}")]
+    NotAHandle(String),
+    /// The resolution failed.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+}
+
+impl LookupError {
+    /// True when the handle does not exist (or is no handle).
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            LookupError::NotAHandle(_) => true,
+            LookupError::Resolve(e) => e.is_not_found(),
+        }
+    }
+}
+
+/// What a resolution at the upstream gives the cache.
+type Fetched = Result<Vec<HandleValue>, LookupError>;
 
 /// After a failed resolution, the next one of the same key waits this long (the requests in
 /// between get the stale record, or the failure).
@@ -271,7 +297,7 @@ pub enum CacheError {
 /// ```
 /// use handle_gateway::cache::{Cache, Key, Served};
 /// use handle_gateway::config::CacheSettings;
-/// use handle_gateway::upstream::LookupError;
+/// use handle_gateway::cache::LookupError;
 /// use handle_resolver::{wire::HandleValue, Handle};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -363,7 +389,7 @@ impl Cache {
     ) -> (Result<Record, LookupError>, Served)
     where
         F: FnOnce() -> Fut + Send,
-        Fut: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
+        Fut: Future<Output = Fetched> + Send,
     {
         let Some(local) = &self.local else {
             return (Box::pin(fetch()).await.map(Record::fresh), Served::Miss);
@@ -388,7 +414,7 @@ impl Cache {
         existing: Option<Arc<Slot>>,
     ) -> (Result<Record, LookupError>, Served)
     where
-        F: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
+        F: Future<Output = Fetched> + Send,
     {
         let last = existing.and_then(|s| s.last_good());
         let entry = local
@@ -410,14 +436,10 @@ impl Cache {
         existing: Option<Arc<Slot>>,
     ) -> (Result<Record, LookupError>, Served)
     where
-        F: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
+        F: Future<Output = Fetched> + Send,
     {
-        match self.keep(fetch.await) {
+        match self.keep_shared(&key, fetch.await).await {
             Ok(good) => {
-                #[cfg(feature = "redis")]
-                if let Some(shared) = &self.shared {
-                    shared.put(&key, &good).await;
-                }
                 let good = Arc::new(good);
                 local.insert(key, Arc::new(Slot::Good(good.clone()))).await;
                 good.answer(Instant::now(), Served::Bypass)
@@ -434,7 +456,7 @@ impl Cache {
     #[cfg_attr(not(feature = "redis"), allow(unused_variables))]
     async fn resolve<F>(&self, key: &Key, fetch: F, last: Option<Arc<Good>>) -> Arc<Slot>
     where
-        F: Future<Output = Result<Vec<HandleValue>, LookupError>> + Send,
+        F: Future<Output = Fetched> + Send,
     {
         #[cfg(feature = "redis")]
         if let Some(shared) = &self.shared {
@@ -442,14 +464,8 @@ impl Cache {
                 return Arc::new(Slot::Good(Arc::new(good)));
             }
         }
-        let slot = match self.keep(fetch.await) {
-            Ok(good) => {
-                #[cfg(feature = "redis")]
-                if let Some(shared) = &self.shared {
-                    shared.put(key, &good).await;
-                }
-                Slot::Good(Arc::new(good))
-            }
+        let slot = match self.keep_shared(key, fetch.await).await {
+            Ok(good) => Slot::Good(Arc::new(good)),
             Err(error) => Slot::Failed {
                 last,
                 error,
@@ -459,8 +475,19 @@ impl Cache {
         Arc::new(slot)
     }
 
+    /// [`Cache::keep`], and what is kept written to the shared tier too.
+    #[cfg_attr(not(feature = "redis"), allow(unused_variables))]
+    async fn keep_shared(&self, key: &Key, result: Fetched) -> Result<Good, LookupError> {
+        let good = self.keep(result)?;
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            shared.put(key, &good).await;
+        }
+        Ok(good)
+    }
+
     /// What of an upstream answer is kept, and for how long; `Err`: a failure.
-    fn keep(&self, result: Result<Vec<HandleValue>, LookupError>) -> Result<Good, LookupError> {
+    fn keep(&self, result: Fetched) -> Result<Good, LookupError> {
         let fetched = Instant::now();
         let fetched_wall = SystemTime::now();
         let (answered, lifetime) = match result {

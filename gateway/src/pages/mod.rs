@@ -7,7 +7,7 @@
 //! The `.html` files beside this one are the recorded answers of the reference's proxy
 //! (`fixtures/gateway/requests.jsonl`: `handle/url-only/noredirect`,
 //! `query/type-missing-noredirect`, `path/trailing-slash`, `path/empty-path`), with the
-//! parts that vary replaced by `{{name}}` marks that [`fill`] fills in; `robots.txt` is the
+//! parts that vary replaced by `{{name}}` marks that `fill` fills in; `robots.txt` is the
 //! recorded `/robots.txt`.
 
 pub mod showurls;

@@ -5,7 +5,7 @@
 //! `href_template` when it has none).
 //!
 //! The reference keeps an element's attributes in a Java `HashMap`, so it writes them in
-//! that map's order, not the document's; [`java_map_order`] reproduces it, as the recorded
+//! that map's order, not the document's; `java_map_order` reproduces it, as the recorded
 //! answers show it (`fixtures/gateway/`, `handle/*/showurls`).
 
 use handle_resolver::wire::{HandleValue, Location, LocationSet};

@@ -10,9 +10,10 @@
 use handle_resolver::wire::json::RestAnswer;
 use handle_resolver::ResolveErrorKind;
 
+use crate::cache::LookupError;
 use crate::path::Params;
 use crate::redirect::Answer;
-use crate::upstream::{Lookup, LookupError};
+use crate::upstream::Lookup;
 
 /// The REST API's content type.
 pub const JSON: &str = "application/json;charset=utf-8";

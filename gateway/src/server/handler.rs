@@ -10,13 +10,13 @@ use handle_resolver::ResolveErrorKind;
 
 use crate::aliases::{self, AliasEnd};
 use crate::cache::bypass::TOKEN_HEADER;
-use crate::cache::Record;
+use crate::cache::{LookupError, Record};
 use crate::locations;
 use crate::pages::{self, ErrorContext};
 use crate::path::{self, ProxyRequest};
 use crate::redirect::{self, earliest_expiry, Answer, RedirectParts};
 use crate::rest;
-use crate::upstream::{Lookup, LookupError, Resolution};
+use crate::upstream::{Lookup, Resolution};
 
 /// Where the reference's `/help.html` sends a client.
 pub const HELP_URL: &str = "http://www.handle.net/proxy.html";

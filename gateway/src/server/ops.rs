@@ -1,6 +1,6 @@
 //! The operator's layer around the proxy: who the client is (the trusted-proxy rule), the
 //! base URL of links, the per-client rate limit, `/healthz`, the metrics and the access
-//! log. Every request passes [`observe`] before the proxy sees it.
+//! log. Every request passes `observe` before the proxy sees it.
 
 use std::net::IpAddr;
 use std::sync::Arc;

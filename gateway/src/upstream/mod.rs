@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use handle_resolver::wire::HandleValue;
 use handle_resolver::Handle;
-use handle_resolver::{BuildError, Query, ResolveError, Resolver};
+use handle_resolver::{BuildError, Query, Resolver};
 
-use crate::cache::{Cache, Key, Record, Served};
+use crate::cache::{Cache, Key, LookupError, Record, Served};
 use crate::config::{Settings, Upstream};
 
 /// The handles of the `--demo` network's prefix.
@@ -51,28 +51,6 @@ pub enum UpstreamError {
     /// `--demo` in a build without the `demo` feature.
     #[error("--demo: this build has no test network (feature `demo`)")]
     NoDemo,
-}
-
-/// Why a handle's values are not there.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum LookupError {
-    /// The text is not a handle (no `/`, empty): as not found.
-    #[error("not a handle: {0}")]
-    NotAHandle(String),
-    /// The resolution failed.
-    #[error(transparent)]
-    Resolve(#[from] ResolveError),
-}
-
-impl LookupError {
-    /// True when the handle does not exist (or is no handle).
-    pub fn is_not_found(&self) -> bool {
-        match self {
-            LookupError::NotAHandle(_) => true,
-            LookupError::Resolve(e) => e.is_not_found(),
-        }
-    }
 }
 
 /// The demo network's handles: a URL, an alias, a 10320/loc choice.

@@ -26,12 +26,12 @@
 
 mod compare;
 mod http;
+#[path = "../support/process.rs"]
+mod process;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use handle_resolver::testing::{ReferenceStore, Store, TestServer, TestServerConfig};
@@ -55,38 +55,8 @@ fn read(name: &str) -> String {
     })
 }
 
-/// The gateway binary, killed when dropped.
-struct Gateway {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_gateway(server: SocketAddr) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
-        .args(["--listen", "127.0.0.1:0", "--server", &server.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the handle-gateway binary starts");
-    let stdout = child.stdout.take().expect("its stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("its banner");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split([',', ' ', '\n']).next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
-    Gateway { child, addr }
+fn start_gateway(server: SocketAddr) -> process::Running {
+    process::start(&["--listen", "127.0.0.1:0", "--server", &server.to_string()])
 }
 
 /// The raw bytes of a recorded request.
