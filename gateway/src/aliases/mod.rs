@@ -4,8 +4,7 @@
 
 use handle_resolver::wire::{ConsultedTtl, HandleValue};
 
-use crate::cache::LookupError;
-use crate::cache::Record;
+use crate::cache::{ttl, LookupError, Record};
 use crate::upstream::Lookup;
 
 /// The most HS_ALIAS hops followed; one more is "Alias chain too long".
@@ -52,8 +51,7 @@ pub async fn follow(lookup: &Lookup<'_>, first: Record) -> AliasEnd {
     let mut current = first;
     let mut handle = String::new();
     for hop in 0..=MAX_HOPS {
-        let aged = current.aged_values();
-        let Some((target, value)) = alias_target(&aged) else {
+        let Some((target, value)) = alias_target(current.values()) else {
             return AliasEnd::Final {
                 handle,
                 record: current,
@@ -63,7 +61,10 @@ pub async fn follow(lookup: &Lookup<'_>, first: Record) -> AliasEnd {
         if hop == MAX_HOPS {
             break;
         }
-        ttls.push(ConsultedTtl::new(value.ttl, false));
+        ttls.push(ConsultedTtl::new(
+            ttl::aged_ttl(value.ttl, current.age),
+            false,
+        ));
         match lookup.values(&target, &[], &[]).await {
             Ok(v) => current = v,
             Err(error) => {

@@ -27,7 +27,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::{json as doc, Value as Json};
 use tokio::time::Instant;
 
-use super::{Answered, Good, Key};
+use super::{Answered, Good, Kept, Key};
 use crate::config::CacheSettings;
 
 /// How long the tier is left alone after a command failed.
@@ -202,8 +202,8 @@ pub(crate) fn encode(good: &Good) -> Json {
         "fresh_ms": u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX),
     });
     match &good.answered {
-        Answered::Values(values) => {
-            d["values"] = Json::Array(values.iter().map(json::value_to_json).collect());
+        Answered::Values(kept) => {
+            d["values"] = Json::Array(kept.values.iter().map(json::value_to_json).collect());
         }
         Answered::Missing(e) => {
             let code = match e {
@@ -236,10 +236,10 @@ pub(crate) fn decode(d: &Json, key: &Key, now: SystemTime) -> Result<Option<Good
         return Ok(None);
     }
     let answered = match (&d["values"], d["missing"].as_u64()) {
-        (Json::Array(_), None) => Answered::Values(
+        (Json::Array(_), None) => Answered::Values(Kept::new(
             json::values_from_json(&d["values"], &Limits::default())
                 .map_err(|e| format!("values: {e}"))?,
-        ),
+        )),
         (Json::Null, Some(100)) => Answered::Missing(ResolveError::NotFound {
             handle: key.handle().clone(),
         }),
@@ -284,11 +284,14 @@ mod tests {
         url.timestamp = 1_767_225_600;
         let binary = HandleValue::new(2, "BIN", vec![0u8, 159, 255]);
         let values = vec![url, binary];
-        let g = good(Answered::Values(values.clone()), Duration::from_secs(600));
+        let g = good(
+            Answered::Values(Kept::new(values.clone())),
+            Duration::from_secs(600),
+        );
         let d = encode(&g);
         let later = SystemTime::now() + Duration::from_secs(100);
         let back = decode(&d, &key, later).unwrap().expect("still fresh");
-        assert!(matches!(&back.answered, Answered::Values(v) if *v == values));
+        assert!(matches!(&back.answered, Answered::Values(v) if v.values == values));
         assert!(back.from_shared);
         let left = back.fresh_until.saturating_duration_since(Instant::now());
         assert!(

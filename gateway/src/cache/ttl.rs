@@ -52,17 +52,24 @@ pub fn lifetime(values: &[HandleValue], now_unix: u64) -> Option<Duration> {
 /// assert_eq!(later[0].ttl, Ttl::Relative(500));
 /// ```
 pub fn aged(values: &[HandleValue], age: Duration) -> Vec<HandleValue> {
-    let secs = i32::try_from(age.as_secs()).unwrap_or(i32::MAX);
     values
         .iter()
         .map(|v| {
             let mut v = v.clone();
-            if let Ttl::Relative(s) = v.ttl {
-                v.ttl = Ttl::Relative(s.saturating_sub(secs));
-            }
+            v.ttl = aged_ttl(v.ttl, age);
             v
         })
         .collect()
+}
+
+/// One TTL as it stands `age` after it was read (see [`aged`]).
+pub fn aged_ttl(ttl: Ttl, age: Duration) -> Ttl {
+    match ttl {
+        Ttl::Relative(s) => {
+            Ttl::Relative(s.saturating_sub(i32::try_from(age.as_secs()).unwrap_or(i32::MAX)))
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]

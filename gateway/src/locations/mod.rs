@@ -3,14 +3,68 @@
 //! [`LocationGather`] asks, this module resolves.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
-use handle_resolver::wire::{HandleValue, LocationGather, LocationSet};
+use handle_resolver::wire::{ConsultedTtl, HandleValue, LocationGather, LocationSet};
 
+use crate::cache::{ttl, Record};
 use crate::upstream::Lookup;
 
 /// At most this many other handles are resolved for one request (the reference follows
 /// includes 20 deep; this bounds a list that names very many).
 pub const MAX_LOOKUPS: usize = 64;
+
+/// A record's location set, and how old the TTLs it lists are.
+#[derive(Debug)]
+pub enum Located<'r> {
+    /// The record's own set (its values name no other handle), kept with it by the cache:
+    /// its TTLs as sent, read `age` ago.
+    Kept {
+        /// The set.
+        set: &'r LocationSet,
+        /// The record's age.
+        age: Duration,
+    },
+    /// Gathered for this request with the handles the values name, TTLs counted down.
+    Gathered(LocationSet),
+}
+
+impl std::ops::Deref for Located<'_> {
+    type Target = LocationSet;
+
+    fn deref(&self) -> &LocationSet {
+        match self {
+            Located::Kept { set, .. } => set,
+            Located::Gathered(set) => set,
+        }
+    }
+}
+
+impl Located<'_> {
+    /// The TTLs of the values consulted, as they stand now (for `Expires`).
+    pub fn ttls(&self) -> impl Iterator<Item = ConsultedTtl> + '_ {
+        let age = match self {
+            Located::Kept { age, .. } => *age,
+            Located::Gathered(_) => Duration::ZERO,
+        };
+        let set: &LocationSet = self;
+        set.ttls
+            .iter()
+            .map(move |t| ConsultedTtl::new(ttl::aged_ttl(t.ttl, age), t.other_handle))
+    }
+}
+
+/// The location set of `record`: the one the cache keeps with it when its values name no
+/// other handle, else gathered with every handle they name ([`gather`]).
+pub async fn locate<'r>(lookup: &Lookup<'_>, record: &'r Record) -> Located<'r> {
+    match record.own_locations() {
+        Some(set) => Located::Kept {
+            set,
+            age: record.age,
+        },
+        None => Located::Gathered(gather(lookup, &record.aged_values()).await),
+    }
+}
 
 /// The location set of `values` with every handle it names resolved (a handle that cannot
 /// be resolved adds nothing, as with the reference). `values`, and those of the other

@@ -10,7 +10,7 @@
 use handle_resolver::wire::json::RestAnswer;
 use handle_resolver::ResolveErrorKind;
 
-use crate::cache::LookupError;
+use crate::cache::{LookupError, Record};
 use crate::path::Params;
 use crate::redirect::Answer;
 use crate::upstream::Lookup;
@@ -96,7 +96,7 @@ pub async fn answer(lookup: &Lookup<'_>, handle: &str, params: &Params) -> Answe
         a.body = body;
         for (k, v) in &mut a.headers {
             if k.eq_ignore_ascii_case("Content-Type") {
-                *v = JAVASCRIPT.to_owned();
+                *v = JAVASCRIPT.into();
             }
         }
     }
@@ -136,7 +136,7 @@ async fn document(lookup: &Lookup<'_>, handle: &str, params: &Params) -> Answer 
     let answer = match lookup
         .values(handle, &types, &indexes)
         .await
-        .map(|r| r.values)
+        .map(Record::into_values)
     {
         Ok(values) => {
             let mut r = RestAnswer::new(if values.is_empty() { 200 } else { 1 }, handle);

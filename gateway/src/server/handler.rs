@@ -140,7 +140,7 @@ fn preflight(req: &Incoming, origin: &str, method: &str) -> Answer {
         return Answer::new(200);
     }
     Answer::new(200)
-        .header("Access-Control-Allow-Origin", origin)
+        .header("Access-Control-Allow-Origin", origin.to_owned())
         .header("Access-Control-Max-Age", "86400")
         .header("Access-Control-Allow-Methods", CORS_METHODS)
         .header("Access-Control-Allow-Headers", CORS_HEADERS)
@@ -208,7 +208,7 @@ async fn answer_with(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
         answer.headers.insert(0, ("Vary".into(), "Origin".into()));
         answer
             .headers
-            .insert(0, ("Access-Control-Allow-Origin".into(), origin));
+            .insert(0, ("Access-Control-Allow-Origin".into(), origin.into()));
         if servlet == Servlet::Rest {
             answer.headers.push((
                 "Access-Control-Expose-Headers".into(),
@@ -339,7 +339,7 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
         }
         Err(e) => return lookup_failed(context(&base(), &pr.handle, req), &e),
     };
-    if record.values.is_empty() && types.is_empty() && !indexes.is_empty() {
+    if record.values().is_empty() && types.is_empty() && !indexes.is_empty() {
         // Indexes alone that match nothing: the reference shows its error page, titled
         // "No Values Found", with 200 (a type that matches nothing gets the "No Values
         // Found" page of its own, below).
@@ -357,7 +357,7 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
     // The handle the answer names: the one asked for, or the end of its alias chain.
     let mut shown = pr.handle.clone();
     let (record, mut alias_ttls) =
-        if pr.params.has("ignore_aliases") || aliases::alias_target(&record.values).is_none() {
+        if pr.params.has("ignore_aliases") || aliases::alias_target(record.values()).is_none() {
             (record, Vec::new())
         } else {
             match aliases::follow(lookup, record).await {
@@ -390,7 +390,7 @@ async fn proxy(lookup: &Lookup<'_>, req: &Incoming) -> Answer {
             }
         };
     match show {
-        Show::Values => pages::values_page(&base(), &shown, &record.values),
+        Show::Values => pages::values_page(&base(), &shown, record.values()),
         Show::Urls => show_urls(lookup, req, &base(), &shown, &record).await,
         Show::Redirect => {
             redirect_to_location(lookup, req, &pr, &record, metadata, &mut alias_ttls).await
@@ -418,11 +418,11 @@ async fn show_urls(
     handle: &str,
     record: &Record,
 ) -> Answer {
-    let values = &record.values[..];
+    let values = record.values();
     if !locations::can_redirect(values) {
         return pages::values_page(base, handle, values);
     }
-    let set = locations::gather(lookup, &record.aged_values()).await;
+    let set = locations::locate(lookup, record).await;
     if let Some(e) = set.invalid.first() {
         let message = format!("Error showing locations for '{handle}': {e}");
         return pages::error_page(500, &message, context(base, handle, req));
@@ -440,15 +440,16 @@ async fn redirect_to_location(
     metadata: bool,
     alias_ttls: &mut Vec<handle_resolver::wire::ConsultedTtl>,
 ) -> Answer {
-    let base = base_url(req);
-    let values = &record.values[..];
+    // Made only by the pages (the redirect does not name the proxy).
+    let base = || base_url(req);
+    let values = record.values();
     if !locations::can_redirect(values) {
-        return pages::values_page(&base, &pr.handle, values);
+        return pages::values_page(&base(), &pr.handle, values);
     }
-    let set = locations::gather(lookup, &record.aged_values()).await;
+    let set = locations::locate(lookup, record).await;
     if let Some(e) = set.invalid.first() {
         let message = format!("Error showing redirect for '{}': {e}", pr.handle);
-        return pages::error_page(500, &message, context(&base, &pr.handle, req));
+        return pages::error_page(500, &message, context(&base(), &pr.handle, req));
     }
     let mut wishes = LocationRequest::new();
     for l in pr.params.all("locatt") {
@@ -467,15 +468,15 @@ async fn redirect_to_location(
     }
     let mut chooser = handle_resolver::wire::Chooser::new();
     let Some(chosen) = set.select(&wishes, &mut chooser) else {
-        return pages::values_page(&base, &pr.handle, values);
+        return pages::values_page(&base(), &pr.handle, values);
     };
     let Some(mut url) = chosen.href_for(&pr.handle) else {
-        return pages::values_page(&base, &pr.handle, values);
+        return pages::values_page(&base(), &pr.handle, values);
     };
     if let Some(append) = pr.params.get("urlappend") {
         url.push_str(append);
     }
-    alias_ttls.extend(set.ttls.iter().copied());
+    alias_ttls.extend(set.ttls());
     let parts = RedirectParts {
         status: set.redirect_status(chosen),
         http10: req.http10,

@@ -132,7 +132,7 @@ impl Resolution {
         self.lookup(false)
             .values(handle, types, indexes)
             .await
-            .map(|r| r.values)
+            .map(Record::into_values)
     }
 
     /// The resolutions of one request (`bypass`: the request may bypass the cache, see
