@@ -21,6 +21,7 @@ mod ipv6;
 mod loopback;
 mod mock;
 mod negative_ttl;
+mod per_server;
 mod proxy;
 mod referrals;
 mod refresh;

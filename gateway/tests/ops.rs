@@ -370,3 +370,54 @@ fn a_slow_resolution_times_out_with_504() {
         "{text}"
     );
 }
+
+#[test]
+fn client_address_chooses_among_locations_only_when_asked() {
+    use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+    use handle_resolver::wire::HandleValue;
+    use std::sync::Arc;
+    // Two locations: the one for clients in 10.0.0.0/8 weighs nothing, so only the address
+    // rule can choose it.
+    let store = Arc::new(Store::new());
+    store.insert(
+        "20.500.7/near",
+        vec![HandleValue::new(
+            1,
+            "10320/loc",
+            "<locations><location href=\"https://near.example/\" addresses=\"10.0.0.0/8\" \
+             weight=\"0\"/><location href=\"https://far.example/\" weight=\"1\"/></locations>",
+        )],
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let server = runtime
+        .block_on(TestServer::start(TestServerConfig::new(store)))
+        .expect("the test server starts");
+    let upstream = server.addr().to_string();
+    let from_10 = "X-Forwarded-For: 10.1.2.3\r\n";
+    let base = [
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &upstream,
+        "--trusted-proxy",
+        "127.0.0.0/8",
+    ];
+    // Off by default: the client in 10.0.0.0/8 gets the weighted choice.
+    let gw = start(&base);
+    for _ in 0..5 {
+        let a = get(gw.addr, "/20.500.7/near", from_10);
+        assert_eq!(a.first("location"), Some("https://far.example/"));
+    }
+    drop(gw);
+    // On: the trusted proxy's client address chooses the location for 10.0.0.0/8; a client
+    // outside every range (the test itself, 127.0.0.1) still gets the weighted choice.
+    let mut on = base.to_vec();
+    on.push("--match-client-address");
+    let gw = start(&on);
+    for _ in 0..5 {
+        let a = get(gw.addr, "/20.500.7/near", from_10);
+        assert_eq!(a.first("location"), Some("https://near.example/"));
+        let a = get(gw.addr, "/20.500.7/near", "");
+        assert_eq!(a.first("location"), Some("https://far.example/"));
+    }
+}

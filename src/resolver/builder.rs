@@ -169,6 +169,26 @@ impl ResolverBuilder {
         self
     }
 
+    /// At most `n` requests in flight to any one server at once, over any transport (at
+    /// least 1; default: no bound but the UDP limit each server's answers teach, which
+    /// starts at 32 and follows losses and queueing). A gateway or a bulk job in front of
+    /// servers it does not run sets it so that no burst of its own clients reaches one
+    /// server as more than `n` requests at a time. The requests over it wait for a place,
+    /// first come, first served, under their call's deadline; a request's retransmissions,
+    /// challenge answers and session setup are not counted twice. A request given up on (a
+    /// hedge another server answered first, a cancelled call) frees its place at once,
+    /// though the server may still be working on it.
+    ///
+    /// ```
+    /// use handle_resolver::Resolver;
+    /// let resolver = Resolver::builder().max_in_flight_per_server(16).build()?;
+    /// # Ok::<(), handle_resolver::BuildError>(())
+    /// ```
+    pub fn max_in_flight_per_server(mut self, n: usize) -> Self {
+        self.settings.max_in_flight_per_server = Some(n.max(1));
+        self
+    }
+
     /// No trust root, whatever the root (refreshes are not verified).
     pub fn without_trust_root(mut self) -> Self {
         self.trust = TrustChoice::Off;

@@ -145,6 +145,8 @@ pub(crate) struct Settings {
     pub(crate) sessions: bool,
     /// Requests in flight in one session at most.
     pub(crate) session_window: usize,
+    /// Requests in flight to one server at most, any transport (`None`: no bound).
+    pub(crate) max_in_flight_per_server: Option<usize>,
 }
 
 impl Default for Settings {
@@ -169,6 +171,7 @@ impl Default for Settings {
             authenticator: None,
             sessions: true,
             session_window: super::peers::DEFAULT_SESSION_WINDOW,
+            max_in_flight_per_server: None,
         }
     }
 }

@@ -251,6 +251,7 @@ impl TestServer {
             udp_dropped: AtomicU64::new(0),
             tcp_requests: AtomicU64::new(0),
             http_requests: AtomicU64::new(0),
+            delayed: Default::default(),
             stop: CancellationToken::new(),
         });
         let workers = match config.udp_workers {
@@ -345,6 +346,13 @@ impl TestServer {
         self.state.http_requests.load(Ordering::Relaxed)
     }
 
+    /// The most requests whose answers the `delay` fault ([`Faults::delay`]) held back at
+    /// once, over UDP and TCP: how many requests a client had in flight to this server at
+    /// most, while answers are delayed.
+    pub fn most_delayed_at_once(&self) -> u64 {
+        self.state.delayed.most()
+    }
+
     /// The HTTP listener's address (see [`TestServerConfig::http`]).
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.state.http_addr
@@ -361,6 +369,7 @@ impl TestServer {
         self.state.udp_dropped.store(0, Ordering::Relaxed);
         self.state.tcp_requests.store(0, Ordering::Relaxed);
         self.state.http_requests.store(0, Ordering::Relaxed);
+        self.state.delayed.reset();
     }
 
     /// Changes the faults in force (takes effect for the next request).

@@ -7,6 +7,7 @@
 //! listen = "127.0.0.1:8080"
 //! server = "127.0.0.1:2641"      # or: root = "127.0.0.1:2641"
 //! timeout_ms = 5000
+//! max_in_flight_per_server = 64
 //! ```
 //!
 //! The cache's settings ([`CacheSettings`], see `cache.rs` beside this file and the README's
@@ -14,7 +15,7 @@
 //! `stale_if_error_secs`, `bypass_from`, `bypass_token`, `bypass_per_second`, `redis_url`,
 //! `redis_prefix`, `redis_timeout_ms`. So are the operator's ([`OpsSettings`], `ops.rs`):
 //! `trusted_proxies`, `public_base_url`, `rate_per_second`, `burst`, `request_timeout_ms`, `access_log`,
-//! `metrics_listen`, `tls_cert`, `tls_key`.
+//! `metrics_listen`, `tls_cert`, `tls_key`, `match_client_address`.
 //!
 //! `handle-gateway --check-config FILE` reads FILE as the gateway would and names the line
 //! at fault ([`check_file`]).
@@ -67,6 +68,11 @@ pub struct Args {
     /// The time a resolution may take, in milliseconds [default: the resolver's].
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    /// At most this many requests in flight to any one handle server at once (the rest
+    /// wait, within their timeout) [default: no bound but the resolver's own, learned from
+    /// each server's losses and queueing].
+    #[arg(long, value_name = "N")]
+    pub max_in_flight_per_server: Option<usize>,
     /// Validate this TOML file (with the command line's options) and exit: 0 when the
     /// gateway would start with it, else 1 with the file and the line at fault.
     #[arg(long, value_name = "FILE")]
@@ -91,6 +97,8 @@ pub struct ConfigFile {
     pub demo: Option<bool>,
     /// `--timeout-ms`.
     pub timeout_ms: Option<u64>,
+    /// `--max-in-flight-per-server`.
+    pub max_in_flight_per_server: Option<usize>,
     /// `--cache-size-mb`.
     pub cache_size_mb: Option<u64>,
     /// `--negative-ttl-secs`.
@@ -127,6 +135,8 @@ pub struct ConfigFile {
     pub tls_cert: Option<PathBuf>,
     /// `--tls-key` (PEM).
     pub tls_key: Option<PathBuf>,
+    /// `--match-client-address`.
+    pub match_client_address: Option<bool>,
 }
 
 /// Where resolutions go.
@@ -153,6 +163,8 @@ pub struct Settings {
     pub upstream: Upstream,
     /// The time a resolution may take.
     pub timeout: Option<Duration>,
+    /// The most requests in flight to one handle server (`None`: the resolver's own bound).
+    pub max_in_flight_per_server: Option<usize>,
     /// The cache: sizes, lifetimes, bypass, the Redis tier.
     pub cache: CacheSettings,
     /// The operator's: trusted proxies, public base URL, rate limit, request timeout.
@@ -356,6 +368,16 @@ impl Settings {
             (None, None, true) => Upstream::Demo,
             (None, None, false) => Upstream::GlobalRoot,
         };
+        let max_in_flight_per_server = args
+            .max_in_flight_per_server
+            .or(file.max_in_flight_per_server);
+        if max_in_flight_per_server == Some(0) {
+            return Err(ConfigError::Value {
+                option: "--max-in-flight-per-server",
+                value: "0".into(),
+                reason: "at least 1".into(),
+            });
+        }
         Ok(Settings {
             listen,
             upstream,
@@ -363,6 +385,7 @@ impl Settings {
                 .timeout_ms
                 .or(file.timeout_ms)
                 .map(Duration::from_millis),
+            max_in_flight_per_server,
             cache: CacheSettings::from_parts(&args.cache, file)?,
             ops: OpsSettings::from_parts(&args.ops, file)?,
         })
@@ -412,5 +435,11 @@ mod tests {
         assert!(
             Args::try_parse_from(["handle-gateway", "--demo", "--server", "127.0.0.1:1"]).is_err()
         );
+        let file: ConfigFile = toml::from_str("max_in_flight_per_server = 0").unwrap();
+        let e = Settings::from_parts(&args(&[]), &file).unwrap_err();
+        assert!(e.to_string().contains("at least 1"), "{e}");
+        let file: ConfigFile = toml::from_str("max_in_flight_per_server = 8").unwrap();
+        let s = Settings::from_parts(&args(&[]), &file).unwrap();
+        assert_eq!(s.max_in_flight_per_server, Some(8));
     }
 }

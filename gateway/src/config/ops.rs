@@ -49,6 +49,11 @@ pub struct OpsArgs {
     /// HTTPS: the private key (PEM: PKCS#8, PKCS#1 or SEC1) of `--tls-cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+    /// Choose among a handle's `10320/loc` locations by their `addresses` attribute too,
+    /// matched against the client's address (as the handle.net proxy does; behind proxies,
+    /// list them with `--trusted-proxy` so that the address is the client's) [default: off].
+    #[arg(long)]
+    pub match_client_address: bool,
 }
 
 /// The HTTPS listener's files.
@@ -87,6 +92,8 @@ pub struct OpsSettings {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// HTTPS: the certificate and key (else the listener speaks plain HTTP).
     pub tls: Option<TlsFiles>,
+    /// `10320/loc` `addresses` matched against the client's address.
+    pub match_client_address: bool,
 }
 
 impl Default for OpsSettings {
@@ -99,6 +106,7 @@ impl Default for OpsSettings {
             access_log: None,
             metrics_listen: None,
             tls: None,
+            match_client_address: false,
         }
     }
 }
@@ -181,6 +189,8 @@ impl OpsSettings {
                 .filter(|a| !a.is_empty()),
             metrics_listen: args.metrics_listen.or(file.metrics_listen),
             tls,
+            match_client_address: args.match_client_address
+                || file.match_client_address.unwrap_or(false),
         })
     }
 }

@@ -39,6 +39,9 @@ pub struct Incoming {
     pub body: Vec<u8>,
     /// The client's address.
     pub client: IpAddr,
+    /// True when `10320/loc` `addresses` are matched against `client` (the operator's
+    /// `match_client_address`; off by default).
+    pub match_address: bool,
     /// The address the request came in on (the proxy's own URL when there is no `Host`).
     pub local: SocketAddr,
     /// The gateway's base URL (`https://hdl.example.org`) when the configured public base
@@ -64,6 +67,7 @@ impl Incoming {
             headers: Vec::new(),
             body: Vec::new(),
             client,
+            match_address: false,
             local,
             base: None,
         }
@@ -460,9 +464,10 @@ async fn redirect_to_location(
     }
     let accept: Vec<&str> = req.header_values("Accept").collect();
     let languages: Vec<&str> = req.header_values("Accept-Language").collect();
-    wishes = wishes
-        .negotiate(&accept, req.header("User-Agent"), &languages, metadata)
-        .address(req.client);
+    wishes = wishes.negotiate(&accept, req.header("User-Agent"), &languages, metadata);
+    if req.match_address {
+        wishes = wishes.address(req.client);
+    }
     if let Some(c) = pr.params.get("country") {
         wishes = wishes.country(c);
     }

@@ -67,11 +67,11 @@ async fn serve_one(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let (client, base, local) = parts
+    let (client, match_address, base, local) = parts
         .extensions
         .get::<ops::ClientInfo>()
-        .map_or((peer.ip(), None, None), |c| {
-            (c.client, c.base.clone(), c.local)
+        .map_or((peer.ip(), false, None, None), |c| {
+            (c.client, c.match_address, c.base.clone(), c.local)
         });
     let local = local.unwrap_or(peer);
     // Most requests have no body (a GET): nothing to read then.
@@ -100,6 +100,7 @@ async fn serve_one(
             .collect(),
         body: body.to_vec(),
         client,
+        match_address,
         local,
         base,
     };

@@ -85,6 +85,8 @@ impl Ops {
 #[derive(Debug, Clone)]
 pub(crate) struct ClientInfo {
     pub(crate) client: IpAddr,
+    /// `10320/loc` `addresses` are matched against `client`.
+    pub(crate) match_address: bool,
     pub(crate) base: Option<String>,
     /// The listener's address.
     pub(crate) local: Option<std::net::SocketAddr>,
@@ -155,6 +157,7 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
     } else {
         req.extensions_mut().insert(ClientInfo {
             client,
+            match_address: ops.settings.match_client_address,
             base,
             local,
         });

@@ -95,6 +95,9 @@ impl Resolution {
         if let Some(t) = settings.timeout {
             builder = builder.timeout(t);
         }
+        if let Some(n) = settings.max_in_flight_per_server {
+            builder = builder.max_in_flight_per_server(n);
+        }
         #[cfg(feature = "demo")]
         let mut demo = None;
         builder = match &settings.upstream {

@@ -56,7 +56,14 @@ fn read(name: &str) -> String {
 }
 
 fn start_gateway(server: SocketAddr) -> process::Running {
-    process::start(&["--listen", "127.0.0.1:0", "--server", &server.to_string()])
+    // The recorded proxy matched `10320/loc` `addresses` against the client's address.
+    process::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &server.to_string(),
+        "--match-client-address",
+    ])
 }
 
 /// The raw bytes of a recorded request.

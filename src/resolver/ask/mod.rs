@@ -88,6 +88,7 @@ impl Asker {
             peers: Peers::new(
                 settings.sessions && settings.authenticator.is_some(),
                 settings.session_window,
+                settings.max_in_flight_per_server,
             ),
             auth: settings.authenticator.clone(),
             rng: Mutex::new(rng),

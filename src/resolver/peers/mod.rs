@@ -8,7 +8,10 @@
 //!   server (`health.rs`);
 //! - [`limit`](Peer::limit): how many UDP requests may be in flight to it (`limit.rs`);
 //! - [`session`](Peer::session): the session held with it, for requests that need the
-//!   resolver's identity (`session.rs`).
+//!   resolver's identity (`session.rs`);
+//! - its places ([`Peer::place`]): the bound the user set on requests in flight to one
+//!   server over any transport (`ResolverBuilder::max_in_flight_per_server`), none by
+//!   default.
 //!
 //! A server is known by its query address ([`peer_key`]: UDP, else TCP, else its IP with
 //! port 0), whatever transport a request uses. The transport keeps the one other
@@ -30,6 +33,7 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 use parking_lot::Mutex;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::transport::TransportKind;
 use crate::wire::ServerInfo;
@@ -62,15 +66,30 @@ pub(crate) struct Peer {
     pub(crate) limit: Arc<Limit>,
     /// The session held with it.
     pub(crate) session: Session,
+    /// The user's bound on its requests in flight, any transport (fair: first come, first
+    /// served).
+    places: Option<Semaphore>,
 }
 
 impl Peer {
-    fn new(sessions: bool, session_window: usize) -> Self {
+    fn new(sessions: bool, session_window: usize, places: Option<usize>) -> Self {
         Self {
             rtt: Rtt::default(),
             health: Health::default(),
             limit: Arc::new(Limit::default()),
             session: Session::with_window(sessions, session_window),
+            places: places.map(Semaphore::new),
+        }
+    }
+
+    /// Waits for a place among the requests in flight to the server, when the user bounded
+    /// them (`ResolverBuilder::max_in_flight_per_server`); the place is given back when the
+    /// returned guard is dropped. The wait is under the call's deadline, as all of a request.
+    pub(crate) async fn place(&self) -> Option<SemaphorePermit<'_>> {
+        match &self.places {
+            // `acquire` fails only on a closed semaphore, and this one is never closed.
+            Some(places) => places.acquire().await.ok(),
+            None => None,
         }
     }
 
@@ -109,16 +128,20 @@ pub(crate) struct Peers {
     sessions: bool,
     /// Requests in flight in one session at most.
     session_window: usize,
+    /// Requests in flight to one server at most (`None`: no bound of the user's).
+    places: Option<usize>,
 }
 
 impl Peers {
     /// An empty table; `sessions` when requests that need the identity go in sessions,
-    /// at most `session_window` of them in flight in one session.
-    pub(crate) fn new(sessions: bool, session_window: usize) -> Self {
+    /// at most `session_window` of them in flight in one session; at most `places` requests
+    /// in flight to one server when given.
+    pub(crate) fn new(sessions: bool, session_window: usize, places: Option<usize>) -> Self {
         Self {
             table: Mutex::new(Table::default()),
             sessions,
             session_window,
+            places,
         }
     }
 
@@ -135,7 +158,7 @@ impl Peers {
         if map.len() >= MAX_PEERS {
             evict_one(map);
         }
-        let peer = Arc::new(Peer::new(self.sessions, self.session_window));
+        let peer = Arc::new(Peer::new(self.sessions, self.session_window, self.places));
         map.insert(
             key,
             Tracked {
@@ -192,7 +215,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn one_entry_per_server_and_the_table_is_bounded() {
-        let peers = Peers::new(false, 1);
+        let peers = Peers::new(false, 1, None);
         let first = peers.get(key(0));
         first.rtt.record_rtt(Duration::from_millis(3));
         // The same server is the same entry, whatever part is asked.
@@ -214,7 +237,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn what_is_learned_outlives_blank_servers_and_servers_in_use_stay() {
-        let peers = Peers::new(false, 1);
+        let peers = Peers::new(false, 1, None);
         // The stalest server has failed: its health is worth keeping.
         peers.get(key(0)).health.failed();
         for i in 1..(MAX_PEERS as u32 + 10) {

@@ -48,9 +48,47 @@ pub(crate) struct State {
     pub(crate) udp_dropped: AtomicU64,
     pub(crate) tcp_requests: AtomicU64,
     pub(crate) http_requests: AtomicU64,
+    /// Answers held back by the `delay` fault (UDP and TCP) now, and the most at once.
+    pub(crate) delayed: Held,
     /// Cancelled when the server is dropped: stops the tasks spawned per TCP connection and
     /// per delayed answer too, so a dropped server is silent at once.
     pub(crate) stop: CancellationToken,
+}
+
+/// A count of requests being held, and the most held at once.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    now: AtomicU64,
+    most: AtomicU64,
+}
+
+impl Held {
+    /// One more held until the guard is dropped.
+    pub(crate) fn hold(&self) -> Holding<'_> {
+        let now = self.now.fetch_add(1, Ordering::Relaxed) + 1;
+        self.most.fetch_max(now, Ordering::Relaxed);
+        Holding(self)
+    }
+
+    /// The most held at once since the last reset.
+    pub(crate) fn most(&self) -> u64 {
+        self.most.load(Ordering::Relaxed)
+    }
+
+    /// Forgets the most (those held now count again from here).
+    pub(crate) fn reset(&self) {
+        self.most
+            .store(self.now.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// One request held ([`Held::hold`]).
+pub(crate) struct Holding<'a>(&'a Held);
+
+impl Drop for Holding<'_> {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl State {

@@ -96,6 +96,7 @@ async fn tcp_serve(state: Arc<State>, mut stream: TcpStream) {
             return;
         }
         if !f.delay.is_zero() {
+            let _held = state.delayed.hold();
             tokio::time::sleep(f.delay).await;
         }
         let id = request_id_of(&answer).unwrap_or(0);

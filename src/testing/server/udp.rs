@@ -151,6 +151,7 @@ pub(super) async fn serve_datagram(
                 let state = state.clone();
                 tokio::spawn(async move {
                     let delayed = async {
+                        let _held = state.delayed.hold();
                         tokio::time::sleep(wait).await;
                         send_faulty(&state, answer, peer, &f).await;
                     };
