@@ -16,7 +16,9 @@ the release gateway (feature ``redis``), its ``bench_peer`` example and the rele
 - **cold**: the gateway with ``--cache-size-mb 0`` and ``--server`` the release test server
   (every request a resolution) under ``wrk -c64``, against ``bench_peer resolve-many``, the
   library's ``Resolver::resolve_many`` with the gateway's resolver settings at concurrency 64
-  against the same server, alternated.
+  against the same server, alternated; once with the server answering at once (all on this
+  machine's CPU) and once with it answering after ``--delay-ms`` 5 (a server some way off,
+  as every real one is; ``--cold-delays`` changes the list).
 - **redis**: a gateway fills Redis with the records of 150,000 handles (``--server`` a test
   server holding them); then each round a fresh gateway on the same Redis (its own cache
   empty) is asked each handle once, in order, by ``wrk -c64`` for 2 s: every answer is a
@@ -218,10 +220,15 @@ def part_warm(a: argparse.Namespace, tmp: Path) -> None:
     say(f"(load average {load()})")
 
 
-def part_cold(a: argparse.Namespace) -> None:
-    say(f"\n## cold path (cache off) vs resolve_many, 64 at once (load average {load()})")
+def part_cold(a: argparse.Namespace, delay_ms: int) -> None:
+    say(
+        f"\n## cold path (cache off) vs resolve_many, 64 at once, the server answering after "
+        f"{delay_ms} ms (load average {load()})"
+    )
     sport = free_port()
-    server = Service([str(TESTSERVER), "--port", str(sport)], "serving")
+    server = Service(
+        [str(TESTSERVER), "--port", str(sport), "--delay-ms", str(delay_ms)], "serving"
+    )
     try:
         gw, port = gateway(["--server", f"127.0.0.1:{sport}", "--cache-size-mb", "0"])
         try:
@@ -390,6 +397,11 @@ def main() -> int:
     p.add_argument("--duration", type=int, default=10, help="seconds of each wrk run")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", default="warm,cold,redis,callgrind")
+    p.add_argument(
+        "--cold-delays",
+        default="0,5",
+        help="the test server's answer delays (ms) the cold part runs with, comma-separated",
+    )
     p.add_argument("--no-build", action="store_true")
     p.add_argument("--gateway", type=Path, help="another handle-gateway binary to measure")
     a = p.parse_args()
@@ -408,7 +420,8 @@ def main() -> int:
         if "warm" in parts:
             part_warm(a, tmp)
         if "cold" in parts:
-            part_cold(a)
+            for delay in a.cold_delays.split(","):
+                part_cold(a, int(delay))
         if "redis" in parts:
             part_redis(a, tmp)
         if "callgrind" in parts:
