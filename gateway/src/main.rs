@@ -35,6 +35,8 @@ async fn run(args: Args) -> Result<(), String> {
         }
         None => None,
     };
+    // The access log opened and the GeoIP database read before the banner says it serves.
+    let ops = Arc::new(server::Ops::new(settings.ops.clone()).map_err(|e| e.to_string())?);
     let scheme = if tls.is_some() { "https" } else { "http" };
     let upstream = match &settings.upstream {
         Upstream::Server(_) => format!("server {}", args.server.as_deref().unwrap_or("(config)")),
@@ -52,7 +54,6 @@ async fn run(args: Args) -> Result<(), String> {
         );
         let _ = out.flush();
     }
-    let ops = Arc::new(server::Ops::new(settings.ops.clone()).map_err(|e| e.to_string())?);
     if let Some(addr) = settings.ops.metrics_listen {
         let metrics = tokio::net::TcpListener::bind(addr)
             .await
@@ -80,8 +81,19 @@ fn main() -> ExitCode {
         .init();
     let args = Args::parse();
     if let Some(file) = &args.check_config {
-        return match check_file(&args, file) {
-            Ok(_) => {
+        return match check_file(&args, file)
+            .map_err(|e| e.to_string())
+            .and_then(|s| {
+                // The files the settings name are read as the gateway would read them.
+                if let Some(tls) = &s.ops.tls {
+                    server::tls::acceptor(&tls.cert, &tls.key).map_err(|e| e.to_string())?;
+                }
+                if let Some(path) = &s.ops.geoip_db {
+                    server::country::CountryDb::open(path).map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            }) {
+            Ok(()) => {
                 println!("{}: ok", file.display());
                 ExitCode::SUCCESS
             }

@@ -11,6 +11,10 @@ mod http;
 #[path = "support/process.rs"]
 mod process;
 
+#[cfg(feature = "geoip")]
+#[path = "support/mmdb.rs"]
+mod mmdb;
+
 use process::{slow_server, start, start_lines};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -420,4 +424,96 @@ fn client_address_chooses_among_locations_only_when_asked() {
         let a = get(gw.addr, "/20.500.7/near", "");
         assert_eq!(a.first("location"), Some("https://far.example/"));
     }
+}
+
+#[cfg(feature = "geoip")]
+#[test]
+fn geoip_country_chooses_among_locations_unless_the_request_names_one() {
+    use handle_resolver::testing::{Store, TestServer, TestServerConfig};
+    use handle_resolver::wire::HandleValue;
+    use std::sync::Arc;
+    // A location for the Netherlands that weighs nothing: only the country rule chooses it.
+    let store = Arc::new(Store::new());
+    store.insert(
+        "20.500.7/geo",
+        vec![HandleValue::new(
+            1,
+            "10320/loc",
+            "<locations><location href=\"https://nl.example/\" country=\"nl\" weight=\"0\"/>\
+             <location href=\"https://any.example/\" weight=\"1\"/></locations>",
+        )],
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let server = runtime
+        .block_on(TestServer::start(TestServerConfig::new(store)))
+        .expect("the test server starts");
+    let db = temp_file("countries.mmdb", "");
+    std::fs::write(&db, mmdb::countries(&[(10, "NL"), (11, "US")])).expect("the database");
+    let upstream = server.addr().to_string();
+    let db_arg = db.to_string_lossy().into_owned();
+    let gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &upstream,
+        "--trusted-proxy",
+        "127.0.0.0/8",
+        "--geoip-db",
+        &db_arg,
+    ]);
+    for _ in 0..5 {
+        // A client in 10.0.0.0/8 (the database's NL), named by the trusted proxy.
+        let a = get(gw.addr, "/20.500.7/geo", "X-Forwarded-For: 10.1.2.3\r\n");
+        assert_eq!(a.first("location"), Some("https://nl.example/"));
+        // In 11.0.0.0/8 (US: no location of its own) and at 127.0.0.1 (not in the
+        // database): the weighted choice.
+        let a = get(gw.addr, "/20.500.7/geo", "X-Forwarded-For: 11.1.2.3\r\n");
+        assert_eq!(a.first("location"), Some("https://any.example/"));
+        let a = get(gw.addr, "/20.500.7/geo", "");
+        assert_eq!(a.first("location"), Some("https://any.example/"));
+        // `?country=` wins over the database, as the reference reads only it.
+        let a = get(
+            gw.addr,
+            "/20.500.7/geo?country=us",
+            "X-Forwarded-For: 10.1.2.3\r\n",
+        );
+        assert_eq!(a.first("location"), Some("https://any.example/"));
+        let a = get(gw.addr, "/20.500.7/geo?country=NL", "");
+        assert_eq!(a.first("location"), Some("https://nl.example/"));
+    }
+    drop(gw);
+    // A file that is no database: refused by --check-config and at start.
+    let bad = temp_file("bad.mmdb", "not a database");
+    let config = temp_file(
+        "geoip.toml",
+        &format!(
+            "server = \"{upstream}\"\ngeoip_db = \"{}\"\n",
+            bad.display()
+        ),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+        .arg("--check-config")
+        .arg(&config)
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("geoip_db") && err.contains("bad.mmdb"),
+        "{err}"
+    );
+    let config = temp_file(
+        "geoip-good.toml",
+        &format!("server = \"{upstream}\"\ngeoip_db = \"{}\"\n", db.display()),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_handle-gateway"))
+        .arg("--check-config")
+        .arg(&config)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

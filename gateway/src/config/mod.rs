@@ -15,7 +15,7 @@
 //! `stale_if_error_secs`, `bypass_from`, `bypass_token`, `bypass_per_second`, `redis_url`,
 //! `redis_prefix`, `redis_timeout_ms`. So are the operator's ([`OpsSettings`], `ops.rs`):
 //! `trusted_proxies`, `public_base_url`, `rate_per_second`, `burst`, `request_timeout_ms`, `access_log`,
-//! `metrics_listen`, `tls_cert`, `tls_key`, `match_client_address`.
+//! `metrics_listen`, `tls_cert`, `tls_key`, `match_client_address`, `geoip_db`.
 //!
 //! `handle-gateway --check-config FILE` reads FILE as the gateway would and names the line
 //! at fault ([`check_file`]).
@@ -137,6 +137,8 @@ pub struct ConfigFile {
     pub tls_key: Option<PathBuf>,
     /// `--match-client-address`.
     pub match_client_address: Option<bool>,
+    /// `--geoip-db`.
+    pub geoip_db: Option<PathBuf>,
 }
 
 /// Where resolutions go.

@@ -54,6 +54,11 @@ pub struct OpsArgs {
     /// list them with `--trusted-proxy` so that the address is the client's) [default: off].
     #[arg(long)]
     pub match_client_address: bool,
+    /// A GeoIP database (a MaxMind DB file, such as GeoLite2-Country): the client's country
+    /// chooses among a handle's `10320/loc` locations when the request has no `?country=`
+    /// (feature `geoip`) [default: none].
+    #[arg(long, value_name = "FILE")]
+    pub geoip_db: Option<std::path::PathBuf>,
 }
 
 /// The HTTPS listener's files.
@@ -94,6 +99,8 @@ pub struct OpsSettings {
     pub tls: Option<TlsFiles>,
     /// `10320/loc` `addresses` matched against the client's address.
     pub match_client_address: bool,
+    /// The GeoIP database of the client's country.
+    pub geoip_db: Option<std::path::PathBuf>,
 }
 
 impl Default for OpsSettings {
@@ -107,6 +114,7 @@ impl Default for OpsSettings {
             metrics_listen: None,
             tls: None,
             match_client_address: false,
+            geoip_db: None,
         }
     }
 }
@@ -191,6 +199,7 @@ impl OpsSettings {
             tls,
             match_client_address: args.match_client_address
                 || file.match_client_address.unwrap_or(false),
+            geoip_db: args.geoip_db.clone().or(file.geoip_db.clone()),
         })
     }
 }

@@ -42,6 +42,10 @@ pub struct Incoming {
     /// True when `10320/loc` `addresses` are matched against `client` (the operator's
     /// `match_client_address`; off by default).
     pub match_address: bool,
+    /// The client's country from the operator's GeoIP database (`geoip_db`), when there is
+    /// one and it knows the address: chooses among `10320/loc` locations unless the request
+    /// says `?country=`.
+    pub country: Option<String>,
     /// The address the request came in on (the proxy's own URL when there is no `Host`).
     pub local: SocketAddr,
     /// The gateway's base URL (`https://hdl.example.org`) when the configured public base
@@ -68,6 +72,7 @@ impl Incoming {
             body: Vec::new(),
             client,
             match_address: false,
+            country: None,
             local,
             base: None,
         }
@@ -468,7 +473,7 @@ async fn redirect_to_location(
     if req.match_address {
         wishes = wishes.address(req.client);
     }
-    if let Some(c) = pr.params.get("country") {
+    if let Some(c) = pr.params.get("country").or(req.country.as_deref()) {
         wishes = wishes.country(c);
     }
     let mut chooser = handle_resolver::wire::Chooser::new();

@@ -2,6 +2,7 @@
 //! tower-http's trace layer, and a graceful shutdown (Ctrl-C or SIGTERM: the listener
 //! closes, requests in flight finish).
 
+pub mod country;
 pub mod forwarded;
 pub mod handler;
 pub mod limit;
@@ -67,11 +68,17 @@ async fn serve_one(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let (client, match_address, base, local) = parts
+    let (client, match_address, country, base, local) = parts
         .extensions
         .get::<ops::ClientInfo>()
-        .map_or((peer.ip(), false, None, None), |c| {
-            (c.client, c.match_address, c.base.clone(), c.local)
+        .map_or((peer.ip(), false, None, None, None), |c| {
+            (
+                c.client,
+                c.match_address,
+                c.country.clone(),
+                c.base.clone(),
+                c.local,
+            )
         });
     let local = local.unwrap_or(peer);
     // Most requests have no body (a GET): nothing to read then.
@@ -101,6 +108,7 @@ async fn serve_one(
         body: body.to_vec(),
         client,
         match_address,
+        country,
         local,
         base,
     };

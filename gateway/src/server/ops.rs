@@ -12,6 +12,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use axum::Router;
 
+use super::country::{CountryDb, CountryDbError};
 use super::forwarded;
 use super::limit::{self, ClientLimiter};
 use super::observe::{combined_line, AccessLog, AccessLogError, Metrics};
@@ -32,6 +33,7 @@ pub struct Ops {
     pub(crate) settings: OpsSettings,
     limiter: Option<ClientLimiter>,
     access_log: Option<AccessLog>,
+    countries: Option<CountryDb>,
     /// The counters of `/metrics`.
     pub metrics: Metrics,
     /// The address the listener took (set once it is bound): the proxy's own URL for
@@ -39,18 +41,35 @@ pub struct Ops {
     pub(crate) local: std::sync::OnceLock<std::net::SocketAddr>,
 }
 
+/// Why the operator's settings cannot be put to work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpsError {
+    /// The access log cannot be opened.
+    #[error(transparent)]
+    AccessLog(#[from] AccessLogError),
+    /// The GeoIP database cannot be read.
+    #[error(transparent)]
+    Countries(#[from] CountryDbError),
+}
+
 impl Ops {
-    /// The operator's `settings` at work (the access log opened).
-    pub fn new(settings: OpsSettings) -> Result<Ops, AccessLogError> {
+    /// The operator's `settings` at work (the access log opened, the GeoIP database read).
+    pub fn new(settings: OpsSettings) -> Result<Ops, OpsError> {
         let limiter = settings.rate_limit.and_then(ClientLimiter::new);
         let access_log = match &settings.access_log {
             Some(target) => Some(AccessLog::open(target)?),
+            None => None,
+        };
+        let countries = match &settings.geoip_db {
+            Some(path) => Some(CountryDb::open(path)?),
             None => None,
         };
         Ok(Ops {
             settings,
             limiter,
             access_log,
+            countries,
             metrics: Metrics::default(),
             local: std::sync::OnceLock::new(),
         })
@@ -87,6 +106,8 @@ pub(crate) struct ClientInfo {
     pub(crate) client: IpAddr,
     /// `10320/loc` `addresses` are matched against `client`.
     pub(crate) match_address: bool,
+    /// The client's country (the operator's GeoIP database).
+    pub(crate) country: Option<String>,
     pub(crate) base: Option<String>,
     /// The listener's address.
     pub(crate) local: Option<std::net::SocketAddr>,
@@ -155,6 +176,7 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
         req.extensions_mut().insert(ClientInfo {
             client,
             match_address: ops.settings.match_client_address,
+            country: ops.countries.as_ref().and_then(|db| db.country(client)),
             base,
             local,
         });
