@@ -406,11 +406,13 @@ fn client_address_chooses_among_locations_only_when_asked() {
         "--trusted-proxy",
         "127.0.0.0/8",
     ];
-    // Off by default: the client in 10.0.0.0/8 gets the weighted choice.
+    // Off by default: the client in 10.0.0.0/8 gets the weighted choice, an answer for
+    // anyone (no `Cache-Control`, as the reference).
     let gw = start(&base);
     for _ in 0..5 {
         let a = get(gw.addr, "/20.500.7/near", from_10);
         assert_eq!(a.first("location"), Some("https://far.example/"));
+        assert_eq!(a.first("cache-control"), None);
     }
     drop(gw);
     // On: the trusted proxy's client address chooses the location for 10.0.0.0/8; a client
@@ -418,11 +420,14 @@ fn client_address_chooses_among_locations_only_when_asked() {
     let mut on = base.to_vec();
     on.push("--match-client-address");
     let gw = start(&on);
+    // Either answer depends on the client: private, for no shared cache to pass on.
     for _ in 0..5 {
         let a = get(gw.addr, "/20.500.7/near", from_10);
         assert_eq!(a.first("location"), Some("https://near.example/"));
+        assert_eq!(a.first("cache-control"), Some("private"));
         let a = get(gw.addr, "/20.500.7/near", "");
         assert_eq!(a.first("location"), Some("https://far.example/"));
+        assert_eq!(a.first("cache-control"), Some("private"));
     }
 }
 
@@ -465,12 +470,18 @@ fn geoip_country_chooses_among_locations_unless_the_request_names_one() {
         // A client in 10.0.0.0/8 (the database's NL), named by the trusted proxy.
         let a = get(gw.addr, "/20.500.7/geo", "X-Forwarded-For: 10.1.2.3\r\n");
         assert_eq!(a.first("location"), Some("https://nl.example/"));
+        assert_eq!(a.first("cache-control"), Some("private"));
         // In 11.0.0.0/8 (US: no location of its own) and at 127.0.0.1 (not in the
         // database): the weighted choice.
         let a = get(gw.addr, "/20.500.7/geo", "X-Forwarded-For: 11.1.2.3\r\n");
         assert_eq!(a.first("location"), Some("https://any.example/"));
         let a = get(gw.addr, "/20.500.7/geo", "");
         assert_eq!(a.first("location"), Some("https://any.example/"));
+        assert_eq!(
+            a.first("cache-control"),
+            None,
+            "no country known: for anyone"
+        );
         // `?country=` wins over the database, as the reference reads only it.
         let a = get(
             gw.addr,
@@ -480,6 +491,7 @@ fn geoip_country_chooses_among_locations_unless_the_request_names_one() {
         assert_eq!(a.first("location"), Some("https://any.example/"));
         let a = get(gw.addr, "/20.500.7/geo?country=NL", "");
         assert_eq!(a.first("location"), Some("https://nl.example/"));
+        assert_eq!(a.first("cache-control"), None, "the URL names the country");
     }
     drop(gw);
     // A file that is no database: refused by --check-config and at start.
@@ -516,4 +528,34 @@ fn geoip_country_chooses_among_locations_unless_the_request_names_one() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn max_in_flight_per_server_reaches_the_resolver() {
+    use std::time::{Duration, Instant};
+    // A server that answers after 150 ms, six different handles asked at once through a
+    // gateway that lets one request at a time reach it: they take six answer times one
+    // after the other (without the bound, the six answers come together, in about one).
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let server = slow_server(&runtime, Duration::from_millis(150));
+    let gw = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--server",
+        &server.addr().to_string(),
+        "--max-in-flight-per-server",
+        "1",
+    ]);
+    let started = Instant::now();
+    let askers: Vec<_> = (0..6)
+        .map(|i| {
+            let addr = gw.addr;
+            std::thread::spawn(move || get(addr, &format!("/20.500.7/n{i}"), "").status)
+        })
+        .collect();
+    for a in askers {
+        assert_eq!(a.join().expect("an answer"), 404);
+    }
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(6 * 150), "{took:?}");
 }

@@ -93,3 +93,24 @@ async fn requests_to_one_server_stay_within_the_bound() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_largest_bound_is_taken_as_tokio_allows() {
+    let network = TestNetwork::builder()
+        .prefixes(["20.500.1"])
+        .build()
+        .await
+        .expect("test network");
+    network.insert(
+        "20.500.1/x",
+        vec![HandleValue::new(1, "URL", "https://example.org/x")],
+    );
+    // Beyond tokio's semaphore's bound: taken as that bound, not a panic at the first call.
+    let resolver = Resolver::builder()
+        .root_server(network.root.addr())
+        .max_in_flight_per_server(usize::MAX)
+        .build()
+        .expect("resolver");
+    let record = resolver.resolve("20.500.1/x").await.expect("resolves");
+    assert_eq!(record.values.len(), 1);
+}

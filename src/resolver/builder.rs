@@ -169,15 +169,18 @@ impl ResolverBuilder {
         self
     }
 
-    /// At most `n` requests in flight to any one server at once, over any transport (at
-    /// least 1; default: no bound but the UDP limit each server's answers teach, which
-    /// starts at 32 and follows losses and queueing). A gateway or a bulk job in front of
-    /// servers it does not run sets it so that no burst of its own clients reaches one
-    /// server as more than `n` requests at a time. The requests over it wait for a place,
-    /// first come, first served, under their call's deadline; a request's retransmissions,
-    /// challenge answers and session setup are not counted twice. A request given up on (a
-    /// hedge another server answered first, a cancelled call) frees its place at once,
-    /// though the server may still be working on it.
+    /// At most `n` requests in flight to any one server address at once, over any
+    /// transport (at least 1, at most tokio's `Semaphore::MAX_PERMITS`; default: no bound
+    /// but the UDP limit each server's answers teach, which starts at 32 and follows losses
+    /// and queueing). A gateway or a bulk job in front of servers it does not run sets it so
+    /// that no burst of its own clients reaches one server as more than `n` requests at a
+    /// time. The requests over it wait for a place, first come, first served, under their
+    /// call's deadline (a `debug` event says when one waits); a request's transports in
+    /// turn, retransmissions, challenge answers and session setup are one request to the
+    /// bound. A request given up on (a hedge another server answered first, a cancelled
+    /// call) frees its place at once, though the server may still be working on it. A
+    /// server listed with an IPv4 and an IPv6 address has a bound for each;
+    /// [`Resolver::send_message`](crate::Resolver::send_message) sends outside it.
     ///
     /// ```
     /// use handle_resolver::Resolver;
@@ -185,7 +188,8 @@ impl ResolverBuilder {
     /// # Ok::<(), handle_resolver::BuildError>(())
     /// ```
     pub fn max_in_flight_per_server(mut self, n: usize) -> Self {
-        self.settings.max_in_flight_per_server = Some(n.max(1));
+        self.settings.max_in_flight_per_server =
+            Some(n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS));
         self
     }
 

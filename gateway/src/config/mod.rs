@@ -35,6 +35,9 @@ use handle_resolver::transport::addr::{Endpoint, RootEndpoint};
 use serde::Deserialize;
 use thiserror::Error;
 
+/// The largest `max_in_flight_per_server` taken (more would be no bound at all).
+pub const MAX_IN_FLIGHT_BOUND: usize = 1_000_000;
+
 /// The listening address when none is given.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
@@ -69,8 +72,8 @@ pub struct Args {
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
     /// At most this many requests in flight to any one handle server at once (the rest
-    /// wait, within their timeout) [default: no bound but the resolver's own, learned from
-    /// each server's losses and queueing].
+    /// wait, within their timeout; 1 to 1000000) [default: no bound but the resolver's own
+    /// on UDP, learned from each server's losses and queueing].
     #[arg(long, value_name = "N")]
     pub max_in_flight_per_server: Option<usize>,
     /// Validate this TOML file (with the command line's options) and exit: 0 when the
@@ -373,11 +376,12 @@ impl Settings {
         let max_in_flight_per_server = args
             .max_in_flight_per_server
             .or(file.max_in_flight_per_server);
-        if max_in_flight_per_server == Some(0) {
+        if let Some(n) = max_in_flight_per_server.filter(|n| !(1..=MAX_IN_FLIGHT_BOUND).contains(n))
+        {
             return Err(ConfigError::Value {
                 option: "--max-in-flight-per-server",
-                value: "0".into(),
-                reason: "at least 1".into(),
+                value: n.to_string(),
+                reason: format!("from 1 to {MAX_IN_FLIGHT_BOUND}"),
             });
         }
         Ok(Settings {
@@ -439,7 +443,13 @@ mod tests {
         );
         let file: ConfigFile = toml::from_str("max_in_flight_per_server = 0").unwrap();
         let e = Settings::from_parts(&args(&[]), &file).unwrap_err();
-        assert!(e.to_string().contains("at least 1"), "{e}");
+        assert!(e.to_string().contains("from 1 to"), "{e}");
+        let e = Settings::from_parts(
+            &args(&["--max-in-flight-per-server", "18446744073709551615"]),
+            &file,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("from 1 to 1000000"), "{e}");
         let file: ConfigFile = toml::from_str("max_in_flight_per_server = 8").unwrap();
         let s = Settings::from_parts(&args(&[]), &file).unwrap();
         assert_eq!(s.max_in_flight_per_server, Some(8));

@@ -14,8 +14,11 @@ use crate::upstream::Lookup;
 /// includes 20 deep; this bounds a list that names very many).
 pub const MAX_LOOKUPS: usize = 64;
 
-/// A record's location set, and how old the TTLs it lists are.
+/// A record's location set, and how old the TTLs it lists are: [`Located::set`] for the
+/// locations, [`Located::aged_ttls`] for `Expires` (a kept set's own `ttls` are as the
+/// values were sent).
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Located<'r> {
     /// The record's own set (its values name no other handle), kept with it by the cache:
     /// its TTLs as sent, read `age` ago.
@@ -29,26 +32,24 @@ pub enum Located<'r> {
     Gathered(LocationSet),
 }
 
-impl std::ops::Deref for Located<'_> {
-    type Target = LocationSet;
-
-    fn deref(&self) -> &LocationSet {
+impl Located<'_> {
+    /// The locations, choice settings, links and headers (not its TTLs: see
+    /// [`Located::aged_ttls`]).
+    pub fn set(&self) -> &LocationSet {
         match self {
             Located::Kept { set, .. } => set,
             Located::Gathered(set) => set,
         }
     }
-}
 
-impl Located<'_> {
     /// The TTLs of the values consulted, as they stand now (for `Expires`).
-    pub fn ttls(&self) -> impl Iterator<Item = ConsultedTtl> + '_ {
+    pub fn aged_ttls(&self) -> impl Iterator<Item = ConsultedTtl> + '_ {
         let age = match self {
             Located::Kept { age, .. } => *age,
             Located::Gathered(_) => Duration::ZERO,
         };
-        let set: &LocationSet = self;
-        set.ttls
+        self.set()
+            .ttls
             .iter()
             .map(move |t| ConsultedTtl::new(ttl::aged_ttl(t.ttl, age), t.other_handle))
     }

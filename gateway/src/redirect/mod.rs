@@ -144,6 +144,10 @@ pub struct RedirectParts {
     pub links: Vec<String>,
     /// The `10320/headers` lines for the page's `<head>`.
     pub head_lines: Vec<String>,
+    /// `Cache-Control: private`: the choice depended on who the client is (its address,
+    /// its country from the operator's GeoIP database), so that a shared cache in front
+    /// does not hand one client's location to another (the reference sends none).
+    pub private: bool,
 }
 
 /// The final status of a redirect: `status` (301, 302, 303, 307 or 308), 302 for an
@@ -182,6 +186,9 @@ pub fn redirect(url: &str, parts: &RedirectParts) -> Answer {
     a = a.header("Location", encode_iri(url));
     if let Some(at) = parts.expires {
         a = a.header("Expires", httpdate::fmt_http_date(at));
+    }
+    if parts.private {
+        a = a.header("Cache-Control", "private");
     }
     for (name, value) in &parts.fields {
         a = a.header(name.clone(), value.clone());

@@ -59,7 +59,8 @@ impl CountryDb {
     pub fn country(&self, ip: IpAddr) -> Option<String> {
         #[cfg(feature = "geoip")]
         {
-            let found = self.reader.lookup(ip).ok()?;
+            // An IPv4 client seen on an IPv6 listener (`::ffff:a.b.c.d`) as the IPv4 address.
+            let found = self.reader.lookup(ip.to_canonical()).ok()?;
             let code: String = found
                 .decode_path(&maxminddb::path!["country", "iso_code"])
                 .ok()??;

@@ -3,6 +3,7 @@
 //! the HS_ALIAS chain, then a redirect or a page.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use handle_resolver::wire::{encode_url_path, LocationRequest};
@@ -16,6 +17,7 @@ use crate::pages::{self, ErrorContext};
 use crate::path::{self, ProxyRequest};
 use crate::redirect::{self, earliest_expiry, Answer, RedirectParts};
 use crate::rest;
+use crate::server::country::CountryDb;
 use crate::upstream::{Lookup, Resolution};
 
 /// Where the reference's `/help.html` sends a client.
@@ -42,10 +44,10 @@ pub struct Incoming {
     /// True when `10320/loc` `addresses` are matched against `client` (the operator's
     /// `match_client_address`; off by default).
     pub match_address: bool,
-    /// The client's country from the operator's GeoIP database (`geoip_db`), when there is
-    /// one and it knows the address: chooses among `10320/loc` locations unless the request
-    /// says `?country=`.
-    pub country: Option<String>,
+    /// The operator's GeoIP database (`geoip_db`), when there is one: the client's country
+    /// in it chooses among `10320/loc` locations unless the request says `?country=`
+    /// (looked up only then).
+    pub geoip: Option<Arc<CountryDb>>,
     /// The address the request came in on (the proxy's own URL when there is no `Host`).
     pub local: SocketAddr,
     /// The gateway's base URL (`https://hdl.example.org`) when the configured public base
@@ -72,7 +74,7 @@ impl Incoming {
             body: Vec::new(),
             client,
             match_address: false,
-            country: None,
+            geoip: None,
             local,
             base: None,
         }
@@ -431,12 +433,13 @@ async fn show_urls(
     if !locations::can_redirect(values) {
         return pages::values_page(base, handle, values);
     }
-    let set = locations::locate(lookup, record).await;
+    let located = locations::locate(lookup, record).await;
+    let set = located.set();
     if let Some(e) = set.invalid.first() {
         let message = format!("Error showing locations for '{handle}': {e}");
         return pages::error_page(500, &message, context(base, handle, req));
     }
-    pages::showurls::showurls(handle, values, &set)
+    pages::showurls::showurls(handle, values, set)
         .unwrap_or_else(|| pages::values_page(base, handle, values))
 }
 
@@ -455,7 +458,8 @@ async fn redirect_to_location(
     if !locations::can_redirect(values) {
         return pages::values_page(&base(), &pr.handle, values);
     }
-    let set = locations::locate(lookup, record).await;
+    let located = locations::locate(lookup, record).await;
+    let set = located.set();
     if let Some(e) = set.invalid.first() {
         let message = format!("Error showing redirect for '{}': {e}", pr.handle);
         return pages::error_page(500, &message, context(&base(), &pr.handle, req));
@@ -473,9 +477,22 @@ async fn redirect_to_location(
     if req.match_address {
         wishes = wishes.address(req.client);
     }
-    if let Some(c) = pr.params.get("country").or(req.country.as_deref()) {
+    // The request's `?country=`, else the client's in the operator's GeoIP database.
+    let geo_country = match pr.params.get("country") {
+        Some(_) => None,
+        None => req.geoip.as_ref().and_then(|db| db.country(req.client)),
+    };
+    if let Some(c) = pr.params.get("country").or(geo_country.as_deref()) {
         wishes = wishes.country(c);
     }
+    // An answer that may differ from client to client is no answer for a shared cache.
+    let has = |attribute| {
+        set.locations
+            .iter()
+            .any(|l| l.attribute(attribute).is_some())
+    };
+    let private =
+        (req.match_address && has("addresses")) || (geo_country.is_some() && has("country"));
     let mut chooser = handle_resolver::wire::Chooser::new();
     let Some(chosen) = set.select(&wishes, &mut chooser) else {
         return pages::values_page(&base(), &pr.handle, values);
@@ -486,7 +503,7 @@ async fn redirect_to_location(
     if let Some(append) = pr.params.get("urlappend") {
         url.push_str(append);
     }
-    alias_ttls.extend(set.ttls());
+    alias_ttls.extend(located.aged_ttls());
     let parts = RedirectParts {
         status: set.redirect_status(chosen),
         http10: req.http10,
@@ -496,6 +513,7 @@ async fn redirect_to_location(
         fields: set.header_fields(&pr.handle),
         links: set.link_headers(&pr.handle),
         head_lines: set.head_lines(&pr.handle),
+        private,
     };
     redirect::redirect(&url, &parts)
 }

@@ -68,14 +68,14 @@ async fn serve_one(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let (client, match_address, country, base, local) = parts
+    let (client, match_address, geoip, base, local) = parts
         .extensions
         .get::<ops::ClientInfo>()
         .map_or((peer.ip(), false, None, None, None), |c| {
             (
                 c.client,
                 c.match_address,
-                c.country.clone(),
+                c.geoip.clone(),
                 c.base.clone(),
                 c.local,
             )
@@ -108,22 +108,25 @@ async fn serve_one(
         body: body.to_vec(),
         client,
         match_address,
-        country,
+        geoip,
         local,
         base,
     };
     to_response(handler::answer(&shared.resolution, &incoming).await)
 }
 
-/// An [`Answer`] as an HTTP response (a header that is no valid HTTP header is left out).
+/// An [`Answer`] as an HTTP response (a header that is no valid HTTP header is left out, and
+/// so are those past the bound of `http`'s header map).
 pub fn to_response(answer: Answer) -> Response {
     let mut response = Response::new(Body::from(answer.body));
     *response.status_mut() =
         StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     // Room for them all at once, and for the `Content-Length` axum adds: grown one by one,
-    // the map was 1,600 instructions a redirect.
-    headers.reserve(answer.headers.len() + 1);
+    // the map was 1,600 instructions a redirect. `try_`: a handle's `10320/headers` and
+    // `10320/links` make as many headers as it lists, and past the map's bound (about
+    // 24,000) `reserve` and `append` panic; the headers beyond it are left out.
+    let _ = headers.try_reserve(answer.headers.len() + 1);
     for (name, value) in answer.headers {
         // The answer's text becomes the value's bytes: no copy (a text written in the code
         // is used where it is).
@@ -134,7 +137,9 @@ pub fn to_response(answer: Answer) -> Response {
             Cow::Owned(text) => HeaderValue::try_from(text),
         };
         if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), value) {
-            headers.append(n, v);
+            if headers.try_append(n, v).is_err() {
+                break;
+            }
         }
     }
     response
@@ -253,5 +258,33 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handle_with_very_many_headers_is_answered() {
+        // A handle's 10320/headers and 10320/links make one header each: as many as a
+        // 256 KB answer can list, the same name or all different.
+        let mut same = Answer::new(302).header("Location", "https://a.example/");
+        for _ in 0..30_000 {
+            same = same.header("Link", "<https://l.example/>; rel=\"x\"");
+        }
+        let r = to_response(same);
+        assert_eq!(r.status(), 302);
+        assert_eq!(r.headers()["location"], "https://a.example/");
+        let mut distinct = Answer::new(302);
+        for i in 0..40_000 {
+            distinct = distinct.header(format!("X-{i}"), "1");
+        }
+        let r = to_response(distinct);
+        assert_eq!(r.headers()["x-0"], "1");
+        assert!(
+            r.headers().len() < 40_000,
+            "the map's bound holds the rest out"
+        );
     }
 }

@@ -33,7 +33,7 @@ pub struct Ops {
     pub(crate) settings: OpsSettings,
     limiter: Option<ClientLimiter>,
     access_log: Option<AccessLog>,
-    countries: Option<CountryDb>,
+    countries: Option<Arc<CountryDb>>,
     /// The counters of `/metrics`.
     pub metrics: Metrics,
     /// The address the listener took (set once it is bound): the proxy's own URL for
@@ -62,7 +62,7 @@ impl Ops {
             None => None,
         };
         let countries = match &settings.geoip_db {
-            Some(path) => Some(CountryDb::open(path)?),
+            Some(path) => Some(Arc::new(CountryDb::open(path)?)),
             None => None,
         };
         Ok(Ops {
@@ -106,8 +106,8 @@ pub(crate) struct ClientInfo {
     pub(crate) client: IpAddr,
     /// `10320/loc` `addresses` are matched against `client`.
     pub(crate) match_address: bool,
-    /// The client's country (the operator's GeoIP database).
-    pub(crate) country: Option<String>,
+    /// The operator's GeoIP database.
+    pub(crate) geoip: Option<Arc<CountryDb>>,
     pub(crate) base: Option<String>,
     /// The listener's address.
     pub(crate) local: Option<std::net::SocketAddr>,
@@ -176,7 +176,7 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
         req.extensions_mut().insert(ClientInfo {
             client,
             match_address: ops.settings.match_client_address,
-            country: ops.countries.as_ref().and_then(|db| db.country(client)),
+            geoip: ops.countries.clone(),
             base,
             local,
         });
@@ -201,7 +201,8 @@ pub(crate) async fn observe(State(ops): State<Arc<Ops>>, mut req: Request, next:
             version,
             status,
             bytes,
-            [referer.as_ref(), agent.as_ref()],
+            referer.as_ref(),
+            agent.as_ref(),
         ));
     }
     response

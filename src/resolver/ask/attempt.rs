@@ -45,11 +45,6 @@ impl Asker {
             kind,
             ..
         } = to;
-        // A place among the server's requests in flight when the user bounded them
-        // (`ResolverBuilder::max_in_flight_per_server`), held for the whole attempt: its
-        // session setup, sends, resends and challenge answers are one request to the bound.
-        // Taken before the attempt's clock starts: waiting here is not the server's silence.
-        let _place = peer.place().await;
         // One reading of the wall clock an attempt: the request's expiration and the
         // answer's expiry check (an answer is checked against the time its request went out,
         // at most a deadline earlier): callgrind counts 1 `SystemTime::now` per resolution

@@ -234,6 +234,13 @@ impl Asker {
         // (breaker, transports, limit, session, RTT) is read through this entry.
         let key = peer_key(server);
         let peer = self.peers.get(key);
+        // A place among the server's requests in flight when the user bounded them
+        // (`ResolverBuilder::max_in_flight_per_server`), held until this request to it ends:
+        // its transports in turn, session setup, sends, resends and challenge answers are one
+        // request to the bound. Taken before the breaker is asked, so that a request that
+        // waited finds the breaker as it is then (a server that died meanwhile fails it at
+        // once), and before any attempt's clock starts (waiting is not the server's silence).
+        let _place = peer.place().await;
         if let Admission::Open(retry_in) = peer.health.admit() {
             return Err(ResolveError::ServerUnavailable {
                 server: key,

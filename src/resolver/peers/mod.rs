@@ -78,7 +78,8 @@ impl Peer {
             health: Health::default(),
             limit: Arc::new(Limit::default()),
             session: Session::with_window(sessions, session_window),
-            places: places.map(Semaphore::new),
+            // At most `Semaphore::MAX_PERMITS` (the builder's bound too): tokio refuses more.
+            places: places.map(|n| Semaphore::new(n.min(Semaphore::MAX_PERMITS))),
         }
     }
 
@@ -86,11 +87,13 @@ impl Peer {
     /// them (`ResolverBuilder::max_in_flight_per_server`); the place is given back when the
     /// returned guard is dropped. The wait is under the call's deadline, as all of a request.
     pub(crate) async fn place(&self) -> Option<SemaphorePermit<'_>> {
-        match &self.places {
-            // `acquire` fails only on a closed semaphore, and this one is never closed.
-            Some(places) => places.acquire().await.ok(),
-            None => None,
+        let places = self.places.as_ref()?;
+        if let Ok(place) = places.try_acquire() {
+            return Some(place);
         }
+        tracing::debug!("waiting for a place among the server's requests in flight");
+        // `acquire` fails only on a closed semaphore, and this one is never closed.
+        places.acquire().await.ok()
     }
 
     /// True when nothing worth keeping is known of the server: no failure or breaker, no
