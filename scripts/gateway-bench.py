@@ -7,7 +7,8 @@ Needs ``wrk`` (Debian package wrk), ``redis-server`` and ``valgrind`` for their 
 the release gateway (feature ``redis``), its ``bench_peer`` example and the release
 ``testserver``, then:
 
-- **warm**: the gateway (``--demo``, access log to a file, ``/metrics`` on, a CORS
+- **warm** (``--versus BIN``: a second gateway binary in the same rounds, e.g. the one
+  before a change): the gateway (``--demo``, access log to a file, ``/metrics`` on, a CORS
   ``Origin`` on every request) answering its warm 302 for ``/20.500.1/demo``, against the
   *floor*: ``bench_peer floor``, an axum handler on the same runtime answering a copy of that
   same 302 (headers and body) from memory. ``wrk`` with one thread, the same settings on both
@@ -131,10 +132,14 @@ class Service:
                 self.proc.wait()
 
 
-def gateway(args: list[str], prefix: list[str] | None = None) -> tuple[Service, int]:
+def gateway(
+    args: list[str], prefix: list[str] | None = None, binary: Path | None = None
+) -> tuple[Service, int]:
     port = free_port()
     return Service(
-        [str(GATEWAY[0]), "--listen", f"127.0.0.1:{port}", *args], "listening on", prefix
+        [str(binary or GATEWAY[0]), "--listen", f"127.0.0.1:{port}", *args],
+        "listening on",
+        prefix,
     ), port
 
 
@@ -171,18 +176,26 @@ def med(runs: list[dict[str, float]], key: str) -> float:
 
 def part_warm(a: argparse.Namespace, tmp: Path) -> None:
     say(f"\n## warm redirect vs the floor (load average {load()})")
-    gw, port = gateway(
-        [
-            "--demo",
-            "--access-log",
-            str(tmp / "access.log"),
-            "--metrics-listen",
-            f"127.0.0.1:{free_port()}",
-        ]
-    )
+    args = [
+        "--demo",
+        "--access-log",
+        str(tmp / "access.log"),
+        "--metrics-listen",
+        f"127.0.0.1:{free_port()}",
+    ]
+    gw, port = gateway(args)
     url = f"http://127.0.0.1:{port}/20.500.1/demo"
+    # `--versus BIN`: that gateway too, in the same rounds (alternated with the two others).
+    other = None
+    if a.versus:
+        args[2] = str(tmp / "access-versus.log")
+        args[4] = f"127.0.0.1:{free_port()}"
+        other = gateway(args, binary=a.versus)
+    urls = {"gateway": url}
+    if other:
+        urls["versus"] = f"http://127.0.0.1:{other[1]}/20.500.1/demo"
     try:
-        assert curl(url) == "302"
+        assert all(curl(u) == "302" for u in urls.values())
         fport = free_port()
         floor = Service(
             [
@@ -200,10 +213,12 @@ def part_warm(a: argparse.Namespace, tmp: Path) -> None:
         furl = f"http://127.0.0.1:{fport}/20.500.1/demo"
         try:
             for conns in (1, 64, 256):
-                runs: dict[str, list[dict[str, float]]] = {"floor": [], "gateway": []}
+                runs: dict[str, list[dict[str, float]]] = {"floor": []}
+                runs.update({name: [] for name in urls})
                 for _ in range(a.rounds):
                     runs["floor"].append(wrk(furl, conns, a.duration))
-                    runs["gateway"].append(wrk(url, conns, a.duration))
+                    for name, u in urls.items():
+                        runs[name].append(wrk(u, conns, a.duration))
                 f, g = runs["floor"], runs["gateway"]
                 say(
                     f"c={conns:<3} floor {med(f, 'rps'):>8.0f}/s p50 {med(f, 'p50'):.3f} ms "
@@ -213,10 +228,23 @@ def part_warm(a: argparse.Namespace, tmp: Path) -> None:
                     f"p99 ratio {med(g, 'p99') / med(f, 'p99'):.2f}"
                 )
                 say_rounds("floor", [r["rps"] for r in f], "gateway", [r["rps"] for r in g])
+                if "versus" in runs:
+                    v = runs["versus"]
+                    say(
+                        f"      versus {a.versus}: {med(v, 'rps'):>8.0f}/s p99 "
+                        f"{med(v, 'p99'):.3f} ms | ratio {med(v, 'rps') / med(f, 'rps'):.2f}; "
+                        "per round, gateway / versus ÷ floor: "
+                        + " ".join(
+                            f"{gr['rps'] / fr['rps']:.2f}/{vr['rps'] / fr['rps']:.2f}"
+                            for fr, gr, vr in zip(f, g, v)
+                        )
+                    )
         finally:
             floor.stop()
     finally:
         gw.stop()
+        if other:
+            other[0].stop()
     say(f"(load average {load()})")
 
 
@@ -404,6 +432,11 @@ def main() -> int:
     )
     p.add_argument("--no-build", action="store_true")
     p.add_argument("--gateway", type=Path, help="another handle-gateway binary to measure")
+    p.add_argument(
+        "--versus",
+        type=Path,
+        help="a second handle-gateway binary measured in the warm part's same rounds",
+    )
     a = p.parse_args()
     parts = set(a.only.split(","))
     if a.gateway:
