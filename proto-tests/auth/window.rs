@@ -165,3 +165,32 @@ async fn a_refused_session_counter_is_sent_once_more_sealed_anew_then_reported()
         .unwrap();
     assert_eq!(server.session_setups(), setups);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn places_per_server_and_the_session_window_together_lose_nothing() {
+    // The user's bound on requests in flight to the server (2) below the session's window
+    // (4), authenticated writes in one session at concurrency 32, every answer held 20 ms:
+    // nothing waits on a place held by a request that waits on it (a place is taken before
+    // the window, and the requests ahead in the window hold theirs), every create lands, in
+    // one session, never more than 2 at the server at once.
+    let server = server().await;
+    server.set_faults(Faults {
+        delay: Duration::from_millis(20),
+        ..Faults::default()
+    });
+    let r = builder_at(&server, "seckey", true)
+        .timeout(Duration::from_secs(60))
+        .max_in_flight_per_server(2)
+        .session_window(4)
+        .build()
+        .unwrap();
+    let (failures, _) = create_many(&r, "20.500.12345/PLACE-", 200, 32).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    for i in 0..200 {
+        let handle = format!("20.500.12345/PLACE-{i}");
+        assert!(server.store().get(handle.as_bytes()).is_some(), "{handle}");
+    }
+    assert_eq!(server.session_setups(), 1);
+    let most = server.most_delayed_at_once();
+    assert!((1..=2).contains(&most), "{most} requests held at once");
+}
