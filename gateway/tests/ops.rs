@@ -15,7 +15,7 @@ mod process;
 #[path = "support/mmdb.rs"]
 mod mmdb;
 
-use process::{slow_server, start, start_lines};
+use process::{server_holding, slow_server, start, start_lines};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Command;
@@ -377,25 +377,17 @@ fn a_slow_resolution_times_out_with_504() {
 
 #[test]
 fn client_address_chooses_among_locations_only_when_asked() {
-    use handle_resolver::testing::{Store, TestServer, TestServerConfig};
-    use handle_resolver::wire::HandleValue;
-    use std::sync::Arc;
     // Two locations: the one for clients in 10.0.0.0/8 weighs nothing, so only the address
     // rule can choose it.
-    let store = Arc::new(Store::new());
-    store.insert(
-        "20.500.7/near",
-        vec![HandleValue::new(
-            1,
-            "10320/loc",
-            "<locations><location href=\"https://near.example/\" addresses=\"10.0.0.0/8\" \
-             weight=\"0\"/><location href=\"https://far.example/\" weight=\"1\"/></locations>",
-        )],
-    );
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let server = runtime
-        .block_on(TestServer::start(TestServerConfig::new(store)))
-        .expect("the test server starts");
+    let server = server_holding(
+        &runtime,
+        "20.500.7/near",
+        "10320/loc",
+        "<locations><location href=\"https://near.example/\" addresses=\"10.0.0.0/8\" \
+         weight=\"0\"/><location href=\"https://far.example/\" weight=\"1\"/></locations>",
+        Default::default(),
+    );
     let upstream = server.addr().to_string();
     let from_10 = "X-Forwarded-For: 10.1.2.3\r\n";
     let base = [
@@ -434,24 +426,16 @@ fn client_address_chooses_among_locations_only_when_asked() {
 #[cfg(feature = "geoip")]
 #[test]
 fn geoip_country_chooses_among_locations_unless_the_request_names_one() {
-    use handle_resolver::testing::{Store, TestServer, TestServerConfig};
-    use handle_resolver::wire::HandleValue;
-    use std::sync::Arc;
     // A location for the Netherlands that weighs nothing: only the country rule chooses it.
-    let store = Arc::new(Store::new());
-    store.insert(
-        "20.500.7/geo",
-        vec![HandleValue::new(
-            1,
-            "10320/loc",
-            "<locations><location href=\"https://nl.example/\" country=\"nl\" weight=\"0\"/>\
-             <location href=\"https://any.example/\" weight=\"1\"/></locations>",
-        )],
-    );
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let server = runtime
-        .block_on(TestServer::start(TestServerConfig::new(store)))
-        .expect("the test server starts");
+    let server = server_holding(
+        &runtime,
+        "20.500.7/geo",
+        "10320/loc",
+        "<locations><location href=\"https://nl.example/\" country=\"nl\" weight=\"0\"/>\
+         <location href=\"https://any.example/\" weight=\"1\"/></locations>",
+        Default::default(),
+    );
     let db = temp_file("countries.mmdb", "");
     std::fs::write(&db, mmdb::countries(&[(10, "NL"), (11, "US")])).expect("the database");
     let upstream = server.addr().to_string();

@@ -67,19 +67,13 @@ async fn serve_one(
     ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     request: Request,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let (client, match_address, geoip, base, local) = parts
-        .extensions
-        .get::<ops::ClientInfo>()
-        .map_or((peer.ip(), false, None, None, None), |c| {
-            (
-                c.client,
-                c.match_address,
-                c.geoip.clone(),
-                c.base.clone(),
-                c.local,
-            )
-        });
+    let (mut parts, body) = request.into_parts();
+    // Taken, not copied: nothing after the handler reads it.
+    let info = parts.extensions.remove::<ops::ClientInfo>();
+    let (client, match_address, geoip, base, local) = match info {
+        Some(c) => (c.client, c.match_address, c.geoip, c.base, c.local),
+        None => (peer.ip(), false, None, None, None),
+    };
     let local = local.unwrap_or(peer);
     // Most requests have no body (a GET): nothing to read then.
     let body: Bytes = if axum::body::HttpBody::size_hint(&body).exact() == Some(0) {
@@ -194,31 +188,11 @@ pub async fn serve_listener(
 ) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     if ops.limits() {
-        let weak = Arc::downgrade(&ops);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-            loop {
-                tick.tick().await;
-                match weak.upgrade() {
-                    Some(ops) => ops.forget_idle(),
-                    None => break,
-                }
-            }
-        });
+        every(&ops, std::time::Duration::from_secs(60), Ops::forget_idle);
     }
     if ops.logs_to_file() {
         // The access log's lines reach the file within a second (and when the server stops).
-        let weak = Arc::downgrade(&ops);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-            loop {
-                tick.tick().await;
-                match weak.upgrade() {
-                    Some(ops) => ops.flush_log(),
-                    None => break,
-                }
-            }
-        });
+        every(&ops, std::time::Duration::from_secs(1), Ops::flush_log);
     }
     let _ = ops.local.set(local);
     let flush_at_end = ops.clone();
@@ -237,6 +211,21 @@ pub async fn serve_listener(
     };
     flush_at_end.flush_log();
     served
+}
+
+/// Runs `work` on the operator's state every `period` while the server keeps it.
+fn every(ops: &Arc<Ops>, period: std::time::Duration, work: fn(&Ops)) {
+    let weak = Arc::downgrade(ops);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(period);
+        loop {
+            tick.tick().await;
+            match weak.upgrade() {
+                Some(ops) => work(&ops),
+                None => break,
+            }
+        }
+    });
 }
 
 /// Completes on Ctrl-C or (on Unix) SIGTERM.

@@ -74,20 +74,39 @@ pub fn get(addr: SocketAddr, target: &str, extra: &str) -> std::io::Result<super
     super::http::exchange(addr, raw.as_bytes())
 }
 
-/// A test server holding `20.500.7/slow` (one URL value) that answers every request after
-/// `delay`, started on `runtime`.
-pub fn slow_server(runtime: &tokio::runtime::Runtime, delay: Duration) -> TestServer {
+/// A test server holding `handle` with one value of `kind` and `data`, answering under
+/// `faults`, started on `runtime`.
+pub fn server_holding(
+    runtime: &tokio::runtime::Runtime,
+    handle: &str,
+    kind: &str,
+    data: &str,
+    faults: Faults,
+) -> TestServer {
     let store = Arc::new(Store::new());
     store.insert(
-        "20.500.7/slow",
-        vec![HandleValue::new(1, "URL", "https://example.org/slow")],
+        handle,
+        vec![HandleValue::new(1, kind.to_owned(), data.to_owned())],
     );
     let mut config = TestServerConfig::new(store);
-    config.faults = Faults {
-        delay,
-        ..Faults::default()
-    };
+    config.faults = faults;
     runtime
         .block_on(TestServer::start(config))
         .expect("the test server starts")
+}
+
+/// A test server holding `20.500.7/slow` (one URL value) that answers every request after
+/// `delay`, started on `runtime`.
+pub fn slow_server(runtime: &tokio::runtime::Runtime, delay: Duration) -> TestServer {
+    let faults = Faults {
+        delay,
+        ..Faults::default()
+    };
+    server_holding(
+        runtime,
+        "20.500.7/slow",
+        "URL",
+        "https://example.org/slow",
+        faults,
+    )
 }
